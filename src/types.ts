@@ -1,0 +1,64 @@
+/**
+ * The typed interfaces between the stages: a FrameSource yields Frames, pairFrames
+ * turns two sources into FramePairs, a FeatureBackend turns pairs into FrameFeatures,
+ * a Model turns features into scores.
+ */
+
+export type ChromaSubsampling = '420' | '422' | '444' | '400';
+export type BitDepth = 8 | 10 | 12 | 16;
+
+export interface FrameFormat {
+  width: number;
+  height: number;
+  bitDepth: BitDepth;
+  chroma: ChromaSubsampling;
+  /** Frames per second when the container says so. */
+  fps?: number;
+}
+
+/**
+ * One decoded picture. VIF, ADM and motion read luma only, so only the luma plane is
+ * kept: row-major, stride = width, Uint8Array at 8 bits, Uint16Array above.
+ */
+export interface Frame {
+  /** Index in its own input, counting from 0, before any skipping. */
+  index: number;
+  format: FrameFormat;
+  luma: Uint8Array | Uint16Array;
+  /** Presentation time in seconds, where the source knows it. */
+  pts?: number;
+  /** Gives the frame's memory back to its pool; call once, after the last use. */
+  release(): void;
+}
+
+/** Yields the frames of one input in order. Ends when the input ends. */
+export interface FrameSource extends AsyncIterable<Frame> {
+  /** A label for messages: the path, '-' for standard input, or a name. */
+  readonly label: string;
+  /** Resolves once the header (or first frame) is read. */
+  format(): Promise<FrameFormat>;
+  /** Stops reading and frees what it holds (an ffmpeg child, a file handle). */
+  close(): Promise<void>;
+}
+
+export interface FramePair {
+  /** Index of the scored frame in the output, counting from 0. */
+  index: number;
+  ref: Frame;
+  dis: Frame;
+}
+
+/**
+ * Per-frame feature values keyed by libvmaf's metric names as they appear in its logs:
+ * integer_vif_scale0..3, integer_adm2, integer_adm_scale0..3, integer_motion2,
+ * integer_motion, and the *_egl_1 variants.
+ */
+export type FeatureValues = Record<string, number>;
+
+export interface FrameFeatures {
+  index: number;
+  features: FeatureValues;
+  /** Presentation times of the two inputs where known. */
+  refPts?: number;
+  disPts?: number;
+}
