@@ -1,0 +1,40 @@
+/**
+ * vmaf-stream's library API. One run, four ways to consume it:
+ *   score()        an RxJS Observable of per-frame results
+ *   scoreIterator() an async iterator
+ *   scoreStream()   a Node Readable in object mode
+ *   scoreEvents()   an emitter of typed `frame`, `end` and `error` events
+ */
+import type { Readable } from 'node:stream';
+import type { Observable } from 'rxjs';
+import type { FrameInput } from './decode/open-source.js';
+import { score, scoreDeliveries, type ScoreOptions } from './pipeline/score.js';
+import { ScoreEmitter, toAsyncIterator, toReadable } from './pipeline/run-views.js';
+import type { FrameResult } from './pipeline/writers/types.js';
+
+export { score };
+export type { ScoreOptions, FrameInput };
+export { ScoreEmitter, type ScoreEventMap } from './pipeline/run-views.js';
+export { RunPooling } from './pipeline/summary.js';
+export type { FrameResult, RunSummary, PooledMetric, LogFormat, LogWriter } from './pipeline/writers/types.js';
+export { createLogWriter } from './pipeline/writers/index.js';
+export { loadModel, parseModelSpec, type Model, type ModelSpec } from './pipeline/model/index.js';
+export { PooledStats } from './pipeline/pooling.js';
+export { openFrameSource } from './decode/open-source.js';
+export { pairFrames } from './decode/pair-frames.js';
+export type { Frame, FrameFormat, FrameSource, FramePair, FeatureValues, FrameFeatures } from './types.js';
+export type { FeatureBackend, BackendKind } from './kernels/backend.js';
+export { VmafError, UsageError, InputError, ModelError, BackendError, type VmafErrorCode } from './errors.js';
+export { VERSION, LIBVMAF_VERSION } from './version.js';
+
+export function scoreIterator(reference: FrameInput, distorted: FrameInput, options?: ScoreOptions): AsyncIterableIterator<FrameResult> {
+  return toAsyncIterator(scoreDeliveries(reference, distorted, options));
+}
+
+export function scoreStream(reference: FrameInput, distorted: FrameInput, options?: ScoreOptions): Readable {
+  return toReadable(scoreDeliveries(reference, distorted, options));
+}
+
+export function scoreEvents(reference: FrameInput, distorted: FrameInput, options?: ScoreOptions): ScoreEmitter {
+  return new ScoreEmitter(score(reference, distorted, options) as Observable<FrameResult>);
+}
