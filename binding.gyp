@@ -11,7 +11,7 @@
       ],
       "defines": ["NAPI_VERSION=8", "NAPI_CPP_EXCEPTIONS"],
       "cflags!": ["-fno-exceptions"],
-      "cflags_cc!": ["-fno-exceptions", "-fno-rtti"],
+      "cflags_cc!": ["-fno-exceptions"],
       "cflags": ["-O3", "-ffp-contract=off"],
       "cflags_cc": ["-std=c++17", "-O3", "-ffp-contract=off", "-fexceptions"],
       "xcode_settings": {

@@ -46,6 +46,12 @@ export interface FramePair {
   index: number;
   ref: Frame;
   dis: Frame;
+  /**
+   * False when --subsample leaves this frame out (index % subsample !== 0): libvmaf still
+   * reads it for motion (integer_motion is computed on every frame), but computes no VIF or
+   * ADM for it and logs no line for it. Absent means true.
+   */
+  scored?: boolean;
 }
 
 /**

@@ -2,12 +2,15 @@ import { createWriteStream } from 'node:fs';
 import { once } from 'node:events';
 import { parseCommandLine, USAGE, type CliArgs } from './args.js';
 import { ProgressLine } from './progress.js';
-import { score } from '../pipeline/score.js';
+import { scoreDeliveries } from '../pipeline/score.js';
 import { RunPooling } from '../pipeline/summary.js';
 import { createLogWriter } from '../pipeline/writers/index.js';
-import type { LogWriter } from '../pipeline/writers/types.js';
+import type { LogWriter, LogWriterOptions } from '../pipeline/writers/types.js';
 import { UsageError, VmafError } from '../errors.js';
 import { VERSION, LIBVMAF_VERSION } from '../version.js';
+
+/** The log's version field: libvmaf's schema version, and who wrote it. */
+const LOG_VERSION = `${LIBVMAF_VERSION}+vmaf-stream.${VERSION}`;
 
 /** Runs the command line; resolves to the exit status (0 done, 1 input/runtime error, 2 usage). */
 export async function main(argv: string[]): Promise<number> {
@@ -40,23 +43,41 @@ export async function main(argv: string[]): Promise<number> {
 
 async function run(args: CliArgs): Promise<void> {
   const stderr = process.stderr;
-  const writer = args.output === undefined ? undefined : await openLog(args);
   const progress = stderr.isTTY && !args.quiet ? new ProgressLine(stderr, args.score.frameCnt) : undefined;
   const pooling = new RunPooling();
+  // The log's header names the frame size, known once the reference is open.
+  let logOptions: LogWriterOptions | undefined;
+  let writer: LogWriter | undefined;
+  const out = args.output === undefined ? undefined : await openOutput(args.output);
 
   await new Promise<void>((resolve, reject) => {
-    const subscription = score(args.reference, args.distorted, {
+    const subscription = scoreDeliveries(args.reference, args.distorted, {
       ...args.score,
       onWarning: (message) => stderr.write(`${progress ? '\n' : ''}vmaf-stream: warning: ${message}\n`),
+      onFormat: (format) => {
+        logOptions = { precision: args.precision, version: LOG_VERSION, width: format.width, height: format.height, label: args.output };
+      },
     }).subscribe({
-      next: (result) => {
+      next: ({ result, delivered }) => {
         pooling.add(result);
-        writer?.writeFrame(result);
         progress?.frameDone();
+        if (!out) return delivered();
+        try {
+          writer ??= createLogWriter(args.format, out, logOptions ?? { precision: args.precision, version: LOG_VERSION, label: args.output });
+          // A slow log reader holds the frame's credit, so decoding waits for it.
+          if (writer.writeFrame(result)) delivered();
+          else writer.ready().then(delivered, (error: unknown) => fail(error));
+        } catch (error) {
+          fail(error);
+        }
       },
       error: reject,
       complete: resolve,
     });
+    const fail = (error: unknown) => {
+      subscription.unsubscribe();
+      reject(error);
+    };
     // Ctrl-C on a live input ends the run cleanly: the logs still close with what was scored.
     process.once('SIGINT', () => {
       subscription.unsubscribe();
@@ -65,24 +86,31 @@ async function run(args: CliArgs): Promise<void> {
   });
 
   progress?.finish();
-  const summary = pooling.summary(VERSION);
-  await writer?.end(summary);
+  const summary = pooling.summary(LOG_VERSION);
+  if (out) {
+    writer ??= createLogWriter(args.format, out, logOptions ?? { precision: args.precision, version: LOG_VERSION, label: args.output });
+    await writer.end(summary);
+  }
   if (summary.frameCount === 0) throw new VmafError('E_INPUT_EMPTY', 'no frames were scored');
   if (!args.quiet || args.output === undefined) {
-    const scoreNames = new Set<string>();
-    // Only model scores are printed, as libvmaf does; features stay in the log.
-    for (const name of Object.keys(summary.pooled)) if (!name.startsWith('integer_') && !name.startsWith('VMAF_')) scoreNames.add(name);
-    for (const name of scoreNames) stderr.write(`${name}: ${summary.pooled[name]!.mean.toFixed(6)}\n`);
+    // Model scores only, as libvmaf prints them; the features stay in the log.
+    for (const [name, pooled] of Object.entries(summary.pooled)) {
+      if (!isFeatureName(name)) stderr.write(`${name}: ${pooled.mean.toFixed(6)}\n`);
+    }
   }
 }
 
-async function openLog(args: CliArgs): Promise<LogWriter> {
-  if (args.output === '-') return createLogWriter(args.format, process.stdout, { precision: args.precision });
-  const out = createWriteStream(args.output!);
+function isFeatureName(name: string): boolean {
+  return name.startsWith('integer_') || name.startsWith('VMAF_');
+}
+
+async function openOutput(path: string): Promise<NodeJS.WritableStream> {
+  if (path === '-') return process.stdout;
+  const out = createWriteStream(path);
   try {
     await once(out, 'open');
   } catch (error) {
-    throw new VmafError('E_OUTPUT', `cannot write the log ${args.output}: ${(error as Error).message}`, { cause: error });
+    throw new VmafError('E_OUTPUT', `cannot write the log ${path}: ${(error as Error).message}`, { cause: error });
   }
-  return createLogWriter(args.format, out, { precision: args.precision });
+  return out;
 }

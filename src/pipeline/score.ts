@@ -6,7 +6,7 @@ import { openFrameSource, type FrameInput, type SourceOptions } from '../decode/
 import { pairFrames } from '../decode/pair-frames.js';
 import { loadModel, type Model, type ModelSpec, parseModelSpec } from './model/index.js';
 import type { FrameResult } from './writers/types.js';
-import type { FramePair } from '../types.js';
+import type { FrameFormat, FramePair } from '../types.js';
 import { Credits } from './credits.js';
 import { pullWithCredits } from './pull-observable.js';
 import { MIN_FRAME_DIMENSION } from '../kernels/limits.js';
@@ -43,6 +43,8 @@ export interface ScoreOptions {
   maxFramesInFlight?: number;
   /** Non-fatal conditions (inputs of different lengths, software GPU adapter). */
   onWarning?: (message: string) => void;
+  /** Called once the reference's format is known, before the first frame. */
+  onFormat?: (format: FrameFormat) => void;
   /** Called once the backend is open, with its description. */
   onBackend?: (backend: FeatureBackend) => void;
 }
@@ -104,6 +106,7 @@ export function scoreDeliveries(reference: FrameInput, distorted: FrameInput, op
 
     const run = (async (): Promise<ScoreRun> => {
       const models = options.noPrediction ? [] : await Promise.all(resolveModelSpecs(options.models).map(loadModel));
+      options.onFormat?.(await ref.format());
       if (options.scale) {
         const refFormat = await ref.format();
         const disFormat = await dis.format();

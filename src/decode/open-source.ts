@@ -1,0 +1,247 @@
+/**
+ * openFrameSource: one entry point for every kind of input.
+ *
+ * - an existing FrameSource: returned as it is;
+ * - '-' (standard input) or a Node Readable: sniffed; 'YUV4MPEG2' → the native y4m reader,
+ *   anything else → piped through ffmpeg (raw options → the raw reader);
+ * - a path ending in .y4m: the native y4m reader;
+ * - a path ending in .yuv, or any path when width/height/pixelFormat are given: the raw reader
+ *   (libvmaf's -w -h -p -b);
+ * - a URL (scheme://...): ffmpeg;
+ * - any other path: the native reader when the file starts with 'YUV4MPEG2', else ffmpeg.
+ * Named pipes and character devices are opened as streams (never stat-sized or read twice).
+ * scaleTo sends everything through ffmpeg (bicubic).
+ */
+import { createReadStream } from 'node:fs';
+import { open, stat } from 'node:fs/promises';
+import path from 'node:path';
+import { Readable } from 'node:stream';
+
+import { InputError, UsageError } from '../errors.js';
+import type { BitDepth, ChromaSubsampling, Frame, FrameFormat, FrameSource } from '../types.js';
+import { FfmpegSource, validateScale, type FfmpegSourceOptions, type ScaleTo } from './ffmpeg-source.js';
+import { ffmpegPixelFormat } from './frame-layout.js';
+import { RawReader, rawFormat, type RawReaderOptions } from './raw-reader.js';
+import { sniffStream } from './sniff.js';
+import { streamError } from './stream-frame-source.js';
+import { Y4M_MAGIC, Y4mReader } from './y4m-reader.js';
+
+export interface OpenFrameSourceOptions {
+  /** Raw input: width in pixels (libvmaf's -w). */
+  width?: number;
+  /** Raw input: height in pixels (-h). */
+  height?: number;
+  /** Raw input: chroma subsampling (-p; default '420'). */
+  pixelFormat?: ChromaSubsampling;
+  /** Raw input: bits per sample, 8, 10, 12 or 16 (-b; default 8). */
+  bitDepth?: BitDepth | number;
+  /** Raw input: frames per second, for presentation times. */
+  fps?: number;
+  /** The ffmpeg binary (else FFMPEG_PATH, else @ffmpeg-installer/ffmpeg). */
+  ffmpegPath?: string;
+  /** Scale every frame to this size with bicubic (through ffmpeg). */
+  scaleTo?: ScaleTo;
+  /** Luma buffers the source may have out at once (default 8). */
+  poolSlots?: number;
+  /** Names the input in messages (default: the path, '-' for stdin, 'stream' for a Readable). */
+  label?: string;
+}
+
+/** The name the pipeline uses for these options. */
+export type SourceOptions = OpenFrameSourceOptions;
+
+export type FrameInput = string | Readable | FrameSource;
+
+export function isFrameSource(x: unknown): x is FrameSource {
+  return (
+    typeof x === 'object' &&
+    x !== null &&
+    !(x instanceof Readable) &&
+    typeof (x as FrameSource).format === 'function' &&
+    typeof (x as FrameSource).close === 'function' &&
+    typeof (x as FrameSource)[Symbol.asyncIterator] === 'function'
+  );
+}
+
+function isUrl(input: string): boolean {
+  // Two or more letters before ':' so that Windows drive letters (C:\) stay paths.
+  return /^[a-z][a-z0-9+.-]+:/i.test(input) && !/^file:/i.test(input);
+}
+
+/** A FrameSource whose real source is still being chosen (a stat, a sniff). */
+class DeferredSource implements FrameSource {
+  private closed = false;
+  private iterated = false;
+
+  constructor(
+    readonly label: string,
+    private readonly opening: Promise<FrameSource>,
+  ) {
+    opening.catch(() => {}); // reported by format() / next()
+  }
+
+  async format(): Promise<FrameFormat> {
+    return (await this.opening).format();
+  }
+
+  [Symbol.asyncIterator](): AsyncIterator<Frame> {
+    if (this.iterated) throw new Error(`${this.label}: a FrameSource can be iterated only once`);
+    this.iterated = true;
+    let inner: AsyncIterator<Frame> | undefined;
+    return {
+      next: async () => {
+        if (!inner) {
+          const source = await this.opening;
+          if (this.closed) return { done: true, value: undefined };
+          inner = source[Symbol.asyncIterator]();
+        }
+        return inner.next();
+      },
+      return: async (value?: unknown) => {
+        if (inner?.return) return inner.return(value);
+        return { done: true, value: undefined };
+      },
+    };
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    let source: FrameSource;
+    try {
+      source = await this.opening;
+    } catch {
+      return;
+    }
+    await source.close();
+  }
+}
+
+interface Route {
+  label: string;
+  raw: RawReaderOptions | undefined;
+  options: OpenFrameSourceOptions;
+}
+
+function ffmpegOptions(route: Route, probe: boolean): FfmpegSourceOptions {
+  const { options, raw, label } = route;
+  const o: FfmpegSourceOptions = { label, probe };
+  if (options.ffmpegPath !== undefined) o.ffmpegPath = options.ffmpegPath;
+  if (options.scaleTo !== undefined) o.scaleTo = options.scaleTo;
+  if (options.poolSlots !== undefined) o.poolSlots = options.poolSlots;
+  if (raw) {
+    const f = rawFormat(raw, label);
+    o.inputOptions = ['-f', 'rawvideo', '-pix_fmt', ffmpegPixelFormat(f.chroma, f.bitDepth), '-s', `${f.width}x${f.height}`];
+    if (f.fps) o.inputOptions.push('-framerate', String(f.fps));
+  }
+  return o;
+}
+
+function streamSourceOptions(route: Route) {
+  const o: { label: string; poolSlots?: number } = { label: route.label };
+  if (route.options.poolSlots !== undefined) o.poolSlots = route.options.poolSlots;
+  return o;
+}
+
+/** A stream (stdin, a pipe, a Readable): raw, or sniffed for y4m, else ffmpeg. */
+async function openStream(stream: Readable, route: Route): Promise<FrameSource> {
+  if (route.raw && !route.options.scaleTo) return new RawReader(stream, { ...route.raw, ...streamSourceOptions(route) });
+  if (route.raw) return new FfmpegSource(stream, ffmpegOptions(route, false));
+  let sniffed;
+  try {
+    sniffed = await sniffStream(stream, Y4M_MAGIC.length);
+  } catch (err) {
+    throw streamError(route.label, err);
+  }
+  if (sniffed.head.length === 0) throw new InputError('E_INPUT_EMPTY', route.label, 'is empty: no data, no frames');
+  if (sniffed.head.toString('latin1') === Y4M_MAGIC && !route.options.scaleTo) {
+    return new Y4mReader(sniffed.stream, streamSourceOptions(route));
+  }
+  return new FfmpegSource(sniffed.stream, ffmpegOptions(route, false));
+}
+
+async function startsWithY4mMagic(file: string): Promise<boolean> {
+  const handle = await open(file, 'r');
+  try {
+    const buf = Buffer.alloc(Y4M_MAGIC.length);
+    const { bytesRead } = await handle.read(buf, 0, buf.length, 0);
+    return bytesRead === buf.length && buf.toString('latin1') === Y4M_MAGIC;
+  } finally {
+    await handle.close();
+  }
+}
+
+async function openPath(file: string, route: Route): Promise<FrameSource> {
+  if (isUrl(file)) return new FfmpegSource(file, ffmpegOptions(route, true));
+  let info;
+  try {
+    info = await stat(file);
+  } catch (err) {
+    throw streamError(route.label, err);
+  }
+  if (info.isDirectory()) throw new InputError('E_INPUT_NOT_FOUND', route.label, 'is a directory, not a video file');
+  if (info.isFile() && info.size === 0) throw new InputError('E_INPUT_EMPTY', route.label, 'is empty (0 bytes): no frames');
+  const ext = path.extname(file).toLowerCase();
+  const isY4m = ext === '.y4m' && !route.options.scaleTo;
+  if (!info.isFile()) {
+    // A named pipe, a character device (/dev/stdin), a socket: read it once, as a stream.
+    const stream = createReadStream(file, { highWaterMark: 1 << 20 });
+    if (isY4m) return new Y4mReader(stream, streamSourceOptions(route));
+    return openStream(stream, route);
+  }
+  if (isY4m) return new Y4mReader(createReadStream(file, { highWaterMark: 1 << 20 }), streamSourceOptions(route));
+  if (route.raw && !route.options.scaleTo) {
+    return new RawReader(createReadStream(file, { highWaterMark: 1 << 20 }), { ...route.raw, ...streamSourceOptions(route) });
+  }
+  // ffmpeg would take "a:b.mp4" for protocol "a".
+  const ffmpegInput = file.includes(':') && !path.isAbsolute(file) ? `file:${file}` : file;
+  if (!route.raw && !route.options.scaleTo) {
+    try {
+      if (await startsWithY4mMagic(file)) {
+        return new Y4mReader(createReadStream(file, { highWaterMark: 1 << 20 }), streamSourceOptions(route));
+      }
+    } catch (err) {
+      throw streamError(route.label, err);
+    }
+  }
+  return new FfmpegSource(ffmpegInput, ffmpegOptions(route, true));
+}
+
+/**
+ * Opens any input as a FrameSource. Returns at once; the input is opened (and errors are
+ * raised) when format() or the iterator is first used. Throws UsageError at once for bad
+ * raw geometry or a scaleTo on an existing FrameSource.
+ */
+export function openFrameSource(input: FrameInput, options: OpenFrameSourceOptions = {}): FrameSource {
+  if (isFrameSource(input)) {
+    if (options.scaleTo) throw new UsageError(`${input.label}: scaleTo cannot apply to an already open FrameSource`);
+    return input;
+  }
+  const label = options.label ?? (typeof input === 'string' ? input : 'stream');
+  validateScale(label, options.scaleTo);
+  const wantsRaw =
+    options.width !== undefined || options.height !== undefined || options.pixelFormat !== undefined ||
+    (typeof input === 'string' && path.extname(input).toLowerCase() === '.yuv');
+  const isY4mPath = typeof input === 'string' && path.extname(input).toLowerCase() === '.y4m';
+  let raw: RawReaderOptions | undefined;
+  if (wantsRaw && !isY4mPath) {
+    if (options.width === undefined || options.height === undefined) {
+      throw new UsageError(`${label}: raw YUV input needs width and height (and pixelFormat, bitDepth unless 420 8-bit)`);
+    }
+    raw = { width: options.width, height: options.height };
+    if (options.pixelFormat !== undefined) raw.pixelFormat = options.pixelFormat;
+    if (options.bitDepth !== undefined) raw.bitDepth = options.bitDepth;
+    if (options.fps !== undefined) raw.fps = options.fps;
+    rawFormat(raw, label); // UsageError now rather than later
+  }
+  const route: Route = { label, raw, options };
+  let opening: Promise<FrameSource>;
+  if (typeof input === 'string') {
+    opening = input === '-' ? openStream(process.stdin, route) : openPath(input, route);
+  } else if (input instanceof Readable || (typeof input === 'object' && input !== null && typeof (input as Readable).pipe === 'function')) {
+    opening = openStream(input as Readable, route);
+  } else {
+    throw new UsageError(`${label}: not an input: expected a path, '-', a Readable or a FrameSource`);
+  }
+  return new DeferredSource(label, opening);
+}

@@ -1,0 +1,197 @@
+/**
+ * The common frame loop of the native readers (y4m, raw): read what precedes a frame,
+ * await a pool slot, read the luma plane into it, skip the rest of the frame, yield.
+ * Subclasses say how the stream starts (readHeader) and what precedes each frame.
+ */
+import type { Readable } from 'node:stream';
+
+import { InputError, VmafError } from '../errors.js';
+import { FramePool, bytesOf, pooledFrame } from '../pool/frame-pool.js';
+import type { Frame, FrameFormat, FrameSource } from '../types.js';
+import { ByteReader } from './byte-reader.js';
+import { HOST_IS_LITTLE_ENDIAN, swapBytes16, type FrameLayout } from './frame-layout.js';
+
+/** Slots per source when the caller does not say. */
+export const DEFAULT_POOL_SLOTS = 8;
+
+export interface StreamFrameSourceOptions {
+  /** Names the input in messages: a path, '-' or a name. */
+  label: string;
+  /** Luma buffers this source may have out at once (default 8). */
+  poolSlots?: number;
+  /** Destroy the stream on close() (default true). */
+  destroyStream?: boolean;
+  /**
+   * Called once when reading stops on its own: at the end of the input (atEof true) or on
+   * an error found in the data (atEof false). It may throw a better error, which replaces
+   * the reader's own (ffmpeg's exit status and message, for the ffmpeg source).
+   */
+  checkEnd?: (atEof: boolean) => Promise<void>;
+  /** Called by close(), after the stream is detached. */
+  onClose?: () => Promise<void> | void;
+  /** Bytes buffered ahead of the reader before the stream is paused (default 1 MiB). */
+  highWaterMark?: number;
+}
+
+export abstract class StreamFrameSource implements FrameSource {
+  readonly label: string;
+  protected readonly reader: ByteReader;
+  protected readonly stream: Readable;
+  private readonly options: StreamFrameSourceOptions;
+  private readonly abort = new AbortController();
+  private headerTask: Promise<FrameLayout> | undefined;
+  private iterated = false;
+  private closed = false;
+  private endChecked = false;
+  private framesRead = 0;
+
+  protected constructor(stream: Readable, options: StreamFrameSourceOptions) {
+    this.label = options.label;
+    this.options = options;
+    this.stream = stream;
+    this.reader = new ByteReader(stream, options.highWaterMark);
+  }
+
+  /** Reads the stream's header, if any, and says what the frames are. */
+  protected abstract readHeader(): Promise<FrameLayout>;
+
+  /** Reads what precedes frame `index`; false at a clean end of the input. */
+  protected abstract readFrameHeader(index: number, layout: FrameLayout): Promise<boolean>;
+
+  /** Presentation time of frame `index`: index / fps when the frame rate is known. */
+  protected ptsOf(index: number, format: FrameFormat): number | undefined {
+    return format.fps ? index / format.fps : undefined;
+  }
+
+  /** Frames yielded so far. */
+  get frameCount(): number {
+    return this.framesRead;
+  }
+
+  format(): Promise<FrameFormat> {
+    return this.layoutTask().then((layout) => layout.format);
+  }
+
+  [Symbol.asyncIterator](): AsyncIterator<Frame> {
+    if (this.iterated) throw new Error(`${this.label}: a FrameSource can be iterated only once`);
+    this.iterated = true;
+    return this.frames();
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.abort.abort(new Error(`${this.label}: closed`));
+    this.reader.detach();
+    if (this.options.destroyStream !== false) this.stream.destroy();
+    await this.options.onClose?.();
+  }
+
+  protected truncated(index: number, layout: FrameLayout, bytesRead: number): InputError {
+    const missing = layout.frameBytes - bytesRead;
+    return new InputError(
+      'E_INPUT_TRUNCATED',
+      this.label,
+      `truncated: the input ends inside this frame, ${missing} of its ${layout.frameBytes} bytes are missing`,
+      index,
+    );
+  }
+
+  private layoutTask(): Promise<FrameLayout> {
+    this.headerTask ??= (async () => {
+      try {
+        return await this.readHeader();
+      } catch (err) {
+        throw await this.settle(err);
+      }
+    })();
+    return this.headerTask;
+  }
+
+  private async *frames(): AsyncGenerator<Frame, void, undefined> {
+    if (this.closed) return;
+    let layout: FrameLayout;
+    try {
+      layout = await this.layoutTask();
+    } catch (err) {
+      if (this.closed) return;
+      throw err;
+    }
+    const { format } = layout;
+    const pool = new FramePool({
+      slots: this.options.poolSlots ?? DEFAULT_POOL_SLOTS,
+      samples: format.width * format.height,
+      bitDepth: format.bitDepth,
+    });
+    const swap = layout.bytesPerSample === 2 && !HOST_IS_LITTLE_ENDIAN;
+    let index = 0;
+    try {
+      for (;; index++) {
+        if (!(await this.readFrameHeader(index, layout))) break;
+        const luma = await pool.acquire(this.abort.signal);
+        let handedOut = false;
+        try {
+          const got = await this.reader.read(bytesOf(luma));
+          if (got < layout.lumaBytes) throw this.truncated(index, layout, got);
+          const skipped = await this.reader.skip(layout.restBytes);
+          if (skipped < layout.restBytes) throw this.truncated(index, layout, layout.lumaBytes + skipped);
+          if (swap) swapBytes16(luma as Uint16Array);
+          const frame = pooledFrame(pool, luma, index, format, this.ptsOf(index, format));
+          handedOut = true;
+          this.framesRead = index + 1;
+          yield frame;
+        } finally {
+          if (!handedOut) pool.release(luma);
+        }
+      }
+    } catch (err) {
+      if (this.closed) return;
+      throw await this.settle(err);
+    }
+    if (this.closed) return;
+    if (index === 0) throw await this.settle(new InputError('E_INPUT_EMPTY', this.label, 'has no frames'));
+    const late = await this.settle(undefined);
+    if (late !== undefined) throw late;
+  }
+
+  /**
+   * The error to raise once reading has stopped: checkEnd's (ffmpeg's) when it has one,
+   * else `err` with stream errors mapped to InputErrors. undefined when all is well.
+   */
+  private async settle(err: unknown): Promise<unknown> {
+    if (!this.endChecked) {
+      this.endChecked = true;
+      const atEof =
+        err === undefined ||
+        !(err instanceof VmafError) ||
+        err.code === 'E_INPUT_TRUNCATED' ||
+        err.code === 'E_INPUT_EMPTY';
+      try {
+        await this.options.checkEnd?.(atEof);
+      } catch (better) {
+        return better;
+      }
+    }
+    return err === undefined ? undefined : streamError(this.label, err);
+  }
+}
+
+/** Maps an I/O error of the input stream to an InputError; VmafErrors pass through. */
+export function streamError(label: string, err: unknown): unknown {
+  if (err instanceof VmafError) return err;
+  const code = (err as NodeJS.ErrnoException | undefined)?.code;
+  const message = err instanceof Error ? err.message : String(err);
+  switch (code) {
+    case 'ENOENT':
+      return new InputError('E_INPUT_NOT_FOUND', label, 'no such file', undefined, { cause: err });
+    case 'EACCES':
+    case 'EPERM':
+      return new InputError('E_INPUT_NOT_FOUND', label, 'cannot be opened: permission denied', undefined, { cause: err });
+    case 'EISDIR':
+      return new InputError('E_INPUT_NOT_FOUND', label, 'is a directory, not a video file', undefined, { cause: err });
+    default:
+      // A system error reading the input; anything else (a bug) passes through unchanged.
+      if (typeof code !== 'string') return err;
+      return new InputError('E_INPUT_NOT_FOUND', label, `cannot be read: ${message}`, undefined, { cause: err });
+  }
+}

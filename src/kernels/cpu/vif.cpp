@@ -1,0 +1,566 @@
+// Integer VIF for the cpu backend. The algorithm and its exact integer/double semantics are
+// specified in vif.h; this file implements that spec for speed:
+//
+//  * One pass per scale, row by row. The samples of ref and dis and their products (ref^2,
+//    dis^2, ref*dis) are computed once per input row into a ring of the 2*half+1 rows the
+//    vertical filter needs, instead of once per filter tap.
+//  * Every quantity is filtered as 16-bit "streams" with 32-bit accumulators (all filters
+//    sum to 65536, so a filtered 16-bit stream never overflows 32 bits). Values wider than 16
+//    bits (products of 16-bit samples, vertically filtered second moments) are split into
+//    high and low 16-bit halves, filtered separately and recombined exactly. This keeps the
+//    inner loops as 16x16->32 multiply-adds that compilers vectorize well.
+//  * Work is done in fixed-size column blocks over zero-padded rows, so inner loops have
+//    constant trip counts and stay in L1.
+//  * The down-sampling to the next scale is fused into the pass: it reuses the ring rows.
+#include "vif.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <memory>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+// The per-pixel double arithmetic must round after every operation, exactly like libvmaf's
+// C build. Each rounding step is its own statement (clang's default contraction stops at
+// statement boundaries); GCC additionally needs -ffp-contract=off on the command line.
+#if defined(__clang__)
+#pragma clang fp contract(off)
+#endif
+
+namespace vmafs {
+namespace {
+
+// ----------------------------------------------------------------------------------------
+// Constants
+
+// A symmetric low-pass filter: taps[0] is the centre, taps[d] the weight at distance d.
+struct Filter {
+  int half;
+  uint16_t taps[9];
+};
+
+// libvmaf's fixed-point Gaussian windows for scales 0..3 (each sums to 65536).
+constexpr Filter kFilters[kVifScales] = {
+    {8, {7784, 7455, 6547, 5274, 3896, 2640, 1640, 935, 489}},
+    {4, {14692, 12590, 7925, 3663, 1244}},
+    {2, {26386, 16004, 3571}},
+    {1, {43728, 10904}},
+};
+constexpr int kMaxHalf = 8;
+
+// The visual noise variance sigma_n^2 = 2, in the Q16 domain of the variances.
+constexpr int32_t kSigmaNsq = 2 * 65536;
+// libvmaf's guard against division by zero in the gain (sigma1_sq >= kSigmaNsq anyway).
+constexpr double kGainEps = 65536 * 1.0e-10;
+constexpr double kGainLimitDefault = 100.0;
+constexpr double kGainLimitEgl = 1.0;
+
+// Columns per block. Rows are padded to a multiple of it (plus mirror margins).
+constexpr int kBlock = 256;
+// Margin kept left of every horizontally filtered row for the mirrored samples.
+constexpr int kMargin = 16;
+static_assert(kMargin >= kMaxHalf, "margin must hold the mirrored samples");
+
+// ----------------------------------------------------------------------------------------
+// Fixed-point log2 (Q11), via a table of the top 16 significant bits.
+
+class Log2Table {
+ public:
+  Log2Table() {
+    for (int i = 0; i < kSize; ++i) {
+      // libvmaf uses round(log2f(i) * 2048). log2 correctly rounded to float gives the same
+      // table as glibc's log2f on every entry, and does not depend on the libm's log2f.
+      const float l = static_cast<float>(std::log2(static_cast<double>(kFirst + i)));
+      table_[i] = static_cast<uint16_t>(std::round(l * 2048.0f));
+    }
+  }
+
+  // log2(x) * 2048, for x >= 2^17: the top 16 bits index the table, the rest adds k * 2048.
+  int32_t operator()(uint64_t x) const {
+    const int k = 48 - __builtin_clzll(x);
+    return table_[(x >> k) - kFirst] + 2048 * k;
+  }
+
+ private:
+  static constexpr int kFirst = 32768;
+  static constexpr int kSize = 32768;
+  uint16_t table_[kSize];
+};
+
+const Log2Table& log2Q11() {
+  static const Log2Table table;  // immutable after its (thread-safe) construction
+  return table;
+}
+
+// ----------------------------------------------------------------------------------------
+// Small helpers
+
+inline int roundUp(int x, int m) { return (x + m - 1) / m * m; }
+
+// Mirror an index into [0, n) without repeating the edge sample. Valid for -n < i < 2n - 1.
+inline int mirror(int i, int n) {
+  if (i < 0) return -i;
+  if (i >= n) return 2 * (n - 1) - i;
+  return i;
+}
+
+// Fill `half` entries on each side of row[0..n) with its mirror image.
+inline void mirrorPad(uint16_t* row, int n, int half) {
+  for (int d = 1; d <= half; ++d) {
+    row[-d] = row[d];
+    row[n - 1 + d] = row[n - 1 - d];
+  }
+}
+
+// (x + 2^(s-1)) >> s, or x when s == 0.
+template <typename T>
+inline T roundShift(T x, int shift) {
+  const T half = shift == 0 ? T(0) : T(1) << (shift - 1);
+  return (x + half) >> shift;
+}
+
+// out[i] = sum_d taps[d] * (up[d][i] + down[d][i]) for the kBlock lanes of a block, with the
+// filter of scale S; up[0] == down[0] is the centre. Vertical filtering passes row pointers,
+// horizontal filtering passes row - d and row + d. Exact: the result always fits 32 bits.
+template <int S>
+inline void filterBlock(const uint16_t* const* up, const uint16_t* const* down,
+                        uint32_t* __restrict out) {
+  constexpr Filter f = kFilters[S];
+#if defined(__SSE2__)
+  // pmaddwd multiplies signed 16-bit pairs, so every sample is biased by -32768 first:
+  //   sum t * (x - 32768) = sum t * x - 32768 * 65536 = sum t * x - 2^31  (mod 2^32),
+  // and xor-ing 2^31 back restores the unsigned result exactly. The centre sample is
+  // paired with itself against taps[0] / 2 (every centre tap is even, and halving brings
+  // 43728 into int16 range).
+  static_assert(f.taps[0] % 2 == 0, "centre tap must be even");
+  const __m128i bias16 = _mm_set1_epi16(static_cast<int16_t>(0x8000));
+  const __m128i bias32 = _mm_set1_epi32(static_cast<int32_t>(0x80000000u));
+  __m128i taps[f.half + 1];
+  taps[0] = _mm_set1_epi16(static_cast<int16_t>(f.taps[0] / 2));
+  for (int d = 1; d <= f.half; ++d) taps[d] = _mm_set1_epi16(static_cast<int16_t>(f.taps[d]));
+  for (int i = 0; i < kBlock; i += 8) {
+    const __m128i c = _mm_xor_si128(_mm_loadu_si128(reinterpret_cast<const __m128i*>(up[0] + i)), bias16);
+    __m128i lo = _mm_madd_epi16(_mm_unpacklo_epi16(c, c), taps[0]);
+    __m128i hi = _mm_madd_epi16(_mm_unpackhi_epi16(c, c), taps[0]);
+    for (int d = 1; d <= f.half; ++d) {
+      const __m128i a = _mm_xor_si128(_mm_loadu_si128(reinterpret_cast<const __m128i*>(up[d] + i)), bias16);
+      const __m128i b = _mm_xor_si128(_mm_loadu_si128(reinterpret_cast<const __m128i*>(down[d] + i)), bias16);
+      lo = _mm_add_epi32(lo, _mm_madd_epi16(_mm_unpacklo_epi16(a, b), taps[d]));
+      hi = _mm_add_epi32(hi, _mm_madd_epi16(_mm_unpackhi_epi16(a, b), taps[d]));
+    }
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + i), _mm_xor_si128(lo, bias32));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + i + 4), _mm_xor_si128(hi, bias32));
+  }
+#else
+  for (int i = 0; i < kBlock; ++i) {
+    uint32_t acc = uint32_t(f.taps[0]) * up[0][i];
+    for (int d = 1; d <= f.half; ++d) {
+      acc += uint32_t(f.taps[d]) * up[d][i] + uint32_t(f.taps[d]) * down[d][i];
+    }
+    out[i] = acc;
+  }
+#endif
+}
+
+// filterBlock along a row: taps at row[i - d] and row[i + d].
+template <int S>
+inline void filterRowBlock(const uint16_t* row, uint32_t* out) {
+  constexpr int kHalf = kFilters[S].half;
+  const uint16_t* left[kHalf + 1];
+  const uint16_t* right[kHalf + 1];
+  for (int d = 0; d <= kHalf; ++d) {
+    left[d] = row - d;
+    right[d] = row + d;
+  }
+  filterBlock<S>(left, right, out);
+}
+
+// ----------------------------------------------------------------------------------------
+// The per-pixel contribution (everything after the local moments).
+
+struct ScaleSums {
+  int64_t numLog = 0;
+  int64_t numLogEgl = 0;
+  int64_t denLog = 0;
+  int64_t numNonLog = 0;
+  int64_t denNonLog = 0;
+};
+
+// Adds log2((base + gl^2 * sigma1_sq) / base) in Q11 for both gain limits.
+inline void addGainTerms(int32_t sigma1Sq, int32_t sigma2Sq, int32_t sigma12,
+                         const Log2Table& log2q, ScaleSums& sums) {
+  const double gain = sigma12 / (sigma1Sq + kGainEps);
+  const double explained = gain * sigma12;  // rounded on its own
+  const double residual = sigma2Sq - explained;
+  const int32_t svSq = std::max(static_cast<int32_t>(residual), 0);
+  const uint32_t base = static_cast<uint32_t>(svSq) + kSigmaNsq;
+  const int32_t logBase = log2q(base);
+
+  const double gDefault = std::min(gain, kGainLimitDefault);
+  const double gDefaultSq = gDefault * gDefault;
+  const double signalDefault = gDefaultSq * sigma1Sq;
+  sums.numLog +=
+      log2q(static_cast<uint64_t>(static_cast<int64_t>(signalDefault) + base)) - logBase;
+
+  const double gEgl = std::min(gain, kGainLimitEgl);
+  const double gEglSq = gEgl * gEgl;
+  const double signalEgl = gEglSq * sigma1Sq;
+  sums.numLogEgl +=
+      log2q(static_cast<uint64_t>(static_cast<int64_t>(signalEgl) + base)) - logBase;
+}
+
+inline void addPixel(int32_t sigma1Sq, int32_t sigma2Sq, int32_t sigma12,
+                     const Log2Table& log2q, ScaleSums& sums) {
+  if (sigma1Sq < kSigmaNsq) {
+    // Flat reference: libvmaf scores it in the linear domain.
+    sums.numNonLog += sigma2Sq;
+    sums.denNonLog += 1;
+    return;
+  }
+  sums.denLog += log2q(static_cast<uint32_t>(sigma1Sq) + static_cast<uint32_t>(kSigmaNsq)) -
+                 17 * 2048;
+  if (sigma12 > 0 && sigma2Sq > 0) addGainTerms(sigma1Sq, sigma2Sq, sigma12, log2q, sums);
+}
+
+// ----------------------------------------------------------------------------------------
+// Buffers
+
+// Streams kept per input row in the ring. Products of 8-bit samples fit 16 bits ("narrow"):
+// only the Lo streams are used. Wider products are split in Hi and Lo halves.
+enum RingStream { kRef, kDis, kRefSqLo, kDisSqLo, kCrossLo, kRefSqHi, kDisSqHi, kCrossHi,
+                  kRingStreams };
+// Streams of one vertically filtered row: the input of the horizontal pass.
+enum RowStream { kMu1, kMu2, kXxHi, kXxLo, kYyHi, kYyLo, kXyHi, kXyLo, kRowStreams };
+
+// All scratch memory of one frame, sized for scale 0. Zero-initialised once, so the block
+// tails past the image width always hold defined values.
+class Workspace {
+ public:
+  Workspace(int w, int h)
+      : stride_(roundUp(w, kBlock) + 2 * kMargin),
+        ringSlots_(2 * kMaxHalf + 1),
+        pyramidLen_(pyramidSize(w, h)) {
+    const size_t ring = size_t(ringSlots_) * kRingStreams * stride_;
+    const size_t rows = size_t(kRowStreams + 2) * stride_;  // + 2 down-sampling rows
+    buf_.reset(new uint16_t[ring + rows + 2 * pyramidLen_]());
+    ring_ = buf_.get();
+    rows_ = ring_ + ring;
+    pyramid_ = rows_ + rows;
+  }
+
+  int stride() const { return stride_; }
+
+  // Ring slot for image row y; stream s of it starts kMargin into the row.
+  uint16_t* ringRow(int y, int slots, int s) const {
+    return ring_ + (size_t(y % slots) * kRingStreams + s) * stride_ + kMargin;
+  }
+  // Vertically filtered row, stream s (0..kRowStreams-1), or the two down-sampling rows
+  // (kRowStreams, kRowStreams + 1).
+  uint16_t* row(int s) const { return rows_ + size_t(s) * stride_ + kMargin; }
+  // Scale s >= 1 images of ref (which = 0) and dis (which = 1), one after the other.
+  uint16_t* pyramid(int which, size_t offset) const {
+    return pyramid_ + which * pyramidLen_ + offset;
+  }
+
+  static size_t pyramidSize(int w, int h) {
+    size_t total = 0;
+    for (int s = 1; s < kVifScales; ++s) total += size_t(w >> s) * size_t(h >> s);
+    return total;
+  }
+
+ private:
+  int stride_;
+  int ringSlots_;
+  size_t pyramidLen_;
+  std::unique_ptr<uint16_t[]> buf_;
+  uint16_t* ring_;
+  uint16_t* rows_;
+  uint16_t* pyramid_;
+};
+
+// ----------------------------------------------------------------------------------------
+// One scale
+
+// What one scale's pass needs besides its images.
+struct ScaleParams {
+  int w, h;
+  int muShift;        // vertical rounding shift of the means
+  int sqShift;        // vertical rounding shift of the second moments
+  int downShift;      // vertical rounding shift of the down-sampling
+  uint16_t* nextRef;  // down-sampled output images ((w/2) x (h/2)); unused at scale 3
+  uint16_t* nextDis;
+};
+
+// The pass over scale S: statistics with filter S, down-sampling with filter S+1.
+// kWide: whether sample products need more than 16 bits (all but 8-bit scale 0).
+template <typename Sample, bool kWide, int S>
+class ScalePass {
+  static constexpr int kHalf = kFilters[S].half;
+  static constexpr int kSlots = 2 * kHalf + 1;
+  static constexpr bool kDownsample = S + 1 < kVifScales;
+  static constexpr int kStatStreams = kWide ? kRingStreams : kCrossLo + 1;
+
+ public:
+  ScalePass(const Sample* ref, const Sample* dis, const ScaleParams& p, const Workspace& ws)
+      : ref_(ref), dis_(dis), p_(p), ws_(ws), log2q_(log2Q11()) {}
+
+  ScaleSums run() {
+    int loaded = 0;  // image rows [0, loaded) have been put in the ring
+    for (int y = 0; y < p_.h; ++y) {
+      for (const int last = std::min(p_.h - 1, y + kHalf); loaded <= last; ++loaded) {
+        loadRow(loaded);
+      }
+      filterStatRow(y);
+      accumulateStatRow();
+      if (kDownsample && y % 2 == 0 && y / 2 < p_.h / 2) downsampleRow(y);
+    }
+    return sums_;
+  }
+
+ private:
+  // Ring row of image row y: samples of ref and dis and their products.
+  void loadRow(int y) {
+    const Sample* __restrict a = ref_ + size_t(y) * p_.w;
+    const Sample* __restrict b = dis_ + size_t(y) * p_.w;
+    uint16_t* __restrict ra = ws_.ringRow(y, kSlots, kRef);
+    uint16_t* __restrict rb = ws_.ringRow(y, kSlots, kDis);
+    uint16_t* __restrict aaLo = ws_.ringRow(y, kSlots, kRefSqLo);
+    uint16_t* __restrict bbLo = ws_.ringRow(y, kSlots, kDisSqLo);
+    uint16_t* __restrict abLo = ws_.ringRow(y, kSlots, kCrossLo);
+    for (int x = 0; x < p_.w; ++x) {
+      const uint32_t va = a[x], vb = b[x];
+      ra[x] = static_cast<uint16_t>(va);
+      rb[x] = static_cast<uint16_t>(vb);
+      aaLo[x] = static_cast<uint16_t>(va * va);
+      bbLo[x] = static_cast<uint16_t>(vb * vb);
+      abLo[x] = static_cast<uint16_t>(va * vb);
+    }
+    if (!kWide) return;
+    uint16_t* __restrict aaHi = ws_.ringRow(y, kSlots, kRefSqHi);
+    uint16_t* __restrict bbHi = ws_.ringRow(y, kSlots, kDisSqHi);
+    uint16_t* __restrict abHi = ws_.ringRow(y, kSlots, kCrossHi);
+    for (int x = 0; x < p_.w; ++x) {
+      const uint32_t va = a[x], vb = b[x];
+      aaHi[x] = static_cast<uint16_t>((va * va) >> 16);
+      bbHi[x] = static_cast<uint16_t>((vb * vb) >> 16);
+      abHi[x] = static_cast<uint16_t>((va * vb) >> 16);
+    }
+  }
+
+  // Ring rows (stream 0, column 0) of the taps at distance 0..half around image row y.
+  struct TapRows {
+    const uint16_t* up[kMaxHalf + 1];
+    const uint16_t* down[kMaxHalf + 1];
+  };
+  TapRows tapRows(int half, int y) const {
+    TapRows t;
+    for (int d = 0; d <= half; ++d) {
+      t.up[d] = ws_.ringRow(mirror(y - d, p_.h), kSlots, 0);
+      t.down[d] = ws_.ringRow(mirror(y + d, p_.h), kSlots, 0);
+    }
+    return t;
+  }
+  // The same rows moved to ring stream s and column x0.
+  TapRows shifted(const TapRows& base, int half, int s, int x0) const {
+    const ptrdiff_t offset = ptrdiff_t(s) * ws_.stride() + x0;
+    TapRows t;
+    for (int d = 0; d <= half; ++d) {
+      t.up[d] = base.up[d] + offset;
+      t.down[d] = base.down[d] + offset;
+    }
+    return t;
+  }
+
+  // A vertically filtered second moment, rounded to 32 bits.
+  uint32_t secondMoment(const uint32_t* lo, const uint32_t* hi, int i) const {
+    if (!kWide) return roundShift(lo[i], p_.sqShift);
+    const uint64_t full = (uint64_t(hi[i]) << 16) + lo[i];
+    return static_cast<uint32_t>(roundShift(full, p_.sqShift));
+  }
+
+  // Vertical pass for image row y into the kRowStreams rows, mirror-padded.
+  void filterStatRow(int y) {
+    const TapRows rows = tapRows(kHalf, y);
+    uint16_t* out[kRowStreams];
+    for (int k = 0; k < kRowStreams; ++k) out[k] = ws_.row(k);
+
+    for (int x0 = 0; x0 < p_.w; x0 += kBlock) {
+      uint32_t acc[kRingStreams][kBlock];
+      for (int s = 0; s < kStatStreams; ++s) {
+        const TapRows t = shifted(rows, kHalf, s, x0);
+        filterBlock<S>(t.up, t.down, acc[s]);
+      }
+      for (int i = 0; i < kBlock; ++i) {
+        const int x = x0 + i;
+        out[kMu1][x] = static_cast<uint16_t>(roundShift(acc[kRef][i], p_.muShift));
+        out[kMu2][x] = static_cast<uint16_t>(roundShift(acc[kDis][i], p_.muShift));
+        const uint32_t xx = secondMoment(acc[kRefSqLo], acc[kRefSqHi], i);
+        const uint32_t yy = secondMoment(acc[kDisSqLo], acc[kDisSqHi], i);
+        const uint32_t xy = secondMoment(acc[kCrossLo], acc[kCrossHi], i);
+        out[kXxHi][x] = static_cast<uint16_t>(xx >> 16);
+        out[kXxLo][x] = static_cast<uint16_t>(xx);
+        out[kYyHi][x] = static_cast<uint16_t>(yy >> 16);
+        out[kYyLo][x] = static_cast<uint16_t>(yy);
+        out[kXyHi][x] = static_cast<uint16_t>(xy >> 16);
+        out[kXyLo][x] = static_cast<uint16_t>(xy);
+      }
+    }
+    for (int k = 0; k < kRowStreams; ++k) mirrorPad(out[k], p_.w, kHalf);
+  }
+
+  // Horizontal pass over the filtered row, then the per-pixel contributions.
+  void accumulateStatRow() {
+    for (int x0 = 0; x0 < p_.w; x0 += kBlock) {
+      uint32_t acc[kRowStreams][kBlock];
+      for (int s = 0; s < kRowStreams; ++s) filterRowBlock<S>(ws_.row(s) + x0, acc[s]);
+
+      // A horizontally filtered second moment, (hi * 2^16 + lo + 2^15) >> 16, exactly.
+      auto moment = [&acc](int hi, int lo, int i) {
+        return acc[hi][i] + ((acc[lo][i] + 32768u) >> 16);
+      };
+      // Q32 product of two filtered means, rounded to Q16.
+      auto meanProduct = [](uint32_t a, uint32_t b) {
+        return static_cast<uint32_t>((uint64_t(a) * b + 0x80000000u) >> 32);
+      };
+      // Local variances and covariance. The subtractions wrap in 32 bits and are read back
+      // as signed, like libvmaf's.
+      int32_t s1[kBlock], s2[kBlock], s12[kBlock];
+      for (int i = 0; i < kBlock; ++i) {
+        const uint32_t mu1 = acc[kMu1][i], mu2 = acc[kMu2][i];
+        s1[i] = static_cast<int32_t>(moment(kXxHi, kXxLo, i) - meanProduct(mu1, mu1));
+        s2[i] = std::max(
+            static_cast<int32_t>(moment(kYyHi, kYyLo, i) - meanProduct(mu2, mu2)), 0);
+        s12[i] = static_cast<int32_t>(moment(kXyHi, kXyLo, i) - meanProduct(mu1, mu2));
+      }
+      const int n = std::min(kBlock, p_.w - x0);
+      for (int i = 0; i < n; ++i) addPixel(s1[i], s2[i], s12[i], log2q_, sums_);
+    }
+  }
+
+  // Low-pass image row y (even) with the next scale's filter and keep its even columns as
+  // row y/2 of the next scale's images.
+  void downsampleRow(int y) {
+    constexpr int kNext = kDownsample ? S + 1 : S;
+    constexpr Filter f = kFilters[kNext];
+    const TapRows rows = tapRows(f.half, y);
+    const int outW = p_.w / 2;
+    for (int which = 0; which < 2; ++which) {
+      uint16_t* row = ws_.row(kRowStreams + which);
+      for (int x0 = 0; x0 < p_.w; x0 += kBlock) {
+        uint32_t acc[kBlock];
+        const TapRows t = shifted(rows, f.half, which == 0 ? kRef : kDis, x0);
+        filterBlock<kNext>(t.up, t.down, acc);
+        for (int i = 0; i < kBlock; ++i) {
+          row[x0 + i] = static_cast<uint16_t>(roundShift(acc[i], p_.downShift));
+        }
+      }
+      mirrorPad(row, p_.w, f.half);
+
+      uint16_t* dst = (which == 0 ? p_.nextRef : p_.nextDis) + size_t(y / 2) * outW;
+      for (int ox = 0; ox < outW; ++ox) {
+        const int x = 2 * ox;
+        uint32_t acc = uint32_t(f.taps[0]) * row[x];
+        for (int d = 1; d <= f.half; ++d) {
+          acc += uint32_t(f.taps[d]) * row[x - d] + uint32_t(f.taps[d]) * row[x + d];
+        }
+        dst[ox] = static_cast<uint16_t>(roundShift(acc, 16));
+      }
+    }
+  }
+
+  const Sample* ref_;
+  const Sample* dis_;
+  ScaleParams p_;
+  const Workspace& ws_;
+  const Log2Table& log2q_;
+  ScaleSums sums_;
+};
+
+// ----------------------------------------------------------------------------------------
+// Whole frame
+
+void storeSums(const ScaleSums& sums, int scale, int64_t* stats) {
+  int64_t* s = stats + kVifStatsPerScale * scale;
+  s[kVifNumLog] = sums.numLog;
+  s[kVifNumLogEgl] = sums.numLogEgl;
+  s[kVifDenLog] = sums.denLog;
+  s[kVifNumNonLog] = sums.numNonLog;
+  s[kVifDenNonLog] = sums.denNonLog;
+}
+
+template <typename Sample>
+void computeStats(const Sample* ref, const Sample* dis, int w, int h, int bitDepth,
+                  int64_t* stats) {
+  Workspace ws(w, h);
+  size_t offset = 0;  // of the current scale's image in the pyramid
+  for (int s = 0; s < kVifScales; ++s) {
+    ScaleParams p;
+    p.w = w;
+    p.h = h;
+    // Scale 0's shifts bring the input to the Q16 domain of an 8-bit sample (means) and of
+    // its square (second moments); the pyramid images are already in that domain.
+    p.muShift = s == 0 ? bitDepth : 16;
+    p.sqShift = s == 0 ? 2 * (bitDepth - 8) : 16;
+    p.downShift = s == 0 ? bitDepth : 16;
+    const size_t nextOffset = offset + (s == 0 ? 0 : size_t(w) * size_t(h));
+    p.nextRef = ws.pyramid(0, nextOffset);
+    p.nextDis = ws.pyramid(1, nextOffset);
+    const uint16_t* pyrRef = ws.pyramid(0, offset);
+    const uint16_t* pyrDis = ws.pyramid(1, offset);
+
+    ScaleSums sums;
+    switch (s) {
+      case 0:
+        sums = bitDepth == 8 ? ScalePass<Sample, false, 0>(ref, dis, p, ws).run()
+                             : ScalePass<Sample, true, 0>(ref, dis, p, ws).run();
+        break;
+      case 1: sums = ScalePass<uint16_t, true, 1>(pyrRef, pyrDis, p, ws).run(); break;
+      case 2: sums = ScalePass<uint16_t, true, 2>(pyrRef, pyrDis, p, ws).run(); break;
+      default: sums = ScalePass<uint16_t, true, 3>(pyrRef, pyrDis, p, ws).run(); break;
+    }
+    storeSums(sums, s, stats);
+
+    offset = nextOffset;
+    w /= 2;
+    h /= 2;
+  }
+}
+
+}  // namespace
+
+void vifStats(const LumaPlane& ref, const LumaPlane& dis, int64_t* stats) {
+  std::fill(stats, stats + kVifStatsLen, int64_t(0));
+  const int w = ref.width, h = ref.height;
+  if (w < kVifMinWidth || h < kVifMinHeight) return;
+  if (ref.bitDepth == 8) {
+    computeStats(static_cast<const uint8_t*>(ref.data), static_cast<const uint8_t*>(dis.data),
+                 w, h, 8, stats);
+  } else {
+    computeStats(static_cast<const uint16_t*>(ref.data), static_cast<const uint16_t*>(dis.data),
+                 w, h, ref.bitDepth, stats);
+  }
+}
+
+void vifFinish(const int64_t* stats, double out[8]) {
+  for (int s = 0; s < kVifScales; ++s) {
+    const int64_t* st = stats + kVifStatsPerScale * s;
+    // libvmaf keeps num and den of each scale as float, and divides in float.
+    const double nonLogNum = static_cast<double>(st[kVifDenNonLog]) -
+                             (static_cast<double>(st[kVifNumNonLog]) / 16384.0) / 65025.0;
+    const float den = static_cast<float>(static_cast<double>(st[kVifDenLog]) / 2048.0 +
+                                         static_cast<double>(st[kVifDenNonLog]));
+    const float num =
+        static_cast<float>(static_cast<double>(st[kVifNumLog]) / 2048.0 + nonLogNum);
+    const float numEgl =
+        static_cast<float>(static_cast<double>(st[kVifNumLogEgl]) / 2048.0 + nonLogNum);
+    const float score = num / den;
+    const float scoreEgl = numEgl / den;
+    out[s] = score;
+    out[kVifScales + s] = scoreEgl;
+  }
+}
+
+}  // namespace vmafs

@@ -1,0 +1,392 @@
+/**
+ * Opens a WebGPU device through Dawn (npm `webgpu`): picks an adapter (hardware first,
+ * software such as lavapipe or SwiftShader as a fallback, or one named by a substring as
+ * --gpu-adapter does), asks for the limits and features the kernels want, and turns
+ * device loss and uncaptured errors into BackendError('E_GPU') so a failure surfaces
+ * instead of hanging a stream.
+ */
+import { mkdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { BackendError } from '../../errors.js';
+
+/** One adapter Dawn can see. */
+export interface GpuAdapterEntry {
+  /** Dawn's backend: 'vulkan', 'metal', 'd3d12', ... */
+  backend: string;
+  /** The adapter's device name, e.g. 'NVIDIA H100 80GB HBM3' or 'llvmpipe (LLVM 15.0.6, 256 bits)'. */
+  name: string;
+  /** A CPU implementation (lavapipe/llvmpipe, SwiftShader, WARP, ...), by its name. */
+  isSoftware: boolean;
+}
+
+export interface OpenGpuOptions {
+  /**
+   * Pick the first adapter whose name contains this (case-insensitive), as --gpu-adapter;
+   * software adapters included. Without it, the first hardware adapter, else the first
+   * software one.
+   */
+  adapter?: string;
+  /** Refuse software adapters (unless named by `adapter`): for benchmarks. Default false. */
+  requireHardware?: boolean;
+  /** Limits the kernels cannot do without; an adapter below them is refused with E_GPU. */
+  minimumLimits?: Partial<Record<GpuLimitName, number>>;
+  /** Extra options for Dawn's create(), e.g. 'backend=vulkan', 'enable-dawn-features=...'. */
+  dawnFlags?: readonly string[];
+  /** Device label for Dawn's messages. */
+  label?: string;
+}
+
+/** Limits requested at the adapter's maximum (each only where the adapter reports it). */
+export const REQUESTED_LIMITS = [
+  'maxStorageBufferBindingSize',
+  'maxBufferSize',
+  'maxComputeWorkgroupStorageSize',
+  'maxComputeInvocationsPerWorkgroup',
+  'maxComputeWorkgroupSizeX',
+  'maxComputeWorkgroupSizeY',
+  'maxComputeWorkgroupSizeZ',
+  'maxComputeWorkgroupsPerDimension',
+  'maxStorageBuffersPerShaderStage',
+  'maxUniformBufferBindingSize',
+  'maxUniformBuffersPerShaderStage',
+  'maxBindGroups',
+  'maxBindingsPerBindGroup',
+  'maxStorageTexturesPerShaderStage',
+] as const;
+export type GpuLimitName = (typeof REQUESTED_LIMITS)[number];
+
+/** Optional features asked for where the adapter has them. */
+export const OPTIONAL_FEATURES = ['timestamp-query', 'subgroups'] as const;
+
+interface WebGpuModule {
+  create(flags: string[]): GPU;
+  globals: Record<string, unknown>;
+}
+
+let modulePromise: Promise<WebGpuModule> | undefined;
+
+/** Where Dawn's constants (GPUBufferUsage, ...) come from; also installs them as globals. */
+async function loadWebGpu(): Promise<WebGpuModule> {
+  modulePromise ??= (async () => {
+    ensureRuntimeDir();
+    let mod: WebGpuModule;
+    try {
+      mod = (await import('webgpu')) as unknown as WebGpuModule;
+    } catch (cause) {
+      throw new BackendError('E_GPU', `cannot load WebGPU (the 'webgpu' package's Dawn binary for ${process.platform}-${process.arch}): ${message(cause)}`, { cause });
+    }
+    const g = globalThis as Record<string, unknown>;
+    for (const [k, v] of Object.entries(mod.globals)) if (!(k in g)) g[k] = v;
+    return mod;
+  })();
+  try {
+    return await modulePromise;
+  } catch (e) {
+    modulePromise = undefined;
+    throw e;
+  }
+}
+
+/** Mesa's Vulkan drivers complain without XDG_RUNTIME_DIR; give them a private one. */
+function ensureRuntimeDir(): void {
+  if (process.platform !== 'linux' || process.env.XDG_RUNTIME_DIR) return;
+  const uid = typeof process.getuid === 'function' ? process.getuid() : 0;
+  const dir = join(tmpdir(), `xdg-runtime-${uid}`);
+  try {
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    process.env.XDG_RUNTIME_DIR = dir;
+  } catch {
+    // Only a warning from Mesa follows; not worth failing for.
+  }
+}
+
+function message(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
+}
+
+const SOFTWARE_NAME = /llvmpipe|lavapipe|swiftshader|softpipe|software|microsoft basic render|\bwarp\b/i;
+
+/** Whether an adapter name or description names a CPU implementation. */
+export function isSoftwareName(name: string): boolean {
+  return SOFTWARE_NAME.test(name);
+}
+
+// Dawn's requestAdapter, given an adapter name that matches nothing, rejects with the list
+// of every adapter it enumerated ("\n * backend: 'vulkan', name: '...'"): that is the only
+// enumeration dawn.node offers, so it is the one used here.
+const NO_SUCH_ADAPTER = '\u0001vmaf-stream: list adapters\u0001';
+const ADAPTER_LINE = /^ \* backend: '([^']*)', name: '(.*)'$/;
+
+/** Every adapter Dawn can see (for --gpu-adapter messages and `--backend auto`). */
+export async function listGpuAdapters(dawnFlags: readonly string[] = []): Promise<GpuAdapterEntry[]> {
+  const { create } = await loadWebGpu();
+  const gpu = create([...dawnFlags.filter((f) => !f.startsWith('adapter=')), `adapter=${NO_SUCH_ADAPTER}`]);
+  let text: string;
+  try {
+    const adapter = await gpu.requestAdapter({ powerPreference: 'high-performance' });
+    if (adapter === null) return []; // Dawn found no adapter at all
+    // A newer dawn.node that matches differently: at least report that one.
+    return [entryFromInfo(adapter.info)];
+  } catch (e) {
+    text = message(e);
+  }
+  const entries: GpuAdapterEntry[] = [];
+  for (const line of text.split('\n')) {
+    const m = ADAPTER_LINE.exec(line);
+    if (m) entries.push({ backend: m[1]!, name: m[2]!, isSoftware: isSoftwareName(m[2]!) });
+  }
+  if (entries.length === 0 && !/Available adapters/.test(text)) {
+    throw new BackendError('E_GPU', `cannot list WebGPU adapters: ${text}`);
+  }
+  return entries;
+}
+
+function entryFromInfo(info: GPUAdapterInfo): GpuAdapterEntry {
+  const name = info.description || info.device || info.vendor || 'unknown adapter';
+  return { backend: 'unknown', name, isSoftware: infoIsSoftware(info, name) };
+}
+
+function infoIsSoftware(info: GPUAdapterInfo, name: string): boolean {
+  const fallback = (info as { isFallbackAdapter?: boolean }).isFallbackAdapter === true;
+  return fallback || info.architecture === 'software' ||
+    isSoftwareName(`${name} ${info.description} ${info.device} ${info.vendor}`);
+}
+
+/** Whether a hardware (non-software) WebGPU adapter exists: `--backend auto` picks gpu then. */
+export async function hasHardwareAdapter(dawnFlags: readonly string[] = []): Promise<boolean> {
+  try {
+    return (await listGpuAdapters(dawnFlags)).some((a) => !a.isSoftware);
+  } catch {
+    return false;
+  }
+}
+
+function describe(list: readonly GpuAdapterEntry[]): string {
+  return list.length === 0
+    ? 'no WebGPU adapter found (for a CPU-only machine, install lavapipe: scripts/install-lavapipe.sh)'
+    : `available adapters: ${list.map((a) => `'${a.name}' (${a.backend}${a.isSoftware ? ', software' : ''})`).join(', ')}`;
+}
+
+/** An open device and what is known about it. Close it with destroy(). */
+export class GpuDevice {
+  readonly device: GPUDevice;
+  /** The adapter's name as Dawn lists it. */
+  readonly adapterName: string;
+  readonly adapterInfo: Readonly<{ vendor: string; architecture: string; device: string; description: string; isFallbackAdapter: boolean }>;
+  /** Software rasterizer (lavapipe, SwiftShader): correct, but slow. */
+  readonly isSoftware: boolean;
+  /** Features enabled on the device (of OPTIONAL_FEATURES, the ones granted). */
+  readonly features: ReadonlySet<string>;
+  readonly limits: GPUSupportedLimits;
+  /** Rejects (never resolves) with the first failure: device lost or an uncaptured error. */
+  readonly failed: Promise<never>;
+  #error: BackendError | undefined;
+  #destroyed = false;
+  #reject!: (e: BackendError) => void;
+  #listeners = new Set<(e: BackendError) => void>();
+
+  constructor(device: GPUDevice, adapterName: string, info: GPUAdapterInfo, isSoftware: boolean) {
+    this.device = device;
+    this.adapterName = adapterName;
+    this.adapterInfo = Object.freeze({
+      vendor: info.vendor,
+      architecture: info.architecture,
+      device: info.device,
+      description: info.description,
+      isFallbackAdapter: (info as { isFallbackAdapter?: boolean }).isFallbackAdapter === true,
+    });
+    this.isSoftware = isSoftware;
+    this.features = new Set([...device.features].map(String));
+    this.limits = device.limits;
+    this.failed = new Promise<never>((_, reject) => { this.#reject = reject; });
+    this.failed.catch(() => {}); // only callers that look at it see the rejection
+    device.addEventListener('uncapturederror', (ev) => {
+      const err = (ev as GPUUncapturedErrorEvent).error;
+      const kind = err?.constructor?.name ?? 'GPUError';
+      this.#fail(new BackendError('E_GPU', `${adapterName}: ${kind}: ${err?.message ?? 'unknown error'}`));
+    });
+    void device.lost.then((info) => {
+      if (this.#destroyed && info.reason === 'destroyed') return;
+      this.#fail(new BackendError('E_GPU', `${adapterName}: device lost (${info.reason}): ${info.message}`));
+    });
+  }
+
+  /** The first failure, if any. */
+  get error(): BackendError | undefined {
+    return this.#error;
+  }
+
+  #fail(e: BackendError): void {
+    if (this.#error) return;
+    this.#error = e;
+    this.#reject(e);
+    for (const cb of this.#listeners) {
+      try { cb(e); } catch { /* a listener's own failure is not the device's */ }
+    }
+  }
+
+  /** Throws the first failure, if there was one. */
+  throwIfFailed(): void {
+    if (this.#error) throw this.#error;
+  }
+
+  /** Calls back once on the first failure (at once if it already failed); returns an unsubscribe. */
+  onFailure(cb: (e: BackendError) => void): () => void {
+    if (this.#error) {
+      cb(this.#error);
+      return () => {};
+    }
+    this.#listeners.add(cb);
+    return () => this.#listeners.delete(cb);
+  }
+
+  /** Resolves as p does, unless the device fails first. */
+  guard<T>(p: Promise<T>): Promise<T> {
+    return Promise.race([p, this.failed]).catch((e: unknown) => {
+      if (e instanceof BackendError) throw e;
+      throw this.#error ?? new BackendError('E_GPU', `${this.adapterName}: ${message(e)}`, { cause: e });
+    });
+  }
+
+  /**
+   * Runs fn inside validation / out-of-memory / internal error scopes; rejects with
+   * BackendError if any GPU error was raised by what fn recorded or submitted.
+   */
+  async withErrorScopes<T>(what: string, fn: () => T | Promise<T>): Promise<T> {
+    this.throwIfFailed();
+    const d = this.device;
+    d.pushErrorScope('internal');
+    d.pushErrorScope('out-of-memory');
+    d.pushErrorScope('validation');
+    let result: T;
+    try {
+      result = await fn();
+    } finally {
+      const errors = await this.guard(Promise.all([d.popErrorScope(), d.popErrorScope(), d.popErrorScope()]));
+      const first = errors.find((e) => e !== null);
+      if (first) throw new BackendError('E_GPU', `${this.adapterName}: ${what}: ${first.constructor?.name ?? 'GPUError'}: ${first.message}`);
+    }
+    return result;
+  }
+
+  /**
+   * Compiles a compute shader; WGSL errors come back as BackendError with line numbers.
+   */
+  async createComputePipeline(code: string, options: { label: string; entryPoint?: string; constants?: Record<string, number> }): Promise<GPUComputePipeline> {
+    this.throwIfFailed();
+    const d = this.device;
+    d.pushErrorScope('validation');
+    const module = d.createShaderModule({ code, label: options.label });
+    const info = await this.guard(module.getCompilationInfo());
+    const scopeError = await this.guard(d.popErrorScope());
+    const errors = info.messages.filter((m) => m.type === 'error');
+    if (errors.length > 0 || scopeError) {
+      const lines = code.split('\n');
+      const text = errors.length > 0
+        ? errors.map((m) => `${options.label}:${m.lineNum}:${m.linePos}: ${m.message}\n    ${lines[m.lineNum - 1] ?? ''}`).join('\n')
+        : scopeError!.message;
+      throw new BackendError('E_GPU', `WGSL compilation failed:\n${text}`);
+    }
+    try {
+      return await this.guard(d.createComputePipelineAsync({
+        label: options.label,
+        layout: 'auto',
+        compute: { module, entryPoint: options.entryPoint ?? 'main', ...(options.constants ? { constants: options.constants } : {}) },
+      }));
+    } catch (e) {
+      if (e instanceof BackendError) throw e;
+      throw new BackendError('E_GPU', `${options.label}: cannot create compute pipeline: ${message(e)}`, { cause: e });
+    }
+  }
+
+  /** Copies `size` bytes of a buffer (COPY_SRC usage) back to the host. */
+  async read(buffer: GPUBuffer, size = buffer.size, offset = 0): Promise<ArrayBuffer> {
+    this.throwIfFailed();
+    const d = this.device;
+    const staging = d.createBuffer({ size, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST, label: 'readback' });
+    try {
+      const enc = d.createCommandEncoder();
+      enc.copyBufferToBuffer(buffer, offset, staging, 0, size);
+      d.queue.submit([enc.finish()]);
+      await this.guard(staging.mapAsync(GPUMapMode.READ));
+      const copy = staging.getMappedRange().slice(0);
+      staging.unmap();
+      this.throwIfFailed();
+      return copy;
+    } finally {
+      staging.destroy();
+    }
+  }
+
+  /** Frees the device; a loss caused by this is not a failure. */
+  destroy(): void {
+    if (this.#destroyed) return;
+    this.#destroyed = true;
+    this.#listeners.clear();
+    this.device.destroy();
+  }
+}
+
+/**
+ * Opens a device: hardware adapters first, software as the fallback (isSoftware says
+ * which), or the one `adapter` names. Throws BackendError('E_GPU') with the adapters
+ * seen when none fits.
+ */
+export async function openGpuDevice(options: OpenGpuOptions = {}): Promise<GpuDevice> {
+  const { create } = await loadWebGpu();
+  const flags = (options.dawnFlags ?? []).filter((f) => !f.startsWith('adapter='));
+  const list = await listGpuAdapters(flags);
+
+  let chosen: GpuAdapterEntry | undefined;
+  if (options.adapter !== undefined && options.adapter !== '') {
+    const want = options.adapter.toLowerCase();
+    chosen = list.find((a) => a.name.toLowerCase().includes(want));
+    if (!chosen) throw new BackendError('E_GPU', `no WebGPU adapter matches '${options.adapter}'; ${describe(list)}`);
+  } else {
+    chosen = list.find((a) => !a.isSoftware) ?? (options.requireHardware ? undefined : list.find((a) => a.isSoftware));
+    if (!chosen) {
+      throw new BackendError('E_GPU', options.requireHardware && list.length > 0
+        ? `no hardware WebGPU adapter; ${describe(list)}`
+        : describe(list));
+    }
+  }
+
+  const gpu = create([...flags, `adapter=${chosen.name}`]);
+  let adapter: GPUAdapter | null;
+  try {
+    adapter = await gpu.requestAdapter({ powerPreference: 'high-performance' });
+  } catch (cause) {
+    throw new BackendError('E_GPU', `cannot open WebGPU adapter '${chosen.name}': ${message(cause)}`, { cause });
+  }
+  if (!adapter) throw new BackendError('E_GPU', `cannot open WebGPU adapter '${chosen.name}'; ${describe(list)}`);
+
+  const info = adapter.info;
+  const isSoftware = chosen.isSoftware || infoIsSoftware(info, chosen.name);
+
+  const requiredLimits: Record<string, number> = {};
+  const adapterLimits = adapter.limits as unknown as Record<string, number | undefined>;
+  for (const name of REQUESTED_LIMITS) {
+    const max = adapterLimits[name];
+    if (typeof max === 'number' && Number.isFinite(max)) requiredLimits[name] = max;
+  }
+  for (const [name, min] of Object.entries(options.minimumLimits ?? {})) {
+    const max = adapterLimits[name];
+    if (min !== undefined && (typeof max !== 'number' || max < min)) {
+      throw new BackendError('E_GPU', `WebGPU adapter '${chosen.name}' has ${name} = ${max ?? 'none'}, below the ${min} needed`);
+    }
+  }
+  const requiredFeatures = OPTIONAL_FEATURES.filter((f) => adapter.features.has(f)) as GPUFeatureName[];
+
+  let device: GPUDevice;
+  try {
+    device = await adapter.requestDevice({
+      label: options.label ?? 'vmaf-stream',
+      requiredFeatures,
+      requiredLimits,
+    });
+  } catch (cause) {
+    throw new BackendError('E_GPU', `cannot open a WebGPU device on '${chosen.name}': ${message(cause)}`, { cause });
+  }
+  return new GpuDevice(device, chosen.name, info, isSoftware);
+}
