@@ -7,7 +7,7 @@
  * - a path ending in .y4m: the native y4m reader;
  * - a path ending in .yuv, or any path when width/height/pixelFormat are given: the raw reader
  *   (libvmaf's -w -h -p -b);
- * - a URL (scheme://...): ffmpeg;
+ * - a URL (scheme://...), or ffmpeg protocol syntax that is not a file (concat:a|b): ffmpeg;
  * - any other path: the native reader when the file starts with 'YUV4MPEG2', else ffmpeg.
  * Named pipes and character devices are opened as streams (never stat-sized or read twice).
  * scaleTo sends everything through ffmpeg (bicubic).
@@ -63,9 +63,14 @@ export function isFrameSource(x: unknown): x is FrameSource {
   );
 }
 
+/** scheme://... (http, https, rtmp, srt, ...): for ffmpeg. */
 function isUrl(input: string): boolean {
-  // Two or more letters before ':' so that Windows drive letters (C:\) stay paths.
-  return /^[a-z][a-z0-9+.-]+:/i.test(input) && !/^file:/i.test(input);
+  return /^[a-z][a-z0-9+.-]+:\/\//i.test(input) && !/^file:/i.test(input);
+}
+
+/** ffmpeg's other protocol syntax (concat:a|b, pipe:3, ...); two letters at least, so C:\ stays a path. */
+function looksLikeProtocol(input: string): boolean {
+  return /^[a-z][a-z0-9+.-]+:/i.test(input);
 }
 
 /** A FrameSource whose real source is still being chosen (a stat, a sniff). */
@@ -177,6 +182,9 @@ async function openPath(file: string, route: Route): Promise<FrameSource> {
   try {
     info = await stat(file);
   } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT' && looksLikeProtocol(file)) {
+      return new FfmpegSource(file, ffmpegOptions(route, true));
+    }
     throw streamError(route.label, err);
   }
   if (info.isDirectory()) throw new InputError('E_INPUT_NOT_FOUND', route.label, 'is a directory, not a video file');

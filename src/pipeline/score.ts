@@ -10,6 +10,7 @@ import type { FrameFormat, FramePair } from '../types.js';
 import { Credits } from './credits.js';
 import { pullWithCredits } from './pull-observable.js';
 import { MIN_FRAME_DIMENSION } from '../kernels/limits.js';
+import { UsageError } from '../errors.js';
 
 export type { FrameResult } from './writers/types.js';
 
@@ -106,6 +107,7 @@ export function scoreDeliveries(reference: FrameInput, distorted: FrameInput, op
 
     const run = (async (): Promise<ScoreRun> => {
       const models = options.noPrediction ? [] : await Promise.all(resolveModelSpecs(options.models).map(loadModel));
+      assertUniqueNames(models);
       options.onFormat?.(await ref.format());
       if (options.scale) {
         const refFormat = await ref.format();
@@ -165,6 +167,14 @@ export function scoreDeliveries(reference: FrameInput, distorted: FrameInput, op
       }),
     );
   });
+}
+
+function assertUniqueNames(models: Model[]): void {
+  const seen = new Set<string>();
+  for (const model of models) {
+    if (seen.has(model.name)) throw new UsageError(`two models are named "${model.name}": give each its own name= (e.g. -m version=${model.version}:name=other)`);
+    seen.add(model.name);
+  }
 }
 
 function predictAll(models: Model[], features: FrameResult['features']): Record<string, number> {

@@ -1,18 +1,22 @@
-// Integer ADM, bit-exact with libvmaf 3.2.0's "integer_adm". See adm.h for the specification
-// this file implements (every shift, rounding constant and integer width is listed there).
+// Integer ADM, bit-exact with libvmaf 3.2.0's "integer_adm" (its C code path). adm.h holds
+// the specification this file implements: every shift, rounding constant and integer width.
 //
-// Structure: each scale is one streaming pass over the rows of its detail bands. For band row
-// y the DWT produces the LL/h/v/d rows of ref and dis; the LL row is kept (it is the next
-// scale's input), the ref detail rows feed the denominator, and decouple + CSF turn both
-// into the per-pixel quantities the masking step needs, held in a ring of three rows. Row
-// y - 1 is then scored, its neighbours above and below now being available. Nothing but the
-// LL planes is ever stored for a whole frame.
+// Structure: each scale is one streaming pass over the rows of its detail bands. For band
+// row y the DWT produces the LL/h/v/d rows of ref and dis; the LL row is kept (it is the next
+// scale's input), the ref detail rows feed the denominator, and decouple + CSF turn both into
+// the per-pixel quantities the masking step needs, kept in a ring of three rows. Row y - 1 is
+// then scored, its neighbours above and below being available. Only the LL planes are ever
+// stored for a whole frame; everything else lives in row buffers.
+//
+// The kernels are written as short loops over rows with simple bodies: in that form GCC and
+// Clang vectorize them at baseline SSE2 (fused bodies mixing 64-bit products, doubles and
+// selects defeat their vectorizers). Scale 0 works on 16-bit coefficients; scales 1..3 need
+// 64-bit products and mostly run scalar, on a quarter of the pixels and less.
 #include "adm.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <cstring>
 #include <vector>
 
 namespace vmafs {
@@ -21,18 +25,31 @@ namespace {
 constexpr int kScales = 4;
 constexpr int kBands = 3;     // detail bands, in the order h, v, d
 constexpr int kVariants = 2;  // 0: enhancement gain limit 100 (default); 1: gain limit 1 (egl_1)
-constexpr int kGainLimit[kVariants] = {100, 1};
+constexpr int32_t kGainLimit[kVariants] = {100, 1};
 
-// Daubechies-2 analysis filters in fixed point. Taps sum to 46342 (low) and 0 (high), which
-// is what lets the scale-0 pass centre its samples first (see adm.h).
+// Daubechies-2 analysis filters in fixed point. The low-pass taps sum to 46342, the high-pass
+// taps to 0, which is what lets scale 0 centre its samples before filtering (see adm.h).
 constexpr int32_t kLo[4] = {15826, 27411, 7345, -4240};
 constexpr int32_t kHi[4] = {-4240, -7345, 27411, -15826};
 
-// cos(1 degree)^2 rounded to binary32, the constant of the decouple angle test.
-constexpr float kCosOneDegreeSq = 0x1.ffd814p-1f;
+// cos(1 degree)^2 rounded to binary32: the constant of the decouple angle test.
+constexpr double kCosOneDegreeSq = static_cast<double>(0x1.ffd814p-1f);
 
-// Rounding offset of a right shift by s; libvmaf's expression for it is undefined at s == 0,
-// which only the sizes below kAdmMinSize reach; 0 is used there.
+// The CSF weight of each band, [scale][band]: libvmaf's 1.0f / dwt_quant_step(Y params,
+// lambda = scale, theta = 1 for h and v, 2 for d) at viewing distance 3 x 1080 lines. That
+// evaluates r = f32(3*1080*pi/180), temp = f32(log10(2^(lambda+1) * f0 * g[theta] / r)),
+// Q = f32(2*a*pow(10, f32(k*temp*temp)) / A[lambda][theta]) with Watson (1997)'s luma
+// parameters (a 0.495, k 0.466, f0 0.401, g {1.501, 1, 0.534}, A the 7/9 basis amplitudes).
+// Kept as the binary32 results so that the weights do not depend on the C library.
+constexpr float kCsfWeight[kScales][kBands] = {
+    {0x1.1cc774p-6f, 0x1.1cc774p-6f, 0x1.820d54p-8f},
+    {0x1.06050cp-5f, 0x1.06050cp-5f, 0x1.d48d46p-7f},
+    {0x1.634f1p-5f, 0x1.634f1p-5f, 0x1.8fb80cp-6f},
+    {0x1.762816p-5f, 0x1.762816p-5f, 0x1.008392p-5f},
+};
+
+// Rounding offset of a right shift by s. libvmaf's expression for it is undefined at s == 0,
+// which only sizes below kAdmMinSize reach; 0 is used there.
 inline int64_t roundOffset(int s) { return s > 0 ? int64_t{1} << (s - 1) : 0; }
 
 // Border reflection shared by the DWT and the masking neighbourhood: index -1 maps to 1,
@@ -44,6 +61,12 @@ inline int mirror(int i, int n) {
 }
 
 inline int32_t abs32(int32_t x) { return x < 0 ? -x : x; }
+inline uint32_t uabs32(int32_t x) {
+  return x < 0 ? 0u - static_cast<uint32_t>(x) : static_cast<uint32_t>(x);
+}
+inline int32_t select(bool c, int32_t a, int32_t b) { return c ? a : b; }
+inline int32_t min32(int32_t a, int32_t b) { return a < b ? a : b; }
+inline int32_t max32(int32_t a, int32_t b) { return a > b ? a : b; }
 
 // ---------------------------------------------------------------------------------------------
 // Geometry
@@ -54,15 +77,15 @@ struct Rect {
   int height() const { return bottom - top; }
 };
 
-// libvmaf derives its shifts as ceil(log2(n) - bias) in double precision.
+// libvmaf derives its shifts as ceil(log2(n) - bias), in double precision.
 int log2Shift(double n, double bias) {
   const double v = std::ceil(std::log2(n) - bias);
   return v > 0 ? static_cast<int>(v) : 0;
 }
 
 struct ScalePlan {
-  int w = 0, h = 0;  // detail band size
-  Rect score{};      // the scored rect: about 10% of the band left out on each side
+  int w = 0, h = 0;            // detail band size
+  Rect score{};                // the scored rect: about 10% of the band left out on each side
   int cubeShift[kBands] = {};  // numerator: per-pixel shift after cubing
   int rowShift = 0;            // numerator: per-row shift
   int denCubeShift = 0;        // denominator, scales 1..3: per-pixel shift after cubing
@@ -94,26 +117,8 @@ ScalePlan makePlan(int width, int height, int scale) {
   return p;
 }
 
-// ---------------------------------------------------------------------------------------------
-// Contrast sensitivity (Watson 1997 noise-floor model at the default viewing conditions)
-
-// The CSF weight of each band, [scale][band]: libvmaf's 1.0f / dwt_quant_step(params of Y,
-// lambda = scale, theta = 1 for h and v, 2 for d) at viewing distance 3 x 1080 lines, which
-// evaluates r = f32(3*1080*pi/180), temp = f32(log10(2^(lambda+1) * f0 * g[theta] / r)),
-// Q = f32(2*a*pow(10, f32(k*temp*temp)) / A[lambda][theta]) with the Watson 1997 luma
-// parameters (a 0.495, k 0.466, f0 0.401, g {1.501, 1, 0.534}). Stored as the binary32
-// results so that the per-pixel weights below do not depend on the C library.
-constexpr float kCsfWeight[kScales][kBands] = {
-    {0x1.1cc774p-6f, 0x1.1cc774p-6f, 0x1.820d54p-8f},
-    {0x1.06050cp-5f, 0x1.06050cp-5f, 0x1.d48d46p-7f},
-    {0x1.634f1p-5f, 0x1.634f1p-5f, 0x1.8fb80cp-6f},
-    {0x1.762816p-5f, 0x1.762816p-5f, 0x1.008392p-5f},
-};
-
-// ---------------------------------------------------------------------------------------------
-// Reciprocal table of the decouple division: recip[v] = trunc(2^30 / v) for v in
+// Reciprocal table of the decouple division: R(v) = trunc(2^30 / v) for v in
 // [-32768, 32768] \ {0}. Built once, immutable afterwards.
-
 const int32_t* reciprocals() {
   static const std::vector<int32_t> table = [] {
     std::vector<int32_t> t(65537, 0);
@@ -127,30 +132,87 @@ const int32_t* reciprocals() {
   return table.data() + 32768;
 }
 
-// Angle test of the decouple step: is the angle between (oh, ov) and (th, tv) below one
-// degree? Evaluated exactly as libvmaf does: float-rounded integers, products in double.
-inline bool withinOneDegree(int64_t oh, int64_t ov, int64_t th, int64_t tv) {
-  const int64_t dot = oh * th + ov * tv;
-  const int64_t oMag = oh * oh + ov * ov;
-  const int64_t tMag = th * th + tv * tv;
-  const double d = static_cast<double>(static_cast<float>(dot)) / 4096.0;
-  const double o = static_cast<double>(static_cast<float>(oMag)) / 4096.0;
-  const double t = static_cast<double>(static_cast<float>(tMag)) / 4096.0;
-  return d >= 0.0 && d * d >= static_cast<double>(kCosOneDegreeSq) * o * t;
+// ---------------------------------------------------------------------------------------------
+// Row buffers
+
+// One band row of what the masking step reads, for one gain-limit variant.
+template <typename Coef>
+struct MaskRow {
+  std::vector<int32_t> neighbour;        // F: sum over bands of the neighbour term
+  std::vector<int32_t> centre;           // C: sum over bands of the centre term
+  std::vector<Coef> restored[kBands];    // r: the restored coefficients
+};
+
+template <typename Coef>
+struct Rows {
+  std::vector<Coef> vert[2][2];      // [ref/dis][lo/hi] vertical-pass rows, padded 1 + 2
+  std::vector<Coef> band[2][4];      // [ref/dis][a/h/v/d] one band row
+  MaskRow<Coef> ring[3][kVariants];  // band rows y-2, y-1, y (by y % 3)
+  // scratch rows
+  std::vector<int32_t> angle, k, colSum, thr;
+  std::vector<uint32_t> x, xs;
+  std::vector<float> f0, f1, f2;
+  std::vector<Coef> r0, r1;
+
+  Rows(int inWidth, int w) {
+    const size_t padded = static_cast<size_t>(inWidth) + 3, n = static_cast<size_t>(w);
+    for (auto& side : vert)
+      for (auto& row : side) row.assign(padded, 0);
+    for (auto& side : band)
+      for (auto& row : side) row.assign(n, 0);
+    for (auto& slot : ring)
+      for (auto& m : slot) {
+        m.neighbour.assign(n, 0);
+        m.centre.assign(n, 0);
+        for (auto& r : m.restored) r.assign(n, 0);
+      }
+    for (auto* v : {&angle, &k, &thr}) v->assign(n, 0);
+    colSum.assign(n + 2, 0);
+    x.assign(n, 0);
+    xs.assign(n, 0);
+    for (auto* v : {&f0, &f1, &f2}) v->assign(n, 0.0f);
+    r0.assign(n, 0);
+    r1.assign(n, 0);
+  }
+};
+
+// Extends a vertical-pass row (values at [0, width)) by its mirrored neighbours at -1, width
+// and width + 1; `row` points at element 0 of a buffer with room for them.
+template <typename Coef>
+void padRow(Coef* row, int width) {
+  row[-1] = row[mirror(-1, width)];
+  row[width] = row[mirror(width, width)];
+  row[width + 1] = row[mirror(width + 1, width)];
 }
 
-// Applies the enhancement gain limit to the restored coefficient when the angle test passed:
-// the restored value may grow up to `limit` times, but not past the distorted one.
-inline int64_t limitGain(int64_t rst, int32_t o, int32_t t, int32_t k, bool angle, int limit) {
-  if (!angle || k == 0 || o == 0) return rst;
-  return o > 0 ? std::min<int64_t>(rst * limit, t) : std::max<int64_t>(rst * limit, t);
+// Decouple angle test for a row of positions: is the angle between (oh, ov) and (th, tv)
+// below one degree? libvmaf's expression: float-rounded integers, products in double.
+template <typename Coef, typename Wide>
+void angleRow(const Coef* __restrict oh, const Coef* __restrict ov, const Coef* __restrict th,
+              const Coef* __restrict tv, int begin, int end, Rows<Coef>& rows) {
+  float* __restrict fd = rows.f0.data();
+  float* __restrict fo = rows.f1.data();
+  float* __restrict ft = rows.f2.data();
+  for (int j = begin; j < end; ++j) {
+    const Wide a = oh[j], b = ov[j], c = th[j], d = tv[j];
+    fd[j] = static_cast<float>(a * c + b * d);
+    fo[j] = static_cast<float>(a * a + b * b);
+    ft[j] = static_cast<float>(c * c + d * d);
+  }
+  int32_t* __restrict angle = rows.angle.data();
+  for (int j = begin; j < end; ++j) {
+    const double dd = static_cast<double>(fd[j]) / 4096.0;
+    const double o = static_cast<double>(fo[j]) / 4096.0;
+    const double t = static_cast<double>(ft[j]) / 4096.0;
+    angle[j] = (dd >= 0.0) & (dd * dd >= kCosOneDegreeSq * o * t);
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
-// Fixed-point arithmetic per scale. BaseScale is scale 0 (16-bit coefficients, libvmaf's
-// int16 buffers: the narrow() casts reproduce them); DetailScale is scales 1..3 (int32).
+// Scale 0: 16-bit coefficients (libvmaf's int16 buffers; the int16 casts reproduce them).
 
 struct BaseScale {
+  using Coef = int16_t;
   static constexpr int32_t kCsf[kBands] = {36453, 36453, 49417};  // weights in Q21, Q21, Q23
   static constexpr int kCsfShift[kBands] = {15, 15, 17};
   static constexpr int32_t kCsfRound[kBands] = {16384, 16384, 65535};  // sic: 65535
@@ -159,56 +221,170 @@ struct BaseScale {
 
   const int32_t* recip = reciprocals();
 
-  static int32_t narrow(int64_t v) { return static_cast<int16_t>(v); }
+  // Horizontal DWT pass: band = (sum F * v + 32768) >> 16 over columns 2j-1 .. 2j+2 of the
+  // padded vertical rows. Every sum fits int32 and every result int16.
+  static void horizontal(const int16_t* __restrict lo, const int16_t* __restrict hi, int w,
+                         int16_t* __restrict a, int16_t* __restrict h, int16_t* __restrict v,
+                         int16_t* __restrict d) {
+    for (int j = 0; j < w; ++j) {
+      const int32_t l0 = lo[2 * j - 1], l1 = lo[2 * j], l2 = lo[2 * j + 1], l3 = lo[2 * j + 2];
+      const int32_t h0 = hi[2 * j - 1], h1 = hi[2 * j], h2 = hi[2 * j + 1], h3 = hi[2 * j + 2];
+      a[j] = static_cast<int16_t>((kLo[0] * l0 + kLo[1] * l1 + kLo[2] * l2 + kLo[3] * l3 + 32768) >> 16);
+      v[j] = static_cast<int16_t>((kHi[0] * l0 + kHi[1] * l1 + kHi[2] * l2 + kHi[3] * l3 + 32768) >> 16);
+      h[j] = static_cast<int16_t>((kLo[0] * h0 + kLo[1] * h1 + kLo[2] * h2 + kLo[3] * h3 + 32768) >> 16);
+      d[j] = static_cast<int16_t>((kHi[0] * h0 + kHi[1] * h1 + kHi[2] * h2 + kHi[3] * h3 + 32768) >> 16);
+    }
+  }
 
-  // Q15 ratio t / o clamped to [0, 1].
-  int32_t gain(int32_t o, int32_t t) const {
-    if (o == 0) return 32768;
-    const int64_t q = (static_cast<int64_t>(recip[o]) * t + 16384) >> 15;
-    return static_cast<int32_t>(std::min<int64_t>(std::max<int64_t>(q, 0), 32768));
+  static void angles(const int16_t* const o[kBands], const int16_t* const t[kBands], int begin,
+                     int end, Rows<int16_t>& rows) {
+    // Products of int16 values: dot and magnitudes fit int32 (|band| <= 22930 at scale 0).
+    angleRow<int16_t, int32_t>(o[0], o[1], t[0], t[1], begin, end, rows);
   }
-  static int64_t restore(int32_t k, int32_t o) { return (k * o + 16384) >> 15; }
-  static int32_t csf(int32_t a, int b) {
-    return narrow((kCsf[b] * a + kCsfRound[b]) >> kCsfShift[b]);
-  }
-  static int32_t neighbourTerm(int32_t c) { return narrow((4369 * abs32(c) + 2048) >> 12); }
-  static int32_t centreTerm(int32_t c) { return narrow((8738 * abs32(c) + 2048) >> 12); }
 
-  // Masked, cubed contribution of a restored coefficient to the numerator.
-  static int64_t maskedCube(int32_t r, int32_t thr, int b, int cubeShift) {
-    int32_t x = abs32(r * kCsf[b]) -
-                static_cast<int32_t>(static_cast<uint32_t>(thr) << kThresholdShift[b]);
-    x = std::max(x, 0);
-    const int32_t sq = static_cast<int32_t>(
-        (static_cast<int64_t>(x) * x + roundOffset(kSquareShift[b])) >> kSquareShift[b]);
-    return (static_cast<int64_t>(sq) * x + roundOffset(cubeShift)) >> cubeShift;
+  // Decouple + CSF of band b over [begin, end): restored coefficients of both variants, and
+  // the neighbour/centre terms of their CSF-weighted impairment added into F and C.
+  void decouple(int b, const int16_t* __restrict o, const int16_t* __restrict t, int begin,
+                int end, bool first, Rows<int16_t>& rows, MaskRow<int16_t>* out) const {
+    int32_t* __restrict k = rows.k.data();
+    const int32_t* __restrict rcp = recip;
+    for (int j = begin; j < end; ++j) k[j] = rcp[o[j]];  // gather, kept out of the math loops
+    // k = clamp((R(o) * t + 16384) >> 15, 0, 32768) without 64-bit products: with
+    // R = Rh * 2^15 + Rl (Rl in [0, 2^15)), the floor splits exactly into
+    // Rh * t + ((Rl * t + 16384) >> 15), and for int16 t every term fits int32.
+    for (int j = begin; j < end; ++j) {
+      const int32_t tt = t[j];
+      const int32_t q = (k[j] >> 15) * tt + (((k[j] & 32767) * tt + 16384) >> 15);
+      k[j] = select(o[j] == 0, 32768, min32(max32(q, 0), 32768));
+    }
+    const int32_t* __restrict angle = rows.angle.data();
+    int16_t* __restrict r0 = out[0].restored[b].data();
+    int16_t* __restrict r1 = out[1].restored[b].data();
+    for (int j = begin; j < end; ++j) {
+      const int32_t oo = o[j], tt = t[j], kk = k[j];
+      const int32_t rst = (kk * oo + 16384) >> 15;
+      // Enhancement gain limit: after a passed angle test the restored value may grow up to
+      // `limit` times, but not past the distorted value.
+      const bool limited = (angle[j] != 0) & (kk > 0) & (oo != 0);
+      const bool positive = oo > 0;
+      const int32_t g0 = rst * kGainLimit[0], g1 = rst * kGainLimit[1];
+      r0[j] = static_cast<int16_t>(
+          select(limited, select(positive, min32(g0, tt), max32(g0, tt)), rst));
+      r1[j] = static_cast<int16_t>(
+          select(limited, select(positive, min32(g1, tt), max32(g1, tt)), rst));
+    }
+    for (int var = 0; var < kVariants; ++var) {
+      const int16_t* __restrict r = out[var].restored[b].data();
+      int32_t* __restrict nb = out[var].neighbour.data();
+      int32_t* __restrict ce = out[var].centre.data();
+      const int32_t weight = kCsf[b], round = kCsfRound[b];
+      const int shift = kCsfShift[b];
+      for (int j = begin; j < end; ++j) {
+        const int32_t a = static_cast<int16_t>(t[j] - r[j]);
+        const int32_t c = abs32(static_cast<int16_t>((weight * a + round) >> shift));
+        const int32_t n = static_cast<int16_t>((4369 * c + 2048) >> 12);
+        const int32_t m = static_cast<int16_t>((8738 * c + 2048) >> 12);
+        nb[j] = first ? n : nb[j] + n;
+        ce[j] = first ? m : ce[j] + m;
+      }
+    }
   }
-  static uint64_t denCube(int32_t o, int /*cubeShift*/) {
-    const uint64_t u = static_cast<uint16_t>(abs32(o));
-    return u * u * u;
+
+  // Sum over [begin, end) of the masked cubes of band b. At scale 0 every value is
+  // non-negative and below 2^31 (x <= 22930 * 49417), so unsigned 32x32->64 products serve.
+  static int64_t mask(int b, const int16_t* __restrict r, const int32_t* __restrict thr,
+                      int begin, int end, int cubeShift, Rows<int16_t>& rows) {
+    uint32_t* __restrict x = rows.x.data();
+    uint32_t* __restrict xs = rows.xs.data();
+    const int32_t weight = kCsf[b];
+    const int tsh = kThresholdShift[b], q = kSquareShift[b];
+    for (int j = begin; j < end; ++j) {
+      const int32_t v = abs32(r[j] * weight) -
+                        static_cast<int32_t>(static_cast<uint32_t>(thr[j]) << tsh);
+      x[j] = static_cast<uint32_t>(max32(v, 0));
+    }
+    const uint64_t rq = uint64_t{1} << (q - 1);
+    for (int j = begin; j < end; ++j) {
+      xs[j] = static_cast<uint32_t>((static_cast<uint64_t>(x[j]) * x[j] + rq) >> q);
+    }
+    const uint64_t rc = static_cast<uint64_t>(roundOffset(cubeShift));
+    uint64_t sum = 0;
+    for (int j = begin; j < end; ++j) sum += (static_cast<uint64_t>(xs[j]) * x[j] + rc) >> cubeShift;
+    return static_cast<int64_t>(sum);
+  }
+
+  // Sum over [begin, end) of |o|^3 (u^2 <= 2^30 fits 32 bits).
+  static uint64_t den(const int16_t* __restrict o, int begin, int end, int /*cubeShift*/,
+                      Rows<int16_t>& rows) {
+    uint32_t* __restrict u = rows.x.data();
+    uint32_t* __restrict u2 = rows.xs.data();
+    for (int j = begin; j < end; ++j) {
+      u[j] = uabs32(o[j]);
+      u2[j] = u[j] * u[j];
+    }
+    uint64_t sum = 0;
+    for (int j = begin; j < end; ++j) sum += static_cast<uint64_t>(u2[j]) * u[j];
+    return sum;
   }
 };
 
+// ---------------------------------------------------------------------------------------------
+// Scales 1..3: 32-bit coefficients, 64-bit intermediates.
+
+// floor((sum + round) * scale) as int32, for a 4-tap filter sum over int32 inputs and scale a
+// power of two. Exact in double: |sum| < 2^15 * 2^33 < 2^53, adding the round and scaling
+// are exact, and the results (the band values of scales 1..3) stay below 2^31 in magnitude,
+// so libvmaf's int64 -> int32 narrowing never wraps: the worst case over all inputs, from
+// |scale-0 LL| <= 22930 and the filters' absolute tap sum 54822, is about 2.1e9.
+inline int32_t filterFloor(double sum, double round, double scale) {
+  const double v = (sum + round) * scale;
+  const int32_t t = static_cast<int32_t>(v);  // toward zero; one less below zero
+  return t - (static_cast<double>(t) > v);
+}
+
 struct DetailScale {
-  int scale;         // 1..3
+  using Coef = int32_t;
+  int scale;                // 1..3
   uint32_t weight[kBands];  // the CSF weights in Q32: uint32(weight * 2^32)
-  int denSquareShift;
+  int horizontalShift;      // 15, 16, 15
+  int denSquareShift;       // 31, 30, 31
   const int32_t* recip = reciprocals();
 
-  explicit DetailScale(int s) : scale(s) {
+  explicit DetailScale(int s)
+      : scale(s), horizontalShift(s == 2 ? 16 : 15), denSquareShift(s == 2 ? 30 : 31) {
     for (int b = 0; b < kBands; ++b) {
       weight[b] = static_cast<uint32_t>(kCsfWeight[s][b] * 4294967296.0);
     }
-    static constexpr int kDenSquareShift[4] = {0, 31, 30, 31};
-    denSquareShift = kDenSquareShift[s];
   }
 
-  static int32_t narrow(int64_t v) { return static_cast<int32_t>(v); }
+  // Horizontal DWT pass, (sum F * v + round) >> shift. The sums need more than 32 bits;
+  // they are evaluated in double, which is exact here (see filterFloor).
+  void horizontal(const int32_t* __restrict lo, const int32_t* __restrict hi, int w,
+                  int32_t* __restrict a, int32_t* __restrict h, int32_t* __restrict v,
+                  int32_t* __restrict d) const {
+    const double round = static_cast<double>(roundOffset(horizontalShift));
+    const double scale = std::ldexp(1.0, -horizontalShift);
+    for (int j = 0; j < w; ++j) {
+      const double l0 = lo[2 * j - 1], l1 = lo[2 * j], l2 = lo[2 * j + 1], l3 = lo[2 * j + 2];
+      a[j] = filterFloor(kLo[0] * l0 + kLo[1] * l1 + kLo[2] * l2 + kLo[3] * l3, round, scale);
+      v[j] = filterFloor(kHi[0] * l0 + kHi[1] * l1 + kHi[2] * l2 + kHi[3] * l3, round, scale);
+    }
+    for (int j = 0; j < w; ++j) {
+      const double h0 = hi[2 * j - 1], h1 = hi[2 * j], h2 = hi[2 * j + 1], h3 = hi[2 * j + 2];
+      h[j] = filterFloor(kLo[0] * h0 + kLo[1] * h1 + kLo[2] * h2 + kLo[3] * h3, round, scale);
+      d[j] = filterFloor(kHi[0] * h0 + kHi[1] * h1 + kHi[2] * h2 + kHi[3] * h3, round, scale);
+    }
+  }
 
-  // Q15 ratio t / o clamped to [0, 1]; o is first rounded to 15 significant bits.
+  static void angles(const int32_t* const o[kBands], const int32_t* const t[kBands], int begin,
+                     int end, Rows<int32_t>& rows) {
+    angleRow<int32_t, int64_t>(o[0], o[1], t[0], t[1], begin, end, rows);
+  }
+
+  // Q15 ratio t / o clamped to [0, 32768]; o is first rounded to 15 significant bits.
   int32_t gain(int32_t o, int32_t t) const {
     if (o == 0) return 32768;
-    const uint32_t u = o < 0 ? 0u - static_cast<uint32_t>(o) : static_cast<uint32_t>(o);
+    const uint32_t u = uabs32(o);
     int e = 0;
     uint32_t m = u;
     if (u >= 32768) {
@@ -219,281 +395,206 @@ struct DetailScale {
     const int64_t q = (num + (int64_t{1} << (14 + e))) >> (15 + e);
     return static_cast<int32_t>(std::min<int64_t>(std::max<int64_t>(q, 0), 32768));
   }
-  static int64_t restore(int32_t k, int32_t o) {
-    return (static_cast<int64_t>(k) * o + 16384) >> 15;
-  }
-  int32_t csf(int32_t a, int b) const {
-    return static_cast<int32_t>((static_cast<int64_t>(weight[b]) * a + (1 << 27)) >> 28);
-  }
-  // libvmaf's rounding constant here is (int32_t)(1u << 31), i.e. -2^31.
-  static int32_t neighbourTerm(int32_t c) {
-    return static_cast<int32_t>((int64_t{143165577} * abs32(c) - 2147483648LL) >> 32);
-  }
-  static int32_t centreTerm(int32_t c) {
-    return static_cast<int32_t>((int64_t{286331153} * abs32(c) - 2147483648LL) >> 32);
-  }
-  int64_t maskedCube(int32_t r, int32_t thr, int b, int cubeShift) const {
-    const int32_t w = static_cast<int32_t>(
-        (static_cast<int64_t>(r) * weight[b] + (1 << 27)) >> 28);
-    int32_t x = std::max(abs32(w) - thr, 0);
-    const int32_t sq =
-        static_cast<int32_t>((static_cast<int64_t>(x) * x + (1 << 29)) >> 30);
-    return (static_cast<int64_t>(sq) * x + roundOffset(cubeShift)) >> cubeShift;
-  }
-  uint64_t denCube(int32_t o, int cubeShift) const {
-    const uint64_t u = o < 0 ? 0u - static_cast<uint32_t>(o) : static_cast<uint32_t>(o);
-    const uint64_t sq = (u * u + (uint64_t{1} << denSquareShift)) >> denSquareShift;
-    return (sq * u + static_cast<uint64_t>(roundOffset(cubeShift))) >> cubeShift;
-  }
-};
 
-// ---------------------------------------------------------------------------------------------
-// DWT, one band row at a time
-
-// Vertical pass of scale 0 for band row y: the four mirrored source rows 2y-1 .. 2y+2,
-// samples centred on 2^(bitDepth-1), then rounded down by bitDepth bits. lo/hi get `width`
-// values starting at index 0.
-template <typename Sample>
-void verticalBase(const Sample* img, int width, int height, int bitDepth, int y, int32_t* lo,
-                  int32_t* hi) {
-  const Sample* rows[4];
-  for (int k = 0; k < 4; ++k) rows[k] = img + static_cast<size_t>(mirror(2 * y - 1 + k, height)) * width;
-  const int32_t centre = 1 << (bitDepth - 1);
-  for (int x = 0; x < width; ++x) {
-    const int32_t c0 = rows[0][x] - centre, c1 = rows[1][x] - centre;
-    const int32_t c2 = rows[2][x] - centre, c3 = rows[3][x] - centre;
-    const int32_t l = kLo[0] * c0 + kLo[1] * c1 + kLo[2] * c2 + kLo[3] * c3;
-    const int32_t h = kHi[0] * c0 + kHi[1] * c1 + kHi[2] * c2 + kHi[3] * c3;
-    lo[x] = static_cast<int16_t>((l + centre) >> bitDepth);
-    hi[x] = static_cast<int16_t>((h + centre) >> bitDepth);
-  }
-}
-
-// Vertical pass of scales 1..3 over the previous scale's LL band.
-void verticalDetail(const int32_t* ll, int width, int height, int scale, int y, int32_t* lo,
-                    int32_t* hi) {
-  const int32_t* rows[4];
-  for (int k = 0; k < 4; ++k) rows[k] = ll + static_cast<size_t>(mirror(2 * y - 1 + k, height)) * width;
-  const int shift = scale == 1 ? 0 : 16;
-  const int64_t round = roundOffset(shift);
-  for (int x = 0; x < width; ++x) {
-    const int64_t s0 = rows[0][x], s1 = rows[1][x], s2 = rows[2][x], s3 = rows[3][x];
-    const int64_t l = kLo[0] * s0 + kLo[1] * s1 + kLo[2] * s2 + kLo[3] * s3;
-    const int64_t h = kHi[0] * s0 + kHi[1] * s1 + kHi[2] * s2 + kHi[3] * s3;
-    lo[x] = static_cast<int32_t>((l + round) >> shift);
-    hi[x] = static_cast<int32_t>((h + round) >> shift);
-  }
-}
-
-struct BandRows {
-  int32_t* a;
-  int32_t* h;
-  int32_t* v;
-  int32_t* d;
-};
-
-// Extends a vertical-pass row (values at [0, width)) by its mirrored neighbours at -1, width
-// and width + 1; the row pointer must have room for them.
-inline void padRow(int32_t* row, int width) {
-  row[-1] = row[mirror(-1, width)];
-  row[width] = row[mirror(width, width)];
-  row[width + 1] = row[mirror(width + 1, width)];
-}
-
-// Horizontal pass: low/high filters over columns 2j-1 .. 2j+2 of the padded rows, giving
-// LL (a) and v from the low row, h and d from the high row. Accumulators are int64 with
-// (sum + round) >> shift; at scale 0 the sums fit int32 and the results int16.
-template <typename Acc>
-void horizontal(const int32_t* lo, const int32_t* hi, int outWidth, int shift, Acc round,
-                bool narrow16, BandRows out) {
-  for (int j = 0; j < outWidth; ++j) {
-    const int32_t* l = lo + 2 * j - 1;
-    const int32_t* h = hi + 2 * j - 1;
-    const Acc la = Acc{kLo[0]} * l[0] + Acc{kLo[1]} * l[1] + Acc{kLo[2]} * l[2] + Acc{kLo[3]} * l[3];
-    const Acc lv = Acc{kHi[0]} * l[0] + Acc{kHi[1]} * l[1] + Acc{kHi[2]} * l[2] + Acc{kHi[3]} * l[3];
-    const Acc hh = Acc{kLo[0]} * h[0] + Acc{kLo[1]} * h[1] + Acc{kLo[2]} * h[2] + Acc{kLo[3]} * h[3];
-    const Acc hd = Acc{kHi[0]} * h[0] + Acc{kHi[1]} * h[1] + Acc{kHi[2]} * h[2] + Acc{kHi[3]} * h[3];
-    const int32_t a = static_cast<int32_t>((la + round) >> shift);
-    const int32_t v = static_cast<int32_t>((lv + round) >> shift);
-    const int32_t hb = static_cast<int32_t>((hh + round) >> shift);
-    const int32_t d = static_cast<int32_t>((hd + round) >> shift);
-    if (narrow16) {
-      out.a[j] = static_cast<int16_t>(a);
-      out.v[j] = static_cast<int16_t>(v);
-      out.h[j] = static_cast<int16_t>(hb);
-      out.d[j] = static_cast<int16_t>(d);
-    } else {
-      out.a[j] = a;
-      out.v[j] = v;
-      out.h[j] = hb;
-      out.d[j] = d;
-    }
-  }
-}
-
-// ---------------------------------------------------------------------------------------------
-// Per-call workspace: row buffers sized for the largest scale, and the LL planes.
-
-struct MaskRow {  // one band row of the quantities the masking step needs, per variant
-  std::vector<int32_t> sumNeighbour;  // F: sum over bands of the neighbour term
-  std::vector<int32_t> sumCentre;     // C: sum over bands of the centre term
-  std::vector<int32_t> restored[kBands];
-};
-
-struct Workspace {
-  // vertical-pass rows of ref and dis, padded by 1 before and 2 after
-  std::vector<int32_t> vert[2][2];  // [ref/dis][lo/hi]
-  std::vector<int32_t> band[2][4];  // [ref/dis][a/h/v/d] one band row
-  std::vector<int32_t> ll[2][2];    // [ref/dis][ping/pong] LL planes
-  MaskRow ring[3][kVariants];       // rows y-2, y-1, y of the mask quantities
-  std::vector<int32_t> colSum;      // vertical 3-sum of F, padded by 1 on each side
-  std::vector<uint64_t> acc;        // stats, accumulated modulo 2^64
-
-  Workspace(int width, int height) : acc(kAdmStatsLen, 0) {
-    const size_t padded = static_cast<size_t>(width) + 3;
-    const size_t bw = static_cast<size_t>((width + 1) / 2);
-    const size_t bh = static_cast<size_t>((height + 1) / 2);
-    for (auto& side : vert)
-      for (auto& row : side) row.assign(padded, 0);
-    for (auto& side : band)
-      for (auto& row : side) row.assign(bw, 0);
-    for (auto& side : ll) {
-      side[0].assign(bw * bh, 0);
-      side[1].assign(((bw + 1) / 2) * ((bh + 1) / 2), 0);
-    }
-    for (auto& slot : ring)
-      for (auto& m : slot) {
-        m.sumNeighbour.assign(bw, 0);
-        m.sumCentre.assign(bw, 0);
-        for (auto& r : m.restored) r.assign(bw, 0);
-      }
-    colSum.assign(bw + 2, 0);
-  }
-};
-
-// Decouple + CSF of one band row over columns [begin, end): splits dis into the part
-// restored from ref and the additive impairment, weights the impairment (CSF), and stores
-// what the masking step reads, for both gain-limit variants.
-template <class Fx>
-void decoupleRow(const Fx& fx, const int32_t* const ref[kBands], const int32_t* const dis[kBands],
-                 int begin, int end, MaskRow* out /* [kVariants] */) {
-  for (int j = begin; j < end; ++j) {
-    const bool angle = withinOneDegree(ref[0][j], ref[1][j], dis[0][j], dis[1][j]);
-    int32_t sumF[kVariants] = {0, 0}, sumC[kVariants] = {0, 0};
-    for (int b = 0; b < kBands; ++b) {
-      const int32_t o = ref[b][j], t = dis[b][j];
-      const int32_t k = fx.gain(o, t);
-      const int64_t rst = fx.restore(k, o);
-      for (int var = 0; var < kVariants; ++var) {
-        const int32_t r = Fx::narrow(limitGain(rst, o, t, k, angle, kGainLimit[var]));
-        const int32_t c = fx.csf(Fx::narrow(int64_t{t} - r), b);
-        sumF[var] += Fx::neighbourTerm(c);
-        sumC[var] += Fx::centreTerm(c);
-        out[var].restored[b][j] = r;
-      }
+  void decouple(int b, const int32_t* __restrict o, const int32_t* __restrict t, int begin,
+                int end, bool first, Rows<int32_t>& rows, MaskRow<int32_t>* out) const {
+    const int32_t* __restrict angle = rows.angle.data();
+    int32_t* __restrict r0 = out[0].restored[b].data();
+    int32_t* __restrict r1 = out[1].restored[b].data();
+    for (int j = begin; j < end; ++j) {
+      const int32_t oo = o[j], tt = t[j];
+      const int32_t kk = gain(oo, tt);
+      const int32_t rst = static_cast<int32_t>((int64_t{kk} * oo + 16384) >> 15);
+      const bool limited = (angle[j] != 0) & (kk > 0) & (oo != 0);
+      const bool positive = oo > 0;
+      // rst * 100 can pass 2^31 here; the limited result always fits.
+      const int64_t g0 = int64_t{rst} * kGainLimit[0];
+      const int32_t lim0 = static_cast<int32_t>(positive ? std::min<int64_t>(g0, tt)
+                                                         : std::max<int64_t>(g0, tt));
+      const int32_t lim1 = positive ? min32(rst, tt) : max32(rst, tt);
+      r0[j] = select(limited, lim0, rst);
+      r1[j] = select(limited, lim1, rst);
     }
     for (int var = 0; var < kVariants; ++var) {
-      out[var].sumNeighbour[j] = sumF[var];
-      out[var].sumCentre[j] = sumC[var];
+      const int32_t* __restrict r = out[var].restored[b].data();
+      int32_t* __restrict nb = out[var].neighbour.data();
+      int32_t* __restrict ce = out[var].centre.data();
+      const int64_t w = weight[b];
+      for (int j = begin; j < end; ++j) {
+        const int32_t a = static_cast<int32_t>(int64_t{t[j]} - r[j]);
+        const int64_t c = abs32(static_cast<int32_t>((w * a + (1 << 27)) >> 28));
+        // libvmaf's rounding constant here is (int32_t)(1u << 31): it subtracts 2^31.
+        const int32_t n = static_cast<int32_t>((143165577 * c - 2147483648LL) >> 32);
+        const int32_t m = static_cast<int32_t>((286331153 * c - 2147483648LL) >> 32);
+        nb[j] = first ? n : nb[j] + n;
+        ce[j] = first ? m : ce[j] + m;
+      }
     }
+  }
+
+  int64_t mask(int b, const int32_t* r, const int32_t* thr, int begin, int end, int cubeShift,
+               Rows<int32_t>& /*rows*/) const {
+    const int64_t w = weight[b];
+    const int64_t rc = roundOffset(cubeShift);
+    int64_t sum = 0;
+    for (int j = begin; j < end; ++j) {
+      const int32_t v = static_cast<int32_t>((r[j] * w + (1 << 27)) >> 28);
+      const int32_t x = max32(abs32(v) - thr[j], 0);
+      const int32_t sq = static_cast<int32_t>((int64_t{x} * x + (1 << 29)) >> 30);
+      sum += (int64_t{sq} * x + rc) >> cubeShift;
+    }
+    return sum;
+  }
+
+  uint64_t den(const int32_t* o, int begin, int end, int cubeShift, Rows<int32_t>& /*rows*/) const {
+    const int qs = denSquareShift;
+    const uint64_t rq = uint64_t{1} << qs;  // sic: 2^qs, not 2^(qs-1)
+    const uint64_t rc = static_cast<uint64_t>(roundOffset(cubeShift));
+    uint64_t sum = 0;
+    for (int j = begin; j < end; ++j) {
+      const uint64_t u = uabs32(o[j]);
+      sum += ((((u * u + rq) >> qs) * u) + rc) >> cubeShift;
+    }
+    return sum;
+  }
+};
+
+// ---------------------------------------------------------------------------------------------
+// The per-scale pass
+
+// Vertical DWT pass of scale 0 for band row y: the four mirrored source rows 2y-1 .. 2y+2,
+// samples centred on 2^(B-1) (fits int16), sums in int32, rounded down by B bits.
+template <typename Sample>
+void verticalBase(const Sample* img, int width, int height, int bitDepth, int y,
+                  int16_t* __restrict lo, int16_t* __restrict hi) {
+  const Sample* r0 = img + static_cast<size_t>(mirror(2 * y - 1, height)) * width;
+  const Sample* r1 = img + static_cast<size_t>(mirror(2 * y, height)) * width;
+  const Sample* r2 = img + static_cast<size_t>(mirror(2 * y + 1, height)) * width;
+  const Sample* r3 = img + static_cast<size_t>(mirror(2 * y + 2, height)) * width;
+  const int32_t centre = 1 << (bitDepth - 1);
+  for (int x = 0; x < width; ++x) {
+    const int32_t c0 = static_cast<int16_t>(r0[x] - centre);
+    const int32_t c1 = static_cast<int16_t>(r1[x] - centre);
+    const int32_t c2 = static_cast<int16_t>(r2[x] - centre);
+    const int32_t c3 = static_cast<int16_t>(r3[x] - centre);
+    lo[x] = static_cast<int16_t>((kLo[0] * c0 + kLo[1] * c1 + kLo[2] * c2 + kLo[3] * c3 + centre) >> bitDepth);
+    hi[x] = static_cast<int16_t>((kHi[0] * c0 + kHi[1] * c1 + kHi[2] * c2 + kHi[3] * c3 + centre) >> bitDepth);
   }
 }
 
-// Contrast masking of band row i (a row of the scored rect): per band, the sum of the
-// masked cubes over the row, shifted with rounding and added to the stats.
-template <class Fx>
-void maskRow(const Fx& fx, const ScalePlan& p, const MaskRow& up, const MaskRow& mid,
-             const MaskRow& down, int colBegin, int colEnd, std::vector<int32_t>& colSumBuf,
-             uint64_t* numStats /* [kBands] */) {
-  int32_t* colSum = colSumBuf.data() + 1;
-  for (int j = colBegin; j < colEnd; ++j) {
-    colSum[j] = up.sumNeighbour[j] + mid.sumNeighbour[j] + down.sumNeighbour[j];
+// Vertical DWT pass of scales 1..3 over the previous scale's LL band. Scale 1 does not shift:
+// its sum is narrowed to int32 as is, which modular 32-bit arithmetic gives directly.
+void verticalDetail(const int32_t* ll, int width, int height, int scale, int y,
+                    int32_t* __restrict lo, int32_t* __restrict hi) {
+  const int32_t* r0 = ll + static_cast<size_t>(mirror(2 * y - 1, height)) * width;
+  const int32_t* r1 = ll + static_cast<size_t>(mirror(2 * y, height)) * width;
+  const int32_t* r2 = ll + static_cast<size_t>(mirror(2 * y + 1, height)) * width;
+  const int32_t* r3 = ll + static_cast<size_t>(mirror(2 * y + 2, height)) * width;
+  if (scale == 1) {
+    auto u = [](int32_t v) { return static_cast<uint32_t>(v); };
+    for (int x = 0; x < width; ++x) {
+      lo[x] = static_cast<int32_t>(u(kLo[0]) * u(r0[x]) + u(kLo[1]) * u(r1[x]) +
+                                   u(kLo[2]) * u(r2[x]) + u(kLo[3]) * u(r3[x]));
+      hi[x] = static_cast<int32_t>(u(kHi[0]) * u(r0[x]) + u(kHi[1]) * u(r1[x]) +
+                                   u(kHi[2]) * u(r2[x]) + u(kHi[3]) * u(r3[x]));
+    }
+    return;
   }
-  if (colBegin == 0) colSum[-1] = colSum[mirror(-1, p.w)];
-  if (colEnd == p.w) colSum[p.w] = colSum[mirror(p.w, p.w)];
+  const double round = 32768.0, scaleBy = 0x1p-16;
+  for (int x = 0; x < width; ++x) {
+    const double s0 = r0[x], s1 = r1[x], s2 = r2[x], s3 = r3[x];
+    lo[x] = filterFloor(kLo[0] * s0 + kLo[1] * s1 + kLo[2] * s2 + kLo[3] * s3, round, scaleBy);
+    hi[x] = filterFloor(kHi[0] * s0 + kHi[1] * s1 + kHi[2] * s2 + kHi[3] * s3, round, scaleBy);
+  }
+}
 
-  int64_t rowSum[kBands] = {0, 0, 0};
-  for (int j = p.score.left; j < p.score.right; ++j) {
+// Contrast masking of band row i (a row of the scored rect), both variants: per band, the
+// row's sum of masked cubes, shifted with rounding, added to the numerator stats.
+template <class Fx>
+void maskRow(const Fx& fx, const ScalePlan& p, int i, int colBegin, int colEnd,
+             Rows<typename Fx::Coef>& rows, uint64_t* stats) {
+  const int up = mirror(i - 1, p.h) % 3, mid = i % 3, down = mirror(i + 1, p.h) % 3;
+  int32_t* __restrict colSum = rows.colSum.data() + 1;
+  int32_t* __restrict thr = rows.thr.data();
+  const int left = p.score.left, right = p.score.right;
+  for (int var = 0; var < kVariants; ++var) {
+    const auto& m = rows.ring[mid][var];
+    const int32_t* __restrict fu = rows.ring[up][var].neighbour.data();
+    const int32_t* __restrict fm = m.neighbour.data();
+    const int32_t* __restrict fd = rows.ring[down][var].neighbour.data();
+    for (int j = colBegin; j < colEnd; ++j) colSum[j] = fu[j] + fm[j] + fd[j];
+    colSum[-1] = colSum[mirror(-1, p.w)];
+    colSum[p.w] = colSum[mirror(p.w, p.w)];
     // 3x3 neighbourhood of F without its centre, plus the centre term C.
-    const int32_t thr = colSum[j - 1] + colSum[j] + colSum[j + 1] - mid.sumNeighbour[j] +
-                        mid.sumCentre[j];
-    for (int b = 0; b < kBands; ++b) {
-      rowSum[b] += fx.maskedCube(mid.restored[b][j], thr, b, p.cubeShift[b]);
+    const int32_t* __restrict ce = m.centre.data();
+    for (int j = left; j < right; ++j) {
+      thr[j] = colSum[j - 1] + colSum[j] + colSum[j + 1] - fm[j] + ce[j];
     }
-  }
-  for (int b = 0; b < kBands; ++b) {
-    numStats[b] += static_cast<uint64_t>((rowSum[b] + roundOffset(p.rowShift)) >> p.rowShift);
-  }
-}
-
-// Denominator of one row of the scored rect: cubes of the ref detail coefficients.
-template <class Fx>
-void denRow(const Fx& fx, const ScalePlan& p, const int32_t* const ref[kBands],
-            uint64_t* denStats /* [kBands] */) {
-  for (int b = 0; b < kBands; ++b) {
-    uint64_t rowSum = 0;
-    for (int j = p.score.left; j < p.score.right; ++j) rowSum += fx.denCube(ref[b][j], p.denCubeShift);
-    denStats[b] += (rowSum + static_cast<uint64_t>(roundOffset(p.denRowShift))) >> p.denRowShift;
+    uint64_t* num = stats + (var == 0 ? kAdmNumH : kAdmNumEglH);
+    for (int b = 0; b < kBands; ++b) {
+      const int64_t sum = fx.mask(b, m.restored[b].data(), thr, left, right, p.cubeShift[b], rows);
+      num[b] += static_cast<uint64_t>((sum + roundOffset(p.rowShift)) >> p.rowShift);
+    }
   }
 }
 
 // One scale: DWT row by row, denominator, decouple/CSF into the ring, masking one row behind.
-// `vertical(side, y, lo, hi)` fills the vertical-pass rows of ref (side 0) or dis (side 1).
+// `vertical(side, y, lo, hi)` fills the vertical-pass rows of ref (side 0) or dis (side 1);
+// `nextLl`, when not null, receives the LL band of ref and dis (the next scale's input).
 template <class Fx, class Vertical>
-void runScale(const Fx& fx, int scale, const ScalePlan& p, int inWidth, Vertical vertical,
-              Workspace& ws, int32_t* const nextLl[2]) {
+void runScale(const Fx& fx, const ScalePlan& p, int inWidth, Vertical vertical,
+              int32_t* const* nextLl, uint64_t* stats) {
+  using Coef = typename Fx::Coef;
+  Rows<Coef> rows(inWidth, p.w);
   const Rect& sc = p.score;
+  // Decouple/CSF are needed on the scored rect grown by the 3x3 neighbourhood.
   const int maskRowBegin = std::max(sc.top - 1, 0), maskRowEnd = std::min(sc.bottom + 1, p.h);
-  const int maskColBegin = std::max(sc.left - 1, 0), maskColEnd = std::min(sc.right + 1, p.w);
+  const int colBegin = std::max(sc.left - 1, 0), colEnd = std::min(sc.right + 1, p.w);
   // Without a next scale only the rows the scores read are needed.
   const int yBegin = nextLl ? 0 : maskRowBegin, yEnd = nextLl ? p.h : maskRowEnd;
-  const int hShift = scale == 0 ? 16 : (scale == 2 ? 16 : 15);
-  uint64_t* stats = ws.acc.data() + scale * kAdmStatsPerScale;
 
   for (int y = yBegin; y < yEnd; ++y) {
-    const int32_t* ref[kBands];
-    const int32_t* dis[kBands];
+    const Coef* ref[kBands];
+    const Coef* dis[kBands];
     for (int side = 0; side < 2; ++side) {
-      int32_t* lo = ws.vert[side][0].data() + 1;
-      int32_t* hi = ws.vert[side][1].data() + 1;
+      Coef* lo = rows.vert[side][0].data() + 1;
+      Coef* hi = rows.vert[side][1].data() + 1;
       vertical(side, y, lo, hi);
       padRow(lo, inWidth);
       padRow(hi, inWidth);
-      BandRows out{ws.band[side][0].data(), ws.band[side][1].data(), ws.band[side][2].data(),
-                    ws.band[side][3].data()};
-      if (nextLl) out.a = nextLl[side] + static_cast<size_t>(y) * p.w;
-      if (scale == 0) {
-        horizontal<int32_t>(lo, hi, p.w, hShift, int32_t{1} << (hShift - 1), true, out);
-      } else {
-        horizontal<int64_t>(lo, hi, p.w, hShift, int64_t{1} << (hShift - 1), false, out);
+      Coef* a = rows.band[side][0].data();
+      Coef* h = rows.band[side][1].data();
+      Coef* v = rows.band[side][2].data();
+      Coef* d = rows.band[side][3].data();
+      fx.horizontal(lo, hi, p.w, a, h, v, d);
+      if (nextLl) {
+        int32_t* ll = nextLl[side] + static_cast<size_t>(y) * p.w;
+        for (int j = 0; j < p.w; ++j) ll[j] = a[j];
       }
-      const int32_t** dst = side == 0 ? ref : dis;
-      dst[0] = out.h;
-      dst[1] = out.v;
-      dst[2] = out.d;
+      const Coef** bands = side == 0 ? ref : dis;
+      bands[0] = h;
+      bands[1] = v;
+      bands[2] = d;
     }
-    if (y >= sc.top && y < sc.bottom) denRow(fx, p, ref, stats + kAdmDenH);
+    if (y >= sc.top && y < sc.bottom) {
+      for (int b = 0; b < kBands; ++b) {
+        const uint64_t sum = fx.den(ref[b], sc.left, sc.right, p.denCubeShift, rows);
+        stats[kAdmDenH + b] +=
+            (sum + static_cast<uint64_t>(roundOffset(p.denRowShift))) >> p.denRowShift;
+      }
+    }
     if (y >= maskRowBegin && y < maskRowEnd) {
-      decoupleRow(fx, ref, dis, maskColBegin, maskColEnd, ws.ring[y % 3]);
+      Fx::angles(ref, dis, colBegin, colEnd, rows);
+      for (int b = 0; b < kBands; ++b) {
+        fx.decouple(b, ref[b], dis[b], colBegin, colEnd, b == 0, rows, rows.ring[y % 3]);
+      }
     }
     // Row y - 1 is complete once row y (its lower neighbour) exists.
-    const int i = y - 1;
-    if (i >= sc.top && i < sc.bottom && i >= maskRowBegin) {
-      const int up = mirror(i - 1, p.h) % 3, mid = i % 3, down = mirror(i + 1, p.h) % 3;
-      for (int var = 0; var < kVariants; ++var) {
-        maskRow(fx, p, ws.ring[up][var], ws.ring[mid][var], ws.ring[down][var], maskColBegin,
-                maskColEnd, ws.colSum, stats + (var == 0 ? kAdmNumH : kAdmNumEglH));
-      }
-    }
+    if (y - 1 >= sc.top && y - 1 < sc.bottom) maskRow(fx, p, y - 1, colBegin, colEnd, rows, stats);
   }
   // The last band row is its own lower neighbour.
-  const int last = p.h - 1;
-  if (last >= sc.top && last < sc.bottom && yEnd == p.h) {
-    const int up = mirror(last - 1, p.h) % 3, mid = last % 3;
-    for (int var = 0; var < kVariants; ++var) {
-      maskRow(fx, p, ws.ring[up][var], ws.ring[mid][var], ws.ring[mid][var], maskColBegin,
-              maskColEnd, ws.colSum, stats + (var == 0 ? kAdmNumH : kAdmNumEglH));
-    }
+  if (p.h - 1 >= sc.top && p.h - 1 < sc.bottom && yEnd == p.h) {
+    maskRow(fx, p, p.h - 1, colBegin, colEnd, rows, stats);
   }
 }
 
@@ -504,39 +605,44 @@ void admStats(const LumaPlane& ref, const LumaPlane& dis, int64_t* stats) {
   const int width = ref.width, height = ref.height, bitDepth = ref.bitDepth;
   if (width < kAdmMinSize || height < kAdmMinSize) return;
 
-  Workspace ws(width, height);
+  uint64_t acc[kAdmStatsLen] = {};  // accumulated modulo 2^64, like the int64 slots
+  // LL planes: [ref/dis][ping/pong]; scale s writes ping at s = 0, 2 and pong at s = 1.
+  const size_t w0 = static_cast<size_t>((width + 1) / 2), h0 = static_cast<size_t>((height + 1) / 2);
+  std::vector<int32_t> ll[2][2];
+  for (auto& side : ll) {
+    side[0].resize(w0 * h0);
+    side[1].resize(((w0 + 1) / 2) * ((h0 + 1) / 2));
+  }
+
   int inWidth = width, inHeight = height;
-  int cur = 0;  // which LL buffer holds the current scale's input
   for (int scale = 0; scale < kScales; ++scale) {
     const ScalePlan p = makePlan(width, height, scale);
-    const int next = scale == 0 ? 0 : 1 - cur;
-    int32_t* const nextLlBufs[2] = {ws.ll[0][next].data(), ws.ll[1][next].data()};
-    int32_t* const* nextLl = scale + 1 < kScales ? nextLlBufs : nullptr;
+    const int out = scale % 2, in = 1 - out;
+    int32_t* const nextBufs[2] = {ll[0][out].data(), ll[1][out].data()};
+    int32_t* const* nextLl = scale + 1 < kScales ? nextBufs : nullptr;
+    uint64_t* st = acc + scale * kAdmStatsPerScale;
     if (scale == 0) {
-      const BaseScale fx;
-      auto vertical = [&](int side, int y, int32_t* lo, int32_t* hi) {
+      auto vertical = [&](int side, int y, int16_t* lo, int16_t* hi) {
         const LumaPlane& plane = side == 0 ? ref : dis;
         if (bitDepth == 8) {
           verticalBase(static_cast<const uint8_t*>(plane.data), width, height, 8, y, lo, hi);
         } else {
-          verticalBase(static_cast<const uint16_t*>(plane.data), width, height, bitDepth, y, lo,
-                       hi);
+          verticalBase(static_cast<const uint16_t*>(plane.data), width, height, bitDepth, y,
+                       lo, hi);
         }
       };
-      runScale(fx, scale, p, inWidth, vertical, ws, nextLl);
+      runScale(BaseScale{}, p, inWidth, vertical, nextLl, st);
     } else {
-      const DetailScale fx(scale);
-      const int32_t* inputs[2] = {ws.ll[0][cur].data(), ws.ll[1][cur].data()};
+      const int32_t* input[2] = {ll[0][in].data(), ll[1][in].data()};
       auto vertical = [&](int side, int y, int32_t* lo, int32_t* hi) {
-        verticalDetail(inputs[side], inWidth, inHeight, scale, y, lo, hi);
+        verticalDetail(input[side], inWidth, inHeight, scale, y, lo, hi);
       };
-      runScale(fx, scale, p, inWidth, vertical, ws, nextLl);
+      runScale(DetailScale(scale), p, inWidth, vertical, nextLl, st);
     }
-    cur = next;
     inWidth = p.w;
     inHeight = p.h;
   }
-  for (int i = 0; i < kAdmStatsLen; ++i) stats[i] = static_cast<int64_t>(ws.acc[i]);
+  for (int i = 0; i < kAdmStatsLen; ++i) stats[i] = static_cast<int64_t>(acc[i]);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -548,16 +654,16 @@ void admFinish(const int64_t* stats, int width, int height, int /*bitDepth*/, do
   for (int s = 0; s < kScales; ++s) {
     const ScalePlan p = makePlan(width, height, s);
     const int64_t* st = stats + s * kAdmStatsPerScale;
-    const float noise = powf(
-        static_cast<float>(p.score.height() * p.score.width() * 0.03125), third);
+    const float noise =
+        powf(static_cast<float>(p.score.height() * p.score.width() * 0.03125), third);
 
-    // Denominator: the ref cubes, weighted by the CSF weight cubed.
-    // The exponent is a signed int at scale 0 and a uint32 (wrapping) at scales 1..3.
-    const double denExp = s == 0
-        ? static_cast<double>(18 - p.denRowShift)
-        : static_cast<double>((s == 1 ? 32u : s == 2 ? 27u : 23u) -
-                              static_cast<uint32_t>(p.denRowShift) -
-                              static_cast<uint32_t>(p.denCubeShift));
+    // Denominator: the ref cubes, weighted by the CSF weight cubed. The exponent is a signed
+    // int at scale 0 and a (wrapping) uint32 at scales 1..3, as in libvmaf.
+    const double denExp =
+        s == 0 ? static_cast<double>(18 - p.denRowShift)
+               : static_cast<double>((s == 1 ? 32u : s == 2 ? 27u : 23u) -
+                                     static_cast<uint32_t>(p.denRowShift) -
+                                     static_cast<uint32_t>(p.denCubeShift));
     const double denScale = std::pow(2.0, denExp);
     float d = 0.0f;
     for (int b = 0; b < kBands; ++b) {
@@ -573,12 +679,13 @@ void admFinish(const int64_t* stats, int width, int height, int /*bitDepth*/, do
       const int64_t* acc = st + (var == 0 ? kAdmNumH : kAdmNumEglH);
       float n = 0.0f;
       for (int b = 0; b < kBands; ++b) {
+        const uint32_t shifts =
+            static_cast<uint32_t>(p.cubeShift[b]) + static_cast<uint32_t>(p.rowShift);
         float f;
-        const uint32_t shifts = static_cast<uint32_t>(p.cubeShift[b]) +
-                                static_cast<uint32_t>(p.rowShift);
         if (s == 0) {
           const uint32_t e = (b == 2 ? 57u : 52u) - shifts;
-          f = static_cast<float>(static_cast<double>(acc[b]) / std::pow(2.0, static_cast<double>(e)));
+          f = static_cast<float>(static_cast<double>(acc[b]) /
+                                 std::pow(2.0, static_cast<double>(e)));
         } else {
           const uint32_t e = (s == 1 ? 45u : s == 2 ? 39u : 36u) - shifts;
           const float scaleF = static_cast<float>(std::pow(2.0, static_cast<double>(e)));

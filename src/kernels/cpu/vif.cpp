@@ -2,16 +2,15 @@
 // specified in vif.h; this file implements that spec for speed:
 //
 //  * One pass per scale, row by row. The samples of ref and dis and their products (ref^2,
-//    dis^2, ref*dis) are computed once per input row into a ring of the 2*half+1 rows the
-//    vertical filter needs, instead of once per filter tap.
-//  * Every quantity is filtered as 16-bit "streams" with 32-bit accumulators (all filters
-//    sum to 65536, so a filtered 16-bit stream never overflows 32 bits). Values wider than 16
+//    dis^2, ref*dis) are computed once per input row into a ring holding the 2*half+1 rows
+//    the vertical filter needs, instead of once per filter tap.
+//  * Every quantity is filtered as a 16-bit "stream" with 32-bit accumulators: all filters
+//    sum to 65536, so a filtered 16-bit stream never overflows 32 bits. Values wider than 16
 //    bits (products of 16-bit samples, vertically filtered second moments) are split into
-//    high and low 16-bit halves, filtered separately and recombined exactly. This keeps the
-//    inner loops as 16x16->32 multiply-adds that compilers vectorize well.
-//  * Work is done in fixed-size column blocks over zero-padded rows, so inner loops have
-//    constant trip counts and stay in L1.
-//  * The down-sampling to the next scale is fused into the pass: it reuses the ring rows.
+//    high and low 16-bit halves, filtered separately and recombined exactly.
+//  * Filtering is a multiply-add of 16-bit pairs (pmaddwd on x86, AVX2 when the CPU has it),
+//    over fixed-size column blocks of zero-padded rows that stay in L1.
+//  * The down-sampling to the next scale is fused into the pass and reuses the ring rows.
 #include "vif.h"
 
 #include <algorithm>
@@ -19,8 +18,19 @@
 #include <cstddef>
 #include <memory>
 
-#if defined(__SSE2__)
+// Kernel selection. Define VMAFS_VIF_NO_SIMD (portable code only) or VMAFS_VIF_NO_AVX2 to
+// build and test the other paths; all paths give identical results.
+#if (defined(__SSE2__) || defined(_M_X64) || defined(_M_AMD64)) && !defined(VMAFS_VIF_NO_SIMD)
+#define VMAFS_VIF_SSE2 1
 #include <emmintrin.h>
+#endif
+#if defined(VMAFS_VIF_SSE2) && (defined(__GNUC__) || defined(__clang__)) && \
+    defined(__x86_64__) && !defined(VMAFS_VIF_NO_AVX2)
+#define VMAFS_VIF_AVX2 1  // compiled with a target attribute, chosen at run time
+#include <immintrin.h>
+#endif
+#if defined(_MSC_VER) && !defined(__clang__)
+#include <intrin.h>
 #endif
 
 // The per-pixel double arithmetic must round after every operation, exactly like libvmaf's
@@ -58,14 +68,24 @@ constexpr double kGainEps = 65536 * 1.0e-10;
 constexpr double kGainLimitDefault = 100.0;
 constexpr double kGainLimitEgl = 1.0;
 
-// Columns per block. Rows are padded to a multiple of it (plus mirror margins).
+// Columns per block (a multiple of 16). Rows are padded to a multiple of it.
 constexpr int kBlock = 256;
-// Margin kept left of every horizontally filtered row for the mirrored samples.
+// Margin kept on both sides of every buffered row, for the mirrored samples.
 constexpr int kMargin = 16;
-static_assert(kMargin >= kMaxHalf, "margin must hold the mirrored samples");
+static_assert(kMargin >= kMaxHalf, "the margin must hold the mirrored samples");
 
 // ----------------------------------------------------------------------------------------
 // Fixed-point log2 (Q11), via a table of the top 16 significant bits.
+
+inline int bitLength(uint64_t x) {  // x > 0
+#if defined(_MSC_VER) && !defined(__clang__)
+  unsigned long index;
+  _BitScanReverse64(&index, x);
+  return static_cast<int>(index) + 1;
+#else
+  return 64 - __builtin_clzll(x);
+#endif
+}
 
 class Log2Table {
  public:
@@ -80,7 +100,7 @@ class Log2Table {
 
   // log2(x) * 2048, for x >= 2^17: the top 16 bits index the table, the rest adds k * 2048.
   int32_t operator()(uint64_t x) const {
-    const int k = 48 - __builtin_clzll(x);
+    const int k = bitLength(x) - 16;
     return table_[(x >> k) - kFirst] + 2048 * k;
   }
 
@@ -116,58 +136,137 @@ inline void mirrorPad(uint16_t* row, int n, int half) {
 }
 
 // (x + 2^(s-1)) >> s, or x when s == 0.
-template <typename T>
-inline T roundShift(T x, int shift) {
-  const T half = shift == 0 ? T(0) : T(1) << (shift - 1);
+inline uint32_t roundShift(uint32_t x, int shift) {
+  const uint32_t half = shift == 0 ? 0 : 1u << (shift - 1);
   return (x + half) >> shift;
 }
 
+// Every 16-bit stream that goes through the filters is stored "biased": x ^ 0x8000, i.e.
+// x - 32768 as an int16, the operand format of a signed 16-bit multiply-add.
+constexpr uint16_t kBias16 = 0x8000;
+inline uint16_t biased(uint32_t x) { return static_cast<uint16_t>(x) ^ kBias16; }
+
+// ----------------------------------------------------------------------------------------
+// The filter kernel
+//
 // out[i] = sum_d taps[d] * (up[d][i] + down[d][i]) for the kBlock lanes of a block, with the
-// filter of scale S; up[0] == down[0] is the centre. Vertical filtering passes row pointers,
-// horizontal filtering passes row - d and row + d. Exact: the result always fits 32 bits.
+// filter of scale S, on biased streams; up[0] == down[0] is the centre. Vertical filtering
+// passes row pointers, horizontal filtering passes row - d and row + d. Exact: the unbiased
+// result always fits 32 bits. With biased operands
+//   sum t * (x - 32768) = sum t * x - 32768 * 65536 = sum t * x - 2^31  (mod 2^32),
+// so flipping bit 31 of the signed sum gives the unsigned result. The SIMD versions pair the
+// centre sample with itself against taps[0] / 2 (every centre tap is even; halving brings
+// 43728 into int16 range).
+
 template <int S>
-inline void filterBlock(const uint16_t* const* up, const uint16_t* const* down,
-                        uint32_t* __restrict out) {
+inline void filterBlockScalar(const uint16_t* const* up, const uint16_t* const* down,
+                              uint32_t* __restrict out) {
   constexpr Filter f = kFilters[S];
-#if defined(__SSE2__)
-  // pmaddwd multiplies signed 16-bit pairs, so every sample is biased by -32768 first:
-  //   sum t * (x - 32768) = sum t * x - 32768 * 65536 = sum t * x - 2^31  (mod 2^32),
-  // and xor-ing 2^31 back restores the unsigned result exactly. The centre sample is
-  // paired with itself against taps[0] / 2 (every centre tap is even, and halving brings
-  // 43728 into int16 range).
-  static_assert(f.taps[0] % 2 == 0, "centre tap must be even");
-  const __m128i bias16 = _mm_set1_epi16(static_cast<int16_t>(0x8000));
-  const __m128i bias32 = _mm_set1_epi32(static_cast<int32_t>(0x80000000u));
+  for (int i = 0; i < kBlock; ++i) {
+    uint32_t acc = uint32_t(f.taps[0]) * (up[0][i] ^ kBias16);
+    for (int d = 1; d <= f.half; ++d) {
+      acc += uint32_t(f.taps[d]) * (up[d][i] ^ kBias16) +
+             uint32_t(f.taps[d]) * (down[d][i] ^ kBias16);
+    }
+    out[i] = acc;
+  }
+}
+
+#if defined(VMAFS_VIF_SSE2)
+template <int S>
+inline void filterBlockSse2(const uint16_t* const* up, const uint16_t* const* down,
+                            uint32_t* __restrict out) {
+  constexpr Filter f = kFilters[S];
+  static_assert(f.taps[0] % 2 == 0, "the centre tap must be even");
+  const __m128i flip = _mm_set1_epi32(static_cast<int32_t>(0x80000000u));
   __m128i taps[f.half + 1];
   taps[0] = _mm_set1_epi16(static_cast<int16_t>(f.taps[0] / 2));
   for (int d = 1; d <= f.half; ++d) taps[d] = _mm_set1_epi16(static_cast<int16_t>(f.taps[d]));
   for (int i = 0; i < kBlock; i += 8) {
-    const __m128i c = _mm_xor_si128(_mm_loadu_si128(reinterpret_cast<const __m128i*>(up[0] + i)), bias16);
+    const __m128i c = _mm_loadu_si128(reinterpret_cast<const __m128i*>(up[0] + i));
     __m128i lo = _mm_madd_epi16(_mm_unpacklo_epi16(c, c), taps[0]);
     __m128i hi = _mm_madd_epi16(_mm_unpackhi_epi16(c, c), taps[0]);
     for (int d = 1; d <= f.half; ++d) {
-      const __m128i a = _mm_xor_si128(_mm_loadu_si128(reinterpret_cast<const __m128i*>(up[d] + i)), bias16);
-      const __m128i b = _mm_xor_si128(_mm_loadu_si128(reinterpret_cast<const __m128i*>(down[d] + i)), bias16);
+      const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(up[d] + i));
+      const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(down[d] + i));
       lo = _mm_add_epi32(lo, _mm_madd_epi16(_mm_unpacklo_epi16(a, b), taps[d]));
       hi = _mm_add_epi32(hi, _mm_madd_epi16(_mm_unpackhi_epi16(a, b), taps[d]));
     }
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + i), _mm_xor_si128(lo, bias32));
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + i + 4), _mm_xor_si128(hi, bias32));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + i), _mm_xor_si128(lo, flip));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + i + 4), _mm_xor_si128(hi, flip));
   }
-#else
-  for (int i = 0; i < kBlock; ++i) {
-    uint32_t acc = uint32_t(f.taps[0]) * up[0][i];
-    for (int d = 1; d <= f.half; ++d) {
-      acc += uint32_t(f.taps[d]) * up[d][i] + uint32_t(f.taps[d]) * down[d][i];
-    }
-    out[i] = acc;
-  }
+}
 #endif
+
+#if defined(VMAFS_VIF_AVX2)
+template <int S>
+__attribute__((target("avx2"))) void filterBlockAvx2(const uint16_t* const* up,
+                                                     const uint16_t* const* down,
+                                                     uint32_t* __restrict out) {
+  constexpr Filter f = kFilters[S];
+  const __m256i flip = _mm256_set1_epi32(static_cast<int32_t>(0x80000000u));
+  __m256i taps[f.half + 1];
+  taps[0] = _mm256_set1_epi16(static_cast<int16_t>(f.taps[0] / 2));
+  for (int d = 1; d <= f.half; ++d) {
+    taps[d] = _mm256_set1_epi16(static_cast<int16_t>(f.taps[d]));
+  }
+  for (int i = 0; i < kBlock; i += 16) {
+    // unpacklo/hi work per 128-bit lane: lo holds lanes 0-3 and 8-11, hi 4-7 and 12-15.
+    const __m256i c = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(up[0] + i));
+    __m256i lo = _mm256_madd_epi16(_mm256_unpacklo_epi16(c, c), taps[0]);
+    __m256i hi = _mm256_madd_epi16(_mm256_unpackhi_epi16(c, c), taps[0]);
+    for (int d = 1; d <= f.half; ++d) {
+      const __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(up[d] + i));
+      const __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(down[d] + i));
+      lo = _mm256_add_epi32(lo, _mm256_madd_epi16(_mm256_unpacklo_epi16(a, b), taps[d]));
+      hi = _mm256_add_epi32(hi, _mm256_madd_epi16(_mm256_unpackhi_epi16(a, b), taps[d]));
+    }
+    lo = _mm256_xor_si256(lo, flip);
+    hi = _mm256_xor_si256(hi, flip);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + i), _mm256_permute2x128_si256(lo, hi, 0x20));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + i + 8), _mm256_permute2x128_si256(lo, hi, 0x31));
+  }
+}
+
+bool cpuHasAvx2() {
+  static const bool has = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx2") != 0;
+  }();
+  return has;
+}
+#endif
+
+// The kernel variants the build and the CPU allow.
+enum class Isa { kScalar, kSse2, kAvx2 };
+
+Isa bestIsa() {
+#if defined(VMAFS_VIF_AVX2)
+  if (cpuHasAvx2()) return Isa::kAvx2;
+#endif
+#if defined(VMAFS_VIF_SSE2)
+  return Isa::kSse2;
+#else
+  return Isa::kScalar;
+#endif
+}
+
+template <int S>
+inline void filterBlock(Isa isa, const uint16_t* const* up, const uint16_t* const* down,
+                        uint32_t* out) {
+#if defined(VMAFS_VIF_AVX2)
+  if (isa == Isa::kAvx2) return filterBlockAvx2<S>(up, down, out);
+#endif
+#if defined(VMAFS_VIF_SSE2)
+  if (isa != Isa::kScalar) return filterBlockSse2<S>(up, down, out);
+#endif
+  (void)isa;
+  filterBlockScalar<S>(up, down, out);
 }
 
 // filterBlock along a row: taps at row[i - d] and row[i + d].
 template <int S>
-inline void filterRowBlock(const uint16_t* row, uint32_t* out) {
+inline void filterAlongRow(Isa isa, const uint16_t* row, uint32_t* out) {
   constexpr int kHalf = kFilters[S].half;
   const uint16_t* left[kHalf + 1];
   const uint16_t* right[kHalf + 1];
@@ -175,11 +274,94 @@ inline void filterRowBlock(const uint16_t* row, uint32_t* out) {
     left[d] = row - d;
     right[d] = row + d;
   }
-  filterBlock<S>(left, right, out);
+  filterBlock<S>(isa, left, right, out);
 }
 
 // ----------------------------------------------------------------------------------------
-// The per-pixel contribution (everything after the local moments).
+// Row loops (free functions so that __restrict lets the compiler vectorize them)
+
+// Ring streams of one image row: samples and the low 16 bits of their products.
+template <typename Sample>
+void loadSamplesAndProducts(const Sample* __restrict a, const Sample* __restrict b, int w,
+                            uint16_t* __restrict ra, uint16_t* __restrict rb,
+                            uint16_t* __restrict aa, uint16_t* __restrict bb,
+                            uint16_t* __restrict ab) {
+  for (int x = 0; x < w; ++x) {
+    const uint32_t va = a[x], vb = b[x];
+    ra[x] = biased(va);
+    rb[x] = biased(vb);
+    aa[x] = biased(va * va);
+    bb[x] = biased(vb * vb);
+    ab[x] = biased(va * vb);
+  }
+}
+
+// The high 16 bits of the products, for samples wider than 8 bits.
+template <typename Sample>
+void loadProductsHigh(const Sample* __restrict a, const Sample* __restrict b, int w,
+                      uint16_t* __restrict aa, uint16_t* __restrict bb,
+                      uint16_t* __restrict ab) {
+  for (int x = 0; x < w; ++x) {
+    const uint32_t va = a[x], vb = b[x];
+    aa[x] = biased((va * va) >> 16);
+    bb[x] = biased((vb * vb) >> 16);
+    ab[x] = biased((va * vb) >> 16);
+  }
+}
+
+// A vertically filtered mean, rounded, as a biased stream.
+void finishMean(const uint32_t* __restrict acc, int shift, uint16_t* __restrict out) {
+  const uint32_t half = shift == 0 ? 0 : 1u << (shift - 1);
+  for (int i = 0; i < kBlock; ++i) out[i] = biased((acc[i] + half) >> shift);
+}
+
+// A vertically filtered second moment as biased high and low 16-bit streams. For wide
+// input it is (hi * 2^16 + lo) >>r q truncated to 32 bits like libvmaf's, computed in 32
+// bits (hi * 2^16 is a multiple of 2^q, q <= 16); 8-bit input has no high part and q = 0.
+void finishMoment(const uint32_t* __restrict lo, const uint32_t* __restrict hi, bool wide,
+                  int q, uint16_t* __restrict outHi, uint16_t* __restrict outLo) {
+  if (!wide) {
+    for (int i = 0; i < kBlock; ++i) {
+      outHi[i] = biased(lo[i] >> 16);
+      outLo[i] = biased(lo[i]);
+    }
+    return;
+  }
+  const uint32_t half = 1u << (q - 1);
+  const int up = 16 - q;
+  for (int i = 0; i < kBlock; ++i) {
+    const uint32_t m = (hi[i] << up) + ((lo[i] + half) >> q);
+    outHi[i] = biased(m >> 16);
+    outLo[i] = biased(m);
+  }
+}
+
+// Q32 product of two filtered means, rounded to Q16.
+inline uint32_t meanProduct(uint32_t a, uint32_t b) {
+  return static_cast<uint32_t>((uint64_t(a) * b + 0x80000000u) >> 32);
+}
+
+// Local variances and covariance from the horizontally filtered streams. A filtered
+// second moment is (hi * 2^16 + lo + 2^15) >> 16, done exactly in 32 bits. The
+// subtractions wrap in 32 bits and are read back as signed, like libvmaf's.
+void localMoments(const uint32_t* __restrict mu1, const uint32_t* __restrict mu2,
+                  const uint32_t* __restrict xxHi, const uint32_t* __restrict xxLo,
+                  const uint32_t* __restrict yyHi, const uint32_t* __restrict yyLo,
+                  const uint32_t* __restrict xyHi, const uint32_t* __restrict xyLo,
+                  int32_t* __restrict sigma1Sq, int32_t* __restrict sigma2Sq,
+                  int32_t* __restrict sigma12) {
+  for (int i = 0; i < kBlock; ++i) {
+    const uint32_t xx = xxHi[i] + ((xxLo[i] + 32768u) >> 16);
+    const uint32_t yy = yyHi[i] + ((yyLo[i] + 32768u) >> 16);
+    const uint32_t xy = xyHi[i] + ((xyLo[i] + 32768u) >> 16);
+    sigma1Sq[i] = static_cast<int32_t>(xx - meanProduct(mu1[i], mu1[i]));
+    sigma2Sq[i] = std::max(static_cast<int32_t>(yy - meanProduct(mu2[i], mu2[i])), 0);
+    sigma12[i] = static_cast<int32_t>(xy - meanProduct(mu1[i], mu2[i]));
+  }
+}
+
+// ----------------------------------------------------------------------------------------
+// The per-pixel contribution (everything after the local moments)
 
 struct ScaleSums {
   int64_t numLog = 0;
@@ -228,57 +410,47 @@ inline void addPixel(int32_t sigma1Sq, int32_t sigma2Sq, int32_t sigma12,
 // ----------------------------------------------------------------------------------------
 // Buffers
 
-// Streams kept per input row in the ring. Products of 8-bit samples fit 16 bits ("narrow"):
-// only the Lo streams are used. Wider products are split in Hi and Lo halves.
+// Streams kept per input row in the ring. Products of 8-bit samples fit 16 bits: only the
+// Lo streams are used then. Wider products are split in Hi and Lo halves.
 enum RingStream { kRef, kDis, kRefSqLo, kDisSqLo, kCrossLo, kRefSqHi, kDisSqHi, kCrossHi,
                   kRingStreams };
 // Streams of one vertically filtered row: the input of the horizontal pass.
 enum RowStream { kMu1, kMu2, kXxHi, kXxLo, kYyHi, kYyLo, kXyHi, kXyLo, kRowStreams };
 
-// All scratch memory of one frame, sized for scale 0. Zero-initialised once, so the block
-// tails past the image width always hold defined values.
+// All scratch memory of one frame, sized for scale 0. The row buffers are zeroed once, so
+// the block tails past the image width always hold defined values.
 class Workspace {
  public:
-  Workspace(int w, int h)
-      : stride_(roundUp(w, kBlock) + 2 * kMargin),
-        ringSlots_(2 * kMaxHalf + 1),
-        pyramidLen_(pyramidSize(w, h)) {
-    const size_t ring = size_t(ringSlots_) * kRingStreams * stride_;
+  Workspace(int w, int h) : stride_(kMargin + roundUp(w, kBlock) + kMargin) {
+    const size_t ring = size_t(2 * kMaxHalf + 1) * kRingStreams * stride_;
     const size_t rows = size_t(kRowStreams + 2) * stride_;  // + 2 down-sampling rows
-    buf_.reset(new uint16_t[ring + rows + 2 * pyramidLen_]());
-    ring_ = buf_.get();
+    rowBuf_.reset(new uint16_t[ring + rows]());
+    ring_ = rowBuf_.get();
     rows_ = ring_ + ring;
-    pyramid_ = rows_ + rows;
+    for (int s = 1; s < kVifScales; ++s) pyramidLen_ += size_t(w >> s) * size_t(h >> s);
+    pyramid_.reset(new uint16_t[2 * pyramidLen_]);  // every sample is written before use
   }
 
   int stride() const { return stride_; }
 
-  // Ring slot for image row y; stream s of it starts kMargin into the row.
+  // Row of image row y in a ring of `slots` rows, stream s; column 0 is kMargin in.
   uint16_t* ringRow(int y, int slots, int s) const {
     return ring_ + (size_t(y % slots) * kRingStreams + s) * stride_ + kMargin;
   }
-  // Vertically filtered row, stream s (0..kRowStreams-1), or the two down-sampling rows
-  // (kRowStreams, kRowStreams + 1).
+  // Vertically filtered row, stream s (kRowStreams, kRowStreams + 1: down-sampling rows).
   uint16_t* row(int s) const { return rows_ + size_t(s) * stride_ + kMargin; }
   // Scale s >= 1 images of ref (which = 0) and dis (which = 1), one after the other.
   uint16_t* pyramid(int which, size_t offset) const {
-    return pyramid_ + which * pyramidLen_ + offset;
-  }
-
-  static size_t pyramidSize(int w, int h) {
-    size_t total = 0;
-    for (int s = 1; s < kVifScales; ++s) total += size_t(w >> s) * size_t(h >> s);
-    return total;
+    return pyramid_.get() + which * pyramidLen_ + offset;
   }
 
  private:
   int stride_;
-  int ringSlots_;
-  size_t pyramidLen_;
-  std::unique_ptr<uint16_t[]> buf_;
+  size_t pyramidLen_ = 0;
+  std::unique_ptr<uint16_t[]> rowBuf_;
+  std::unique_ptr<uint16_t[]> pyramid_;
   uint16_t* ring_;
   uint16_t* rows_;
-  uint16_t* pyramid_;
 };
 
 // ----------------------------------------------------------------------------------------
@@ -290,8 +462,9 @@ struct ScaleParams {
   int muShift;        // vertical rounding shift of the means
   int sqShift;        // vertical rounding shift of the second moments
   int downShift;      // vertical rounding shift of the down-sampling
-  uint16_t* nextRef;  // down-sampled output images ((w/2) x (h/2)); unused at scale 3
+  uint16_t* nextRef;  // down-sampled images ((w/2) x (h/2)); unused at scale 3
   uint16_t* nextDis;
+  Isa isa;
 };
 
 // The pass over scale S: statistics with filter S, down-sampling with filter S+1.
@@ -301,7 +474,14 @@ class ScalePass {
   static constexpr int kHalf = kFilters[S].half;
   static constexpr int kSlots = 2 * kHalf + 1;
   static constexpr bool kDownsample = S + 1 < kVifScales;
-  static constexpr int kStatStreams = kWide ? kRingStreams : kCrossLo + 1;
+  static constexpr int kNext = kDownsample ? S + 1 : S;
+  static constexpr int kRingUsed = kWide ? kRingStreams : kCrossLo + 1;
+
+  // Ring rows (stream 0, column 0) of the taps at distance 0..half around an image row.
+  struct TapRows {
+    const uint16_t* up[kMaxHalf + 1];
+    const uint16_t* down[kMaxHalf + 1];
+  };
 
  public:
   ScalePass(const Sample* ref, const Sample* dis, const ScaleParams& p, const Workspace& ws)
@@ -321,48 +501,27 @@ class ScalePass {
   }
 
  private:
-  // Ring row of image row y: samples of ref and dis and their products.
+  uint16_t* ring(int y, int s) const { return ws_.ringRow(y, kSlots, s); }
+
   void loadRow(int y) {
-    const Sample* __restrict a = ref_ + size_t(y) * p_.w;
-    const Sample* __restrict b = dis_ + size_t(y) * p_.w;
-    uint16_t* __restrict ra = ws_.ringRow(y, kSlots, kRef);
-    uint16_t* __restrict rb = ws_.ringRow(y, kSlots, kDis);
-    uint16_t* __restrict aaLo = ws_.ringRow(y, kSlots, kRefSqLo);
-    uint16_t* __restrict bbLo = ws_.ringRow(y, kSlots, kDisSqLo);
-    uint16_t* __restrict abLo = ws_.ringRow(y, kSlots, kCrossLo);
-    for (int x = 0; x < p_.w; ++x) {
-      const uint32_t va = a[x], vb = b[x];
-      ra[x] = static_cast<uint16_t>(va);
-      rb[x] = static_cast<uint16_t>(vb);
-      aaLo[x] = static_cast<uint16_t>(va * va);
-      bbLo[x] = static_cast<uint16_t>(vb * vb);
-      abLo[x] = static_cast<uint16_t>(va * vb);
-    }
-    if (!kWide) return;
-    uint16_t* __restrict aaHi = ws_.ringRow(y, kSlots, kRefSqHi);
-    uint16_t* __restrict bbHi = ws_.ringRow(y, kSlots, kDisSqHi);
-    uint16_t* __restrict abHi = ws_.ringRow(y, kSlots, kCrossHi);
-    for (int x = 0; x < p_.w; ++x) {
-      const uint32_t va = a[x], vb = b[x];
-      aaHi[x] = static_cast<uint16_t>((va * va) >> 16);
-      bbHi[x] = static_cast<uint16_t>((vb * vb) >> 16);
-      abHi[x] = static_cast<uint16_t>((va * vb) >> 16);
+    const Sample* a = ref_ + size_t(y) * p_.w;
+    const Sample* b = dis_ + size_t(y) * p_.w;
+    loadSamplesAndProducts(a, b, p_.w, ring(y, kRef), ring(y, kDis), ring(y, kRefSqLo),
+                           ring(y, kDisSqLo), ring(y, kCrossLo));
+    if (kWide) {
+      loadProductsHigh(a, b, p_.w, ring(y, kRefSqHi), ring(y, kDisSqHi), ring(y, kCrossHi));
     }
   }
 
-  // Ring rows (stream 0, column 0) of the taps at distance 0..half around image row y.
-  struct TapRows {
-    const uint16_t* up[kMaxHalf + 1];
-    const uint16_t* down[kMaxHalf + 1];
-  };
   TapRows tapRows(int half, int y) const {
     TapRows t;
     for (int d = 0; d <= half; ++d) {
-      t.up[d] = ws_.ringRow(mirror(y - d, p_.h), kSlots, 0);
-      t.down[d] = ws_.ringRow(mirror(y + d, p_.h), kSlots, 0);
+      t.up[d] = ring(mirror(y - d, p_.h), 0);
+      t.down[d] = ring(mirror(y + d, p_.h), 0);
     }
     return t;
   }
+
   // The same rows moved to ring stream s and column x0.
   TapRows shifted(const TapRows& base, int half, int s, int x0) const {
     const ptrdiff_t offset = ptrdiff_t(s) * ws_.stride() + x0;
@@ -374,76 +533,43 @@ class ScalePass {
     return t;
   }
 
-  // A vertically filtered second moment, rounded to 32 bits.
-  uint32_t secondMoment(const uint32_t* lo, const uint32_t* hi, int i) const {
-    if (!kWide) return roundShift(lo[i], p_.sqShift);
-    const uint64_t full = (uint64_t(hi[i]) << 16) + lo[i];
-    return static_cast<uint32_t>(roundShift(full, p_.sqShift));
-  }
-
   // Vertical pass for image row y into the kRowStreams rows, mirror-padded.
   void filterStatRow(int y) {
     const TapRows rows = tapRows(kHalf, y);
-    uint16_t* out[kRowStreams];
-    for (int k = 0; k < kRowStreams; ++k) out[k] = ws_.row(k);
-
     for (int x0 = 0; x0 < p_.w; x0 += kBlock) {
       uint32_t acc[kRingStreams][kBlock];
-      for (int s = 0; s < kStatStreams; ++s) {
+      for (int s = 0; s < kRingUsed; ++s) {
         const TapRows t = shifted(rows, kHalf, s, x0);
-        filterBlock<S>(t.up, t.down, acc[s]);
+        filterBlock<S>(p_.isa, t.up, t.down, acc[s]);
       }
-      for (int i = 0; i < kBlock; ++i) {
-        const int x = x0 + i;
-        out[kMu1][x] = static_cast<uint16_t>(roundShift(acc[kRef][i], p_.muShift));
-        out[kMu2][x] = static_cast<uint16_t>(roundShift(acc[kDis][i], p_.muShift));
-        const uint32_t xx = secondMoment(acc[kRefSqLo], acc[kRefSqHi], i);
-        const uint32_t yy = secondMoment(acc[kDisSqLo], acc[kDisSqHi], i);
-        const uint32_t xy = secondMoment(acc[kCrossLo], acc[kCrossHi], i);
-        out[kXxHi][x] = static_cast<uint16_t>(xx >> 16);
-        out[kXxLo][x] = static_cast<uint16_t>(xx);
-        out[kYyHi][x] = static_cast<uint16_t>(yy >> 16);
-        out[kYyLo][x] = static_cast<uint16_t>(yy);
-        out[kXyHi][x] = static_cast<uint16_t>(xy >> 16);
-        out[kXyLo][x] = static_cast<uint16_t>(xy);
-      }
+      finishMean(acc[kRef], p_.muShift, ws_.row(kMu1) + x0);
+      finishMean(acc[kDis], p_.muShift, ws_.row(kMu2) + x0);
+      finishMoment(acc[kRefSqLo], acc[kRefSqHi], kWide, p_.sqShift, ws_.row(kXxHi) + x0,
+                   ws_.row(kXxLo) + x0);
+      finishMoment(acc[kDisSqLo], acc[kDisSqHi], kWide, p_.sqShift, ws_.row(kYyHi) + x0,
+                   ws_.row(kYyLo) + x0);
+      finishMoment(acc[kCrossLo], acc[kCrossHi], kWide, p_.sqShift, ws_.row(kXyHi) + x0,
+                   ws_.row(kXyLo) + x0);
     }
-    for (int k = 0; k < kRowStreams; ++k) mirrorPad(out[k], p_.w, kHalf);
+    for (int k = 0; k < kRowStreams; ++k) mirrorPad(ws_.row(k), p_.w, kHalf);
   }
 
   // Horizontal pass over the filtered row, then the per-pixel contributions.
   void accumulateStatRow() {
     for (int x0 = 0; x0 < p_.w; x0 += kBlock) {
       uint32_t acc[kRowStreams][kBlock];
-      for (int s = 0; s < kRowStreams; ++s) filterRowBlock<S>(ws_.row(s) + x0, acc[s]);
-
-      // A horizontally filtered second moment, (hi * 2^16 + lo + 2^15) >> 16, exactly.
-      auto moment = [&acc](int hi, int lo, int i) {
-        return acc[hi][i] + ((acc[lo][i] + 32768u) >> 16);
-      };
-      // Q32 product of two filtered means, rounded to Q16.
-      auto meanProduct = [](uint32_t a, uint32_t b) {
-        return static_cast<uint32_t>((uint64_t(a) * b + 0x80000000u) >> 32);
-      };
-      // Local variances and covariance. The subtractions wrap in 32 bits and are read back
-      // as signed, like libvmaf's.
-      int32_t s1[kBlock], s2[kBlock], s12[kBlock];
-      for (int i = 0; i < kBlock; ++i) {
-        const uint32_t mu1 = acc[kMu1][i], mu2 = acc[kMu2][i];
-        s1[i] = static_cast<int32_t>(moment(kXxHi, kXxLo, i) - meanProduct(mu1, mu1));
-        s2[i] = std::max(
-            static_cast<int32_t>(moment(kYyHi, kYyLo, i) - meanProduct(mu2, mu2)), 0);
-        s12[i] = static_cast<int32_t>(moment(kXyHi, kXyLo, i) - meanProduct(mu1, mu2));
-      }
+      for (int s = 0; s < kRowStreams; ++s) filterAlongRow<S>(p_.isa, ws_.row(s) + x0, acc[s]);
+      int32_t sigma1Sq[kBlock], sigma2Sq[kBlock], sigma12[kBlock];
+      localMoments(acc[kMu1], acc[kMu2], acc[kXxHi], acc[kXxLo], acc[kYyHi], acc[kYyLo],
+                   acc[kXyHi], acc[kXyLo], sigma1Sq, sigma2Sq, sigma12);
       const int n = std::min(kBlock, p_.w - x0);
-      for (int i = 0; i < n; ++i) addPixel(s1[i], s2[i], s12[i], log2q_, sums_);
+      for (int i = 0; i < n; ++i) addPixel(sigma1Sq[i], sigma2Sq[i], sigma12[i], log2q_, sums_);
     }
   }
 
   // Low-pass image row y (even) with the next scale's filter and keep its even columns as
   // row y/2 of the next scale's images.
   void downsampleRow(int y) {
-    constexpr int kNext = kDownsample ? S + 1 : S;
     constexpr Filter f = kFilters[kNext];
     const TapRows rows = tapRows(f.half, y);
     const int outW = p_.w / 2;
@@ -452,19 +578,18 @@ class ScalePass {
       for (int x0 = 0; x0 < p_.w; x0 += kBlock) {
         uint32_t acc[kBlock];
         const TapRows t = shifted(rows, f.half, which == 0 ? kRef : kDis, x0);
-        filterBlock<kNext>(t.up, t.down, acc);
-        for (int i = 0; i < kBlock; ++i) {
-          row[x0 + i] = static_cast<uint16_t>(roundShift(acc[i], p_.downShift));
-        }
+        filterBlock<kNext>(p_.isa, t.up, t.down, acc);
+        finishMean(acc, p_.downShift, row + x0);
       }
       mirrorPad(row, p_.w, f.half);
 
       uint16_t* dst = (which == 0 ? p_.nextRef : p_.nextDis) + size_t(y / 2) * outW;
       for (int ox = 0; ox < outW; ++ox) {
         const int x = 2 * ox;
-        uint32_t acc = uint32_t(f.taps[0]) * row[x];
+        uint32_t acc = uint32_t(f.taps[0]) * (row[x] ^ kBias16);
         for (int d = 1; d <= f.half; ++d) {
-          acc += uint32_t(f.taps[d]) * row[x - d] + uint32_t(f.taps[d]) * row[x + d];
+          acc += uint32_t(f.taps[d]) * (row[x - d] ^ kBias16) +
+                 uint32_t(f.taps[d]) * (row[x + d] ^ kBias16);
         }
         dst[ox] = static_cast<uint16_t>(roundShift(acc, 16));
       }
@@ -495,6 +620,7 @@ template <typename Sample>
 void computeStats(const Sample* ref, const Sample* dis, int w, int h, int bitDepth,
                   int64_t* stats) {
   Workspace ws(w, h);
+  const Isa isa = bestIsa();
   size_t offset = 0;  // of the current scale's image in the pyramid
   for (int s = 0; s < kVifScales; ++s) {
     ScaleParams p;
@@ -508,6 +634,7 @@ void computeStats(const Sample* ref, const Sample* dis, int w, int h, int bitDep
     const size_t nextOffset = offset + (s == 0 ? 0 : size_t(w) * size_t(h));
     p.nextRef = ws.pyramid(0, nextOffset);
     p.nextDis = ws.pyramid(1, nextOffset);
+    p.isa = isa;
     const uint16_t* pyrRef = ws.pyramid(0, offset);
     const uint16_t* pyrDis = ws.pyramid(1, offset);
 
