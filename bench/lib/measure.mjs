@@ -9,6 +9,8 @@
 //                   process.resourceUsage().maxRSS can raise it with `selfMaxRssKiB`.
 //   cpuS            user + system CPU seconds, summed over the tree (each process's last
 //                   sample; at most one sample period per process is missed)
+//   otherCores      the machine's other busy CPU time over the run, in cores (/proc/stat, less
+//                   cpuS): other processes competing for the cores, which make timings unfair
 // Elsewhere than Linux only wallS is measured.
 import { spawn } from 'node:child_process';
 import { readFileSync, readdirSync } from 'node:fs';
@@ -22,6 +24,18 @@ const hasProc = process.platform === 'linux' && (() => {
     return false;
   }
 })();
+
+/** CPU seconds the whole machine has been busy (all CPUs; steal included) since boot. */
+function machineBusyS() {
+  if (!hasProc) return null;
+  try {
+    const f = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
+    // user nice system idle iowait irq softirq steal ...
+    return (f[0] + f[1] + f[2] + f[5] + f[6] + (f[7] ?? 0)) / USER_HZ;
+  } catch {
+    return null;
+  }
+}
 
 function childrenOf(pid) {
   const out = [];
@@ -59,12 +73,13 @@ function readProc(pid) {
 
 /**
  * Runs `command args` and measures it. Resolves with
- * { code, signal, wallS, stdout, stderr, peakTreeRssKiB, maxRssKiB, cpuS, processes }.
+ * { code, signal, wallS, rootMaxRssKiB, stdout, stderr, peakTreeRssKiB, maxRssKiB, cpuS, otherCores, processes }.
  */
 export function measure(command, args, { env = process.env, cwd, sampleMs = 20, onStderr } = {}) {
   return new Promise((resolve, reject) => {
     const seen = new Map(); // pid -> { name, hwmKiB, cpuTicks }
     let peakTreeRssKiB = 0;
+    const busyBefore = machineBusyS();
     const started = performance.now();
     const child = spawn(command, args, { env, cwd, stdio: ['ignore', 'pipe', 'pipe'] });
     const stdout = [];
@@ -104,18 +119,24 @@ export function measure(command, args, { env = process.env, cwd, sampleMs = 20, 
     });
     child.on('exit', (code, signal) => {
       const wallS = (performance.now() - started) / 1000;
+      const busyAfter = machineBusyS();
       clearInterval(timer);
       const done = () => {
         const processes = [...seen].map(([pid, p]) => ({ pid, name: p.name, hwmKiB: p.hwmKiB, cpuS: p.cpuTicks / USER_HZ }));
+        const cpuS = hasProc ? processes.reduce((s, p) => s + p.cpuS, 0) : null;
+        // What else kept the machine busy meanwhile (other processes, this bench's own sampling).
+        const otherCores = busyBefore == null || busyAfter == null ? null : Math.max(0, busyAfter - busyBefore - cpuS) / wallS;
         resolve({
           code,
           signal,
           wallS,
+          rootMaxRssKiB: hasProc ? (seen.get(child.pid)?.hwmKiB ?? null) : null,
           stdout: Buffer.concat(stdout).toString('utf8'),
           stderr: Buffer.concat(stderr).toString('utf8'),
           peakTreeRssKiB: hasProc ? peakTreeRssKiB : null,
           maxRssKiB: hasProc ? Math.max(0, ...processes.map((p) => p.hwmKiB)) : null,
-          cpuS: hasProc ? processes.reduce((s, p) => s + p.cpuS, 0) : null,
+          cpuS,
+          otherCores,
           processes,
         });
       };

@@ -8,16 +8,35 @@
 // then scored, its neighbours above and below being available. Only the LL planes are ever
 // stored for a whole frame; everything else lives in row buffers.
 //
-// The kernels are written as short loops over rows with simple bodies: in that form GCC and
-// Clang vectorize them at baseline SSE2 (fused bodies mixing 64-bit products, doubles and
-// selects defeat their vectorizers). Scale 0 works on 16-bit coefficients; scales 1..3 need
-// 64-bit products and mostly run scalar, on a quarter of the pixels and less.
+// The kernels are plain C++ written as short loops over rows with simple bodies: in that form
+// GCC and Clang vectorize them at baseline SSE2 (fused bodies mixing 64-bit products, doubles
+// and selects defeat their vectorizers), and a second copy is compiled for AVX2 and chosen at
+// run time. Scale 0 works on 16-bit coefficients. Scales 1..3 need more than 32 bits: their
+// DWT sums run in double (exact, see roundedShift); their decouple and masking, on a quarter
+// of the pixels and less, stay scalar int64.
 #include "adm.h"
+
+#include <math.h>  // powf: the binary32 function libvmaf calls
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <memory>
 #include <vector>
+
+// On x86-64 with GCC or Clang the whole per-frame computation is compiled a second time for
+// AVX2 (a target attribute, chosen at run time); the code is the same, so are the results.
+// Define VMAFS_ADM_NO_AVX2 to build without it.
+#if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__) && \
+    !defined(VMAFS_ADM_NO_AVX2)
+#define VMAFS_ADM_AVX2 1
+#endif
+
+// No contraction into FMA (GCC needs -ffp-contract=off on the command line as well). Only
+// the angle test depends on it; every other double sum here is exact anyway.
+#if defined(__clang__)
+#pragma clang fp contract(off)
+#endif
 
 namespace vmafs {
 namespace {
@@ -65,6 +84,15 @@ inline uint32_t uabs32(int32_t x) {
   return x < 0 ? 0u - static_cast<uint32_t>(x) : static_cast<uint32_t>(x);
 }
 inline int32_t select(bool c, int32_t a, int32_t b) { return c ? a : b; }
+inline int bitLength(uint32_t x) {
+#if defined(__GNUC__) || defined(__clang__)
+  return x == 0 ? 0 : 32 - __builtin_clz(x);
+#else
+  int n = 0;
+  for (; x != 0; x >>= 1) ++n;
+  return n;
+#endif
+}
 inline int32_t min32(int32_t a, int32_t b) { return a < b ? a : b; }
 inline int32_t max32(int32_t a, int32_t b) { return a > b ? a : b; }
 
@@ -152,7 +180,6 @@ struct Rows {
   std::vector<int32_t> angle, k, colSum, thr;
   std::vector<uint32_t> x, xs;
   std::vector<float> f0, f1, f2;
-  std::vector<Coef> r0, r1;
 
   Rows(int inWidth, int w) {
     const size_t padded = static_cast<size_t>(inWidth) + 3, n = static_cast<size_t>(w);
@@ -171,8 +198,6 @@ struct Rows {
     x.assign(n, 0);
     xs.assign(n, 0);
     for (auto* v : {&f0, &f1, &f2}) v->assign(n, 0.0f);
-    r0.assign(n, 0);
-    r1.assign(n, 0);
   }
 };
 
@@ -331,48 +356,47 @@ struct BaseScale {
 // ---------------------------------------------------------------------------------------------
 // Scales 1..3: 32-bit coefficients, 64-bit intermediates.
 
-// floor((sum + round) * scale) as int32, for a 4-tap filter sum over int32 inputs and scale a
-// power of two. Exact in double: |sum| < 2^15 * 2^33 < 2^53, adding the round and scaling
-// are exact, and the results (the band values of scales 1..3) stay below 2^31 in magnitude,
-// so libvmaf's int64 -> int32 narrowing never wraps: the worst case over all inputs, from
-// |scale-0 LL| <= 22930 and the filters' absolute tap sum 54822, is about 2.1e9.
-inline int32_t filterFloor(double sum, double round, double scale) {
-  const double v = (sum + round) * scale;
-  const int32_t t = static_cast<int32_t>(v);  // toward zero; one less below zero
-  return t - (static_cast<double>(t) > v);
+// (sum + 2^(shift-1)) >> shift as int32, for a 4-tap filter sum over int32 inputs, computed
+// in double without compares (which keep compilers from vectorizing): for an integer sum the
+// result is the nearest integer to (sum + 0.5) / 2^shift, never a tie, and adding then
+// subtracting 1.5 * 2^52 rounds to nearest. Everything is exact: |sum| < 2^48. The results
+// (band values of scales 1..3) stay below 2^31 in magnitude, so libvmaf's int64 -> int32
+// narrowing never wraps: the worst case over all inputs, from |scale-0 LL| <= 22930 and the
+// filters' absolute tap sum 54822, is about 2.1e9.
+inline int32_t roundedShift(double sum, double inverseScale) {
+  constexpr double kRoundingMagic = 0x1.8p52;
+  const double v = (sum + 0.5) * inverseScale;
+  return static_cast<int32_t>((v + kRoundingMagic) - kRoundingMagic);
 }
 
 struct DetailScale {
   using Coef = int32_t;
-  int scale;                // 1..3
   uint32_t weight[kBands];  // the CSF weights in Q32: uint32(weight * 2^32)
-  int horizontalShift;      // 15, 16, 15
-  int denSquareShift;       // 31, 30, 31
+  int horizontalShift;      // scales 1, 2, 3: 15, 16, 15
+  int denSquareShift;       // scales 1, 2, 3: 31, 30, 31
   const int32_t* recip = reciprocals();
 
-  explicit DetailScale(int s)
-      : scale(s), horizontalShift(s == 2 ? 16 : 15), denSquareShift(s == 2 ? 30 : 31) {
+  explicit DetailScale(int s) : horizontalShift(s == 2 ? 16 : 15), denSquareShift(s == 2 ? 30 : 31) {
     for (int b = 0; b < kBands; ++b) {
       weight[b] = static_cast<uint32_t>(kCsfWeight[s][b] * 4294967296.0);
     }
   }
 
   // Horizontal DWT pass, (sum F * v + round) >> shift. The sums need more than 32 bits;
-  // they are evaluated in double, which is exact here (see filterFloor).
+  // they are evaluated in double, which is exact here (see roundedShift).
   void horizontal(const int32_t* __restrict lo, const int32_t* __restrict hi, int w,
                   int32_t* __restrict a, int32_t* __restrict h, int32_t* __restrict v,
                   int32_t* __restrict d) const {
-    const double round = static_cast<double>(roundOffset(horizontalShift));
     const double scale = std::ldexp(1.0, -horizontalShift);
     for (int j = 0; j < w; ++j) {
       const double l0 = lo[2 * j - 1], l1 = lo[2 * j], l2 = lo[2 * j + 1], l3 = lo[2 * j + 2];
-      a[j] = filterFloor(kLo[0] * l0 + kLo[1] * l1 + kLo[2] * l2 + kLo[3] * l3, round, scale);
-      v[j] = filterFloor(kHi[0] * l0 + kHi[1] * l1 + kHi[2] * l2 + kHi[3] * l3, round, scale);
+      a[j] = roundedShift(kLo[0] * l0 + kLo[1] * l1 + kLo[2] * l2 + kLo[3] * l3, scale);
+      v[j] = roundedShift(kHi[0] * l0 + kHi[1] * l1 + kHi[2] * l2 + kHi[3] * l3, scale);
     }
     for (int j = 0; j < w; ++j) {
       const double h0 = hi[2 * j - 1], h1 = hi[2 * j], h2 = hi[2 * j + 1], h3 = hi[2 * j + 2];
-      h[j] = filterFloor(kLo[0] * h0 + kLo[1] * h1 + kLo[2] * h2 + kLo[3] * h3, round, scale);
-      d[j] = filterFloor(kHi[0] * h0 + kHi[1] * h1 + kHi[2] * h2 + kHi[3] * h3, round, scale);
+      h[j] = roundedShift(kLo[0] * h0 + kLo[1] * h1 + kLo[2] * h2 + kLo[3] * h3, scale);
+      d[j] = roundedShift(kHi[0] * h0 + kHi[1] * h1 + kHi[2] * h2 + kHi[3] * h3, scale);
     }
   }
 
@@ -388,7 +412,7 @@ struct DetailScale {
     int e = 0;
     uint32_t m = u;
     if (u >= 32768) {
-      e = 17 - __builtin_clz(u);
+      e = bitLength(u) - 15;
       m = (u + (1u << (e - 1))) >> e;
     }
     const int64_t num = static_cast<int64_t>(recip[m]) * t * (o < 0 ? -1 : 1);
@@ -500,11 +524,10 @@ void verticalDetail(const int32_t* ll, int width, int height, int scale, int y,
     }
     return;
   }
-  const double round = 32768.0, scaleBy = 0x1p-16;
   for (int x = 0; x < width; ++x) {
     const double s0 = r0[x], s1 = r1[x], s2 = r2[x], s3 = r3[x];
-    lo[x] = filterFloor(kLo[0] * s0 + kLo[1] * s1 + kLo[2] * s2 + kLo[3] * s3, round, scaleBy);
-    hi[x] = filterFloor(kHi[0] * s0 + kHi[1] * s1 + kHi[2] * s2 + kHi[3] * s3, round, scaleBy);
+    lo[x] = roundedShift(kLo[0] * s0 + kLo[1] * s1 + kLo[2] * s2 + kLo[3] * s3, 0x1p-16);
+    hi[x] = roundedShift(kHi[0] * s0 + kHi[1] * s1 + kHi[2] * s2 + kHi[3] * s3, 0x1p-16);
   }
 }
 
@@ -598,27 +621,23 @@ void runScale(const Fx& fx, const ScalePlan& p, int inWidth, Vertical vertical,
   }
 }
 
-}  // namespace
-
-void admStats(const LumaPlane& ref, const LumaPlane& dis, int64_t* stats) {
-  std::fill(stats, stats + kAdmStatsLen, int64_t{0});
+// All four scales of one frame; acc receives the stats (modulo 2^64).
+inline void computeStats(const LumaPlane& ref, const LumaPlane& dis, uint64_t* acc) {
   const int width = ref.width, height = ref.height, bitDepth = ref.bitDepth;
-  if (width < kAdmMinSize || height < kAdmMinSize) return;
-
-  uint64_t acc[kAdmStatsLen] = {};  // accumulated modulo 2^64, like the int64 slots
-  // LL planes: [ref/dis][ping/pong]; scale s writes ping at s = 0, 2 and pong at s = 1.
+  // LL planes: [ref/dis][ping/pong]; scales 0 and 2 write ping, scale 1 writes pong. Each
+  // scale writes every element of its plane before the next one reads it.
   const size_t w0 = static_cast<size_t>((width + 1) / 2), h0 = static_cast<size_t>((height + 1) / 2);
-  std::vector<int32_t> ll[2][2];
+  std::unique_ptr<int32_t[]> ll[2][2];
   for (auto& side : ll) {
-    side[0].resize(w0 * h0);
-    side[1].resize(((w0 + 1) / 2) * ((h0 + 1) / 2));
+    side[0].reset(new int32_t[w0 * h0]);
+    side[1].reset(new int32_t[((w0 + 1) / 2) * ((h0 + 1) / 2)]);
   }
 
   int inWidth = width, inHeight = height;
   for (int scale = 0; scale < kScales; ++scale) {
     const ScalePlan p = makePlan(width, height, scale);
     const int out = scale % 2, in = 1 - out;
-    int32_t* const nextBufs[2] = {ll[0][out].data(), ll[1][out].data()};
+    int32_t* const nextBufs[2] = {ll[0][out].get(), ll[1][out].get()};
     int32_t* const* nextLl = scale + 1 < kScales ? nextBufs : nullptr;
     uint64_t* st = acc + scale * kAdmStatsPerScale;
     if (scale == 0) {
@@ -633,7 +652,7 @@ void admStats(const LumaPlane& ref, const LumaPlane& dis, int64_t* stats) {
       };
       runScale(BaseScale{}, p, inWidth, vertical, nextLl, st);
     } else {
-      const int32_t* input[2] = {ll[0][in].data(), ll[1][in].data()};
+      const int32_t* input[2] = {ll[0][in].get(), ll[1][in].get()};
       auto vertical = [&](int side, int y, int32_t* lo, int32_t* hi) {
         verticalDetail(input[side], inWidth, inHeight, scale, y, lo, hi);
       };
@@ -642,6 +661,48 @@ void admStats(const LumaPlane& ref, const LumaPlane& dis, int64_t* stats) {
     inWidth = p.w;
     inHeight = p.h;
   }
+}
+
+// One copy per instruction set; flatten inlines every kernel so that each copy is compiled
+// (and vectorized) for its target.
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((flatten))
+#endif
+void computeStatsBaseline(const LumaPlane& ref, const LumaPlane& dis, uint64_t* acc) {
+  computeStats(ref, dis, acc);
+}
+
+#if defined(VMAFS_ADM_AVX2)
+__attribute__((target("avx2"), flatten)) void computeStatsAvx2(const LumaPlane& ref,
+                                                               const LumaPlane& dis,
+                                                               uint64_t* acc) {
+  computeStats(ref, dis, acc);
+}
+
+bool cpuHasAvx2() {
+  static const bool has = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx2") != 0;
+  }();
+  return has;
+}
+#endif
+
+}  // namespace
+
+void admStats(const LumaPlane& ref, const LumaPlane& dis, int64_t* stats) {
+  std::fill(stats, stats + kAdmStatsLen, int64_t{0});
+  if (ref.width < kAdmMinSize || ref.height < kAdmMinSize) return;
+  uint64_t acc[kAdmStatsLen] = {};
+#if defined(VMAFS_ADM_AVX2)
+  if (cpuHasAvx2()) {
+    computeStatsAvx2(ref, dis, acc);
+  } else {
+    computeStatsBaseline(ref, dis, acc);
+  }
+#else
+  computeStatsBaseline(ref, dis, acc);
+#endif
   for (int i = 0; i < kAdmStatsLen; ++i) stats[i] = static_cast<int64_t>(acc[i]);
 }
 
@@ -655,7 +716,7 @@ void admFinish(const int64_t* stats, int width, int height, int /*bitDepth*/, do
     const ScalePlan p = makePlan(width, height, s);
     const int64_t* st = stats + s * kAdmStatsPerScale;
     const float noise =
-        powf(static_cast<float>(p.score.height() * p.score.width() * 0.03125), third);
+        ::powf(static_cast<float>(p.score.height() * p.score.width() * 0.03125), third);
 
     // Denominator: the ref cubes, weighted by the CSF weight cubed. The exponent is a signed
     // int at scale 0 and a (wrapping) uint32 at scales 1..3, as in libvmaf.
@@ -670,7 +731,7 @@ void admFinish(const int64_t* stats, int width, int height, int /*bitDepth*/, do
       const uint64_t acc = static_cast<uint64_t>(st[kAdmDenH + b]);
       const double csf = static_cast<double>(acc) / denScale *
                          std::pow(static_cast<double>(kCsfWeight[s][b]), 3);
-      d += powf(static_cast<float>(csf), third) + noise;
+      d += ::powf(static_cast<float>(csf), third) + noise;
     }
     den[s] = d;
 
@@ -691,7 +752,7 @@ void admFinish(const int64_t* stats, int width, int height, int /*bitDepth*/, do
           const float scaleF = static_cast<float>(std::pow(2.0, static_cast<double>(e)));
           f = static_cast<float>(acc[b]) / scaleF;
         }
-        n += powf(f, third) + noise;
+        n += ::powf(f, third) + noise;
       }
       num[var][s] = n;
     }

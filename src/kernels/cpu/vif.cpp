@@ -34,10 +34,13 @@
 #endif
 
 // The per-pixel double arithmetic must round after every operation, exactly like libvmaf's
-// C build. Each rounding step is its own statement (clang's default contraction stops at
-// statement boundaries); GCC additionally needs -ffp-contract=off on the command line.
+// C build: no fused multiply-add, whatever the target. Build with -ffp-contract=off; the
+// pragmas below make this file safe even without it (each rounding step is also its own
+// statement, where contraction under clang's default rules stops).
 #if defined(__clang__)
 #pragma clang fp contract(off)
+#elif defined(__GNUC__)
+#pragma GCC optimize("fp-contract=off")
 #endif
 
 namespace vmafs {
@@ -181,7 +184,9 @@ inline void filterBlockSse2(const uint16_t* const* up, const uint16_t* const* do
   const __m128i flip = _mm_set1_epi32(static_cast<int32_t>(0x80000000u));
   __m128i taps[f.half + 1];
   taps[0] = _mm_set1_epi16(static_cast<int16_t>(f.taps[0] / 2));
-  for (int d = 1; d <= f.half; ++d) taps[d] = _mm_set1_epi16(static_cast<int16_t>(f.taps[d]));
+  for (int d = 1; d <= f.half; ++d) {
+    taps[d] = _mm_set1_epi16(static_cast<int16_t>(f.taps[d]));
+  }
   for (int i = 0; i < kBlock; i += 8) {
     const __m128i c = _mm_loadu_si128(reinterpret_cast<const __m128i*>(up[0] + i));
     __m128i lo = _mm_madd_epi16(_mm_unpacklo_epi16(c, c), taps[0]);
@@ -199,7 +204,9 @@ inline void filterBlockSse2(const uint16_t* const* up, const uint16_t* const* do
 #endif
 
 #if defined(VMAFS_VIF_AVX2)
-template <int S>
+// kAlongRow: the taps are row[i - d] and row[i + d] of up[0] (constant offsets, no pointer
+// table), instead of up[d][i] and down[d][i].
+template <int S, bool kAlongRow>
 __attribute__((target("avx2"))) void filterBlockAvx2(const uint16_t* const* up,
                                                      const uint16_t* const* down,
                                                      uint32_t* __restrict out) {
@@ -210,21 +217,33 @@ __attribute__((target("avx2"))) void filterBlockAvx2(const uint16_t* const* up,
   for (int d = 1; d <= f.half; ++d) {
     taps[d] = _mm256_set1_epi16(static_cast<int16_t>(f.taps[d]));
   }
+  const uint16_t* row = up[0];
   for (int i = 0; i < kBlock; i += 16) {
     // unpacklo/hi work per 128-bit lane: lo holds lanes 0-3 and 8-11, hi 4-7 and 12-15.
-    const __m256i c = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(up[0] + i));
+    const __m256i c = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(row + i));
     __m256i lo = _mm256_madd_epi16(_mm256_unpacklo_epi16(c, c), taps[0]);
     __m256i hi = _mm256_madd_epi16(_mm256_unpackhi_epi16(c, c), taps[0]);
     for (int d = 1; d <= f.half; ++d) {
-      const __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(up[d] + i));
-      const __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(down[d] + i));
+      const uint16_t* pa;
+      const uint16_t* pb;
+      if constexpr (kAlongRow) {
+        pa = row + i - d;
+        pb = row + i + d;
+      } else {
+        pa = up[d] + i;
+        pb = down[d] + i;
+      }
+      const __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(pa));
+      const __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(pb));
       lo = _mm256_add_epi32(lo, _mm256_madd_epi16(_mm256_unpacklo_epi16(a, b), taps[d]));
       hi = _mm256_add_epi32(hi, _mm256_madd_epi16(_mm256_unpackhi_epi16(a, b), taps[d]));
     }
     lo = _mm256_xor_si256(lo, flip);
     hi = _mm256_xor_si256(hi, flip);
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + i), _mm256_permute2x128_si256(lo, hi, 0x20));
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + i + 8), _mm256_permute2x128_si256(lo, hi, 0x31));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + i),
+                        _mm256_permute2x128_si256(lo, hi, 0x20));  // lanes 0-7
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + i + 8),
+                        _mm256_permute2x128_si256(lo, hi, 0x31));  // lanes 8-15
   }
 }
 
@@ -255,7 +274,7 @@ template <int S>
 inline void filterBlock(Isa isa, const uint16_t* const* up, const uint16_t* const* down,
                         uint32_t* out) {
 #if defined(VMAFS_VIF_AVX2)
-  if (isa == Isa::kAvx2) return filterBlockAvx2<S>(up, down, out);
+  if (isa == Isa::kAvx2) return filterBlockAvx2<S, false>(up, down, out);
 #endif
 #if defined(VMAFS_VIF_SSE2)
   if (isa != Isa::kScalar) return filterBlockSse2<S>(up, down, out);
@@ -268,6 +287,9 @@ inline void filterBlock(Isa isa, const uint16_t* const* up, const uint16_t* cons
 template <int S>
 inline void filterAlongRow(Isa isa, const uint16_t* row, uint32_t* out) {
   constexpr int kHalf = kFilters[S].half;
+#if defined(VMAFS_VIF_AVX2)
+  if (isa == Isa::kAvx2) return filterBlockAvx2<S, true>(&row, &row, out);
+#endif
   const uint16_t* left[kHalf + 1];
   const uint16_t* right[kHalf + 1];
   for (int d = 0; d <= kHalf; ++d) {
@@ -558,12 +580,16 @@ class ScalePass {
   void accumulateStatRow() {
     for (int x0 = 0; x0 < p_.w; x0 += kBlock) {
       uint32_t acc[kRowStreams][kBlock];
-      for (int s = 0; s < kRowStreams; ++s) filterAlongRow<S>(p_.isa, ws_.row(s) + x0, acc[s]);
+      for (int s = 0; s < kRowStreams; ++s) {
+        filterAlongRow<S>(p_.isa, ws_.row(s) + x0, acc[s]);
+      }
       int32_t sigma1Sq[kBlock], sigma2Sq[kBlock], sigma12[kBlock];
       localMoments(acc[kMu1], acc[kMu2], acc[kXxHi], acc[kXxLo], acc[kYyHi], acc[kYyLo],
                    acc[kXyHi], acc[kXyLo], sigma1Sq, sigma2Sq, sigma12);
       const int n = std::min(kBlock, p_.w - x0);
-      for (int i = 0; i < n; ++i) addPixel(sigma1Sq[i], sigma2Sq[i], sigma12[i], log2q_, sums_);
+      for (int i = 0; i < n; ++i) {
+        addPixel(sigma1Sq[i], sigma2Sq[i], sigma12[i], log2q_, sums_);
+      }
     }
   }
 

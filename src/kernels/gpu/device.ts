@@ -288,16 +288,20 @@ export class GpuDevice {
         : scopeError!.message;
       throw new BackendError('E_GPU', `WGSL compilation failed:\n${text}`);
     }
-    try {
-      return await this.guard(d.createComputePipelineAsync({
-        label: options.label,
-        layout: 'auto',
-        compute: { module, entryPoint: options.entryPoint ?? 'main', ...(options.constants ? { constants: options.constants } : {}) },
-      }));
-    } catch (e) {
-      if (e instanceof BackendError) throw e;
-      throw new BackendError('E_GPU', `${options.label}: cannot create compute pipeline: ${message(e)}`, { cause: e });
-    }
+    // Synchronous creation on purpose: createComputePipelineAsync in dawn.node (webgpu
+    // 0.6.2) crashes the process now and then (mutex errors in Dawn's worker threads,
+    // seen with lavapipe). Errors come back through the error scope instead.
+    d.pushErrorScope('internal');
+    d.pushErrorScope('validation');
+    const pipeline = d.createComputePipeline({
+      label: options.label,
+      layout: 'auto',
+      compute: { module, entryPoint: options.entryPoint ?? 'main', ...(options.constants ? { constants: options.constants } : {}) },
+    });
+    const [validation, internal] = await this.guard(Promise.all([d.popErrorScope(), d.popErrorScope()]));
+    const err = validation ?? internal;
+    if (err) throw new BackendError('E_GPU', `${options.label}: cannot create compute pipeline: ${err.message}`);
+    return pipeline;
   }
 
   /** Copies `size` bytes of a buffer (COPY_SRC usage) back to the host. */

@@ -1,0 +1,10 @@
+const { create, globals } = await import('webgpu');
+const mode = process.argv[2];
+const gpu = create(['adapter=llvmpipe (LLVM 15.0.6, 256 bits)']);
+const a = await gpu.requestAdapter();
+const desc = {requiredLimits:{}};
+const NAMES = ['maxStorageBufferBindingSize','maxBufferSize','maxComputeWorkgroupStorageSize','maxComputeInvocationsPerWorkgroup','maxComputeWorkgroupSizeX','maxComputeWorkgroupSizeY','maxComputeWorkgroupSizeZ','maxComputeWorkgroupsPerDimension','maxStorageBuffersPerShaderStage','maxUniformBufferBindingSize','maxUniformBuffersPerShaderStage','maxBindGroups','maxBindingsPerBindGroup','maxStorageTexturesPerShaderStage'];
+for (const n of NAMES) if (mode==='all' || mode===n) desc.requiredLimits[n]=a.limits[n];
+console.log(desc.requiredLimits);
+const d = await a.requestDevice(desc);
+console.log('end');

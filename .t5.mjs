@@ -1,0 +1,24 @@
+const { create, globals } = await import('webgpu');
+Object.assign(globalThis, globals);
+const flags = process.argv[2] ? [process.argv[2]] : [];
+const gpu = create(flags);
+const a = await gpu.requestAdapter();
+const d = await a.requestDevice({requiredFeatures:['timestamp-query']});
+d.addEventListener('uncapturederror', (e)=>console.log('UNCAPTURED', e.error.message));
+const qs = d.createQuerySet({type:'timestamp', count: 8});
+const res = d.createBuffer({size: 64, usage: GPUBufferUsage.QUERY_RESOLVE|GPUBufferUsage.COPY_SRC});
+const rb = d.createBuffer({size: 64, usage: GPUBufferUsage.MAP_READ|GPUBufferUsage.COPY_DST});
+const big = d.createBuffer({size: 64<<20, usage: GPUBufferUsage.COPY_SRC|GPUBufferUsage.COPY_DST});
+const big2 = d.createBuffer({size: 64<<20, usage: GPUBufferUsage.COPY_SRC|GPUBufferUsage.COPY_DST});
+const e = d.createCommandEncoder();
+let p = e.beginComputePass({timestampWrites:{querySet: qs, beginningOfPassWriteIndex: 0, endOfPassWriteIndex: 1}}); p.end();
+e.copyBufferToBuffer(big, 0, big2, 0, 64<<20);
+p = e.beginComputePass({timestampWrites:{querySet: qs, beginningOfPassWriteIndex: 2}}); p.end();
+try { e.writeTimestamp(qs, 3); } catch (err) { console.log('writeTimestamp throws', err.message); }
+e.resolveQuerySet(qs, 0, 4, res, 0);
+e.copyBufferToBuffer(res, 0, rb, 0, 64);
+d.queue.submit([e.finish()]);
+await rb.mapAsync(GPUMapMode.READ);
+const t = new BigUint64Array(rb.getMappedRange().slice(0));
+console.log([...t].slice(0,4).map(x=>x.toString()));
+console.log('copy ns', (t[2]-t[1]).toString());

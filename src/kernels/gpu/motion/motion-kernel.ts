@@ -1,0 +1,109 @@
+/**
+ * The motion SAD of libvmaf 3.2.0 on the GPU (motion.wgsl; src/kernels/cpu/motion.h is the
+ * spec): the blur of the DIFFERENCE of the previous and the current reference luma, rounded
+ * after each pass, mirrored at the edges, summed per row in a u32 and over rows in a u64.
+ * One accumulator: the SAD, as the cpu backend's motionSad returns it. Without a previous
+ * reference (the first frame) it writes 0.
+ */
+import { BackendError } from '../../../errors.js';
+import type { GpuDevice } from '../device.js';
+import type { FrameGeometry, FrameKernel, LumaPlanes, StatsSlot } from '../frame-kernel.js';
+import { loadWgsl } from '../wgsl.js';
+
+/** Smallest width and height the mirroring serves (kMotionMinSize); smaller planes give 0. */
+const MOTION_MIN_SIZE = 3;
+
+export class MotionKernel implements FrameKernel {
+  readonly statsLength = 1;
+  readonly geometry: FrameGeometry;
+  readonly #gpu: GpuDevice;
+  readonly #pipeline: GPUComputePipeline | undefined;
+  /** Uniforms (the output word) by output offset in bytes. */
+  readonly #params = new Map<number, GPUBuffer>();
+  /** Bind groups by prev, cur, stats buffer and output offset. */
+  readonly #bindGroups = new Map<string, GPUBindGroup>();
+  readonly #ids = new WeakMap<GPUBuffer, number>();
+  #nextId = 0;
+  #destroyed = false;
+
+  private constructor(gpu: GpuDevice, geometry: FrameGeometry, pipeline: GPUComputePipeline | undefined) {
+    this.#gpu = gpu;
+    this.geometry = { ...geometry };
+    this.#pipeline = pipeline;
+  }
+
+  /** Compiles the kernel for one frame size and bit depth. */
+  static async create(gpu: GpuDevice, geometry: FrameGeometry): Promise<MotionKernel> {
+    const { width, height, bitDepth } = geometry;
+    if (![8, 10, 12, 16].includes(bitDepth)) throw new BackendError('E_GPU', `motion: unsupported bit depth ${bitDepth}`);
+    if (!(Number.isInteger(width) && Number.isInteger(height) && width > 0 && height > 0)) {
+      throw new BackendError('E_GPU', `motion: bad frame size ${width}x${height}`);
+    }
+    if (width < MOTION_MIN_SIZE || height < MOTION_MIN_SIZE) return new MotionKernel(gpu, geometry, undefined);
+    const maxGroups = gpu.limits.maxComputeWorkgroupsPerDimension;
+    if (height > maxGroups) throw new BackendError('E_GPU', `motion: ${height} rows exceed the adapter's ${maxGroups} workgroups per dimension`);
+    const pipeline = await gpu.createComputePipeline(loadWgsl('motion/motion.wgsl'), {
+      label: `motion ${width}x${height} ${bitDepth}-bit`,
+      constants: { WIDTH: width, HEIGHT: height, BIT_DEPTH: bitDepth },
+    });
+    return new MotionKernel(gpu, geometry, pipeline);
+  }
+
+  /**
+   * Records the SAD of planes.prevRef against planes.ref into out (8 bytes at out.offset,
+   * which must be a multiple of 8; out.buffer needs STORAGE and COPY_DST usage). Without
+   * planes.prevRef it records a 0.
+   */
+  encode(encoder: GPUCommandEncoder, planes: LumaPlanes, out: StatsSlot): void {
+    if (this.#destroyed) throw new BackendError('E_GPU', 'motion: the kernel is destroyed');
+    if (out.offset % 8 !== 0) throw new BackendError('E_GPU', `motion: output offset ${out.offset} is not a multiple of 8`);
+    encoder.clearBuffer(out.buffer, out.offset, 8);
+    if (!planes.prevRef || !this.#pipeline) return;
+    const pass = encoder.beginComputePass({ label: 'motion' });
+    pass.setPipeline(this.#pipeline);
+    pass.setBindGroup(0, this.#bindGroup(planes.prevRef, planes.ref, out));
+    pass.dispatchWorkgroups(this.geometry.height);
+    pass.end();
+  }
+
+  destroy(): void {
+    this.#destroyed = true;
+    for (const b of this.#params.values()) b.destroy();
+    this.#params.clear();
+    this.#bindGroups.clear();
+  }
+
+  #id(b: GPUBuffer): number {
+    let id = this.#ids.get(b);
+    if (id === undefined) this.#ids.set(b, (id = this.#nextId++));
+    return id;
+  }
+
+  #bindGroup(prev: GPUBuffer, cur: GPUBuffer, out: StatsSlot): GPUBindGroup {
+    const key = `${this.#id(prev)},${this.#id(cur)},${this.#id(out.buffer)},${out.offset}`;
+    let group = this.#bindGroups.get(key);
+    if (group) return group;
+    const d = this.#gpu.device;
+    let params = this.#params.get(out.offset);
+    if (!params) {
+      params = d.createBuffer({ size: 16, usage: GPUBufferUsage.UNIFORM, mappedAtCreation: true, label: 'motion params' });
+      new Uint32Array(params.getMappedRange()).set([out.offset / 4, 0, 0, 0]);
+      params.unmap();
+      this.#params.set(out.offset, params);
+    }
+    group = d.createBindGroup({
+      label: 'motion',
+      layout: this.#pipeline!.getBindGroupLayout(0),
+      entries: [
+        { binding: 0, resource: { buffer: prev } },
+        { binding: 1, resource: { buffer: cur } },
+        { binding: 2, resource: { buffer: out.buffer } },
+        { binding: 3, resource: { buffer: params } },
+      ],
+    });
+    // The ring of buffers a backend cycles through is small; a stray caller's is not kept forever.
+    if (this.#bindGroups.size >= 64) this.#bindGroups.clear();
+    this.#bindGroups.set(key, group);
+    return group;
+  }
+}
