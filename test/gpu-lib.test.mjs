@@ -4,13 +4,13 @@
 // on lavapipe (scripts/install-lavapipe.sh). Each op is checked on a few hundred thousand
 // inputs in one dispatch; GPU_LIB_SEED=<n> replays a run, GPU_LIB_N=<n> resizes it.
 import assert from 'node:assert/strict';
-import { openGpuDevice, listGpuAdapters, hasHardwareAdapter, GpuDevice } from '../dist/kernels/gpu/device.js';
+import { openGpuDevice, listGpuAdapters, hasHardwareAdapter } from '../dist/kernels/gpu/device.js';
 import { composeWgsl, loadWgsl, f64Bits, f64Literal, i64Literal, readI64, writeI64 } from '../dist/kernels/gpu/wgsl.js';
 import { I64Reducer, REDUCE_CHUNK } from '../dist/kernels/gpu/reduce-i64.js';
 import { BackendError } from '../dist/errors.js';
 
 const SEED = Number(process.env.GPU_LIB_SEED ?? 0x5eed1234) >>> 0;
-const N = Number(process.env.GPU_LIB_N ?? 1 << 18); // inputs per op
+const N = Number(process.env.GPU_LIB_N ?? 1 << 19); // inputs per op
 const MASK64 = (1n << 64n) - 1n;
 
 // ---- seeded random numbers ------------------------------------------------------------
@@ -94,7 +94,7 @@ function randomF64(R, shape) {
 
 // Pairs (a, b) for a binary op; shapes aimed at rounding, cancellation, exactness, ties.
 function randomPair(R, op) {
-  const k = R.int(14);
+  const k = R.int(16);
   if (k < 6) return [randomF64(R, R.int(10)), randomF64(R, R.int(10))];
   if (k === 6) { // same or close exponents: cancellation in add/sub
     const a = randomF64(R, 1);
@@ -141,6 +141,15 @@ function randomPair(R, op) {
   }
   if (k === 12) { // subnormal results: small * small, small / big, small - small
     return [randomF64(R, R.pick([2, 3])), randomF64(R, R.pick([1, 2, 3, 4]))];
+  }
+  if (k === 13) { // close values near the bottom of the range: subnormal differences and sums
+    const a = randomF64(R, R.pick([2, 3]));
+    const b = [R.bool() ? a[0] ^ (R.u32() >>> R.int(32)) : R.u32(), ((a[1] & 0x80000000) | (R.bool() ? a[1] & 0x7fffffff : (R.int(3) << 20) | (R.u32() & 0xfffff))) >>> 0];
+    return R.bool() ? [a, b] : [b, [a[0], (a[1] ^ 0x80000000) >>> 0]];
+  }
+  if (k === 14) { // products and quotients that land in or near the subnormal range
+    const ea = 1 + R.int(1100), eb = op === 'div' ? Math.max(1, Math.min(2046, ea + 1000 + R.int(80))) : Math.max(1, Math.min(2046, 1023 - 1021 - ea + 1023 - R.int(60)));
+    return [[R.u32(), ((R.bool() ? 0x80000000 : 0) | (ea << 20) | (R.u32() & 0xfffff)) >>> 0], [R.u32(), ((R.bool() ? 0x80000000 : 0) | (eb << 20) | (R.u32() & 0xfffff)) >>> 0]];
   }
   return [R.pick(SPECIAL_BITS), randomF64(R, R.int(10))].sort(() => (R.bool() ? 1 : -1));
 }
@@ -553,6 +562,7 @@ describe('gpu foundation (WebGPU, i64/f64 WGSL libraries, reduction)', function 
         let d = R.int(3) === 0 ? R.pick(I64_EDGES) : toS64(R.u64() >> BigInt(R.int(64)));
         if (i % 9 === 0) d = toS64((R.u64() >> BigInt(R.int(10))) | 1n << BigInt(54 + R.int(9))); // halfway-prone
         if (i % 13 === 0) d = toS64((1n << BigInt(53 + R.int(10))) + (1n << BigInt(R.int(10)))); // exact ties
+        if (i % 17 === 0) d = toS64((1n << 63n) | (R.u64() & ~0x7ffn & MASK64) | 0x400n | BigInt(R.int(2))); // u64 ties, sticky bit 0
         input.set([a[0], a[1], cc, ...wordsOf(d)], i * 5);
       }
       const out = await run('f64-convert', ['lib/f64.wgsl'], 5, 20, `
@@ -634,6 +644,45 @@ describe('gpu foundation (WebGPU, i64/f64 WGSL libraries, reduction)', function 
         } finally {
           buf.destroy();
         }
+      }
+    });
+
+    it('lib/reduce-i64.wgsl: workgroup_sum_i64 called twice in a row in a kernel of its own (64 wide)', async function () {
+      const R = makeRng(SEED ^ 0x64);
+      const groups = 300;
+      const vals = Array.from({ length: groups * 64 }, () => toS64(R.u64()) >> BigInt(R.int(34)));
+      const buf = upload(vals);
+      const out = gpu.device.createBuffer({ size: groups * 16, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC });
+      try {
+        const pipeline = await gpu.createComputePipeline(composeWgsl([], `// #include "lib/reduce-i64.wgsl"
+const REDUCE_WG_SIZE: u32 = 64u;
+@group(0) @binding(0) var<storage, read> inp: array<vec2<u32>>;
+@group(0) @binding(1) var<storage, read_write> outp: array<vec2<u32>>;
+@compute @workgroup_size(REDUCE_WG_SIZE)
+fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wg: vec3<u32>) {
+  let v = inp[wg.x * REDUCE_WG_SIZE + lid];
+  let s1 = workgroup_sum_i64(lid, v);
+  let s2 = workgroup_sum_i64(lid, i64_mul_i32(v, -3));
+  if (lid == 0u) { outp[2u * wg.x] = s1; outp[2u * wg.x + 1u] = s2; }
+}`), { label: 'wg-sum-twice' });
+        const words = await gpu.withErrorScopes('wg-sum-twice', async () => {
+          const enc = gpu.device.createCommandEncoder();
+          const pass = enc.beginComputePass();
+          pass.setPipeline(pipeline);
+          pass.setBindGroup(0, gpu.device.createBindGroup({ layout: pipeline.getBindGroupLayout(0), entries: [{ binding: 0, resource: { buffer: buf } }, { binding: 1, resource: { buffer: out } }] }));
+          pass.dispatchWorkgroups(groups);
+          pass.end();
+          gpu.device.queue.submit([enc.finish()]);
+          return new Uint32Array(await gpu.read(out));
+        });
+        for (let g = 0; g < groups; g++) {
+          const part = vals.slice(g * 64, g * 64 + 64);
+          assert.equal(readI64(words, 4 * g), sumOf(part), `group ${g}`);
+          assert.equal(readI64(words, 4 * g + 2), toS64(sumOf(part) * -3n), `group ${g}`);
+        }
+      } finally {
+        buf.destroy();
+        out.destroy();
       }
     });
 

@@ -1,5 +1,4 @@
 import type { BackendKind, FeatureBackend } from './backend.js';
-import { BackendError } from '../errors.js';
 import { CpuBackend } from './cpu-backend.js';
 
 export interface BackendOptions {
@@ -9,23 +8,49 @@ export interface BackendOptions {
 }
 
 /**
- * Opens the requested backend. `auto` takes the gpu backend when a hardware adapter
- * exists, else the cpu backend; an explicit `gpu` also runs on a software adapter.
+ * Opens the requested backend. `gpu` opens the gpu backend on the adapter `gpuAdapter`
+ * names, else the first hardware adapter, else a software one (lavapipe, SwiftShader: exact
+ * but slow, with a warning). `auto` takes the gpu backend only when a hardware adapter exists
+ * (or the one `gpuAdapter` names is hardware), else the cpu backend; a hardware adapter that
+ * fails to open falls back to the cpu backend with a warning.
  */
 export async function createBackend(kind: BackendKind | 'auto', options: BackendOptions): Promise<FeatureBackend> {
   switch (kind) {
     case 'cpu':
       return new CpuBackend({ threads: options.threads });
-    case 'gpu':
-      return openGpuBackend(options, false);
-    case 'auto':
-      return (await openGpuBackend(options, true)) ?? new CpuBackend({ threads: options.threads });
+    case 'gpu': {
+      const { GpuBackend } = await import('./gpu/gpu-backend.js');
+      return GpuBackend.open({ adapter: options.gpuAdapter, onWarning: options.onWarning });
+    }
+    case 'auto': {
+      const gpu = await openHardwareGpu(options);
+      return gpu ?? new CpuBackend({ threads: options.threads });
+    }
   }
 }
 
-async function openGpuBackend(options: BackendOptions, hardwareOnly: true): Promise<FeatureBackend | undefined>;
-async function openGpuBackend(options: BackendOptions, hardwareOnly: false): Promise<FeatureBackend>;
-async function openGpuBackend(_options: BackendOptions, hardwareOnly: boolean): Promise<FeatureBackend | undefined> {
-  if (hardwareOnly) return undefined;
-  throw new BackendError('E_GPU', 'the gpu backend is not available in this build yet; use --backend cpu');
+async function openHardwareGpu(options: BackendOptions): Promise<FeatureBackend | undefined> {
+  let device: typeof import('./gpu/device.js');
+  try {
+    device = await import('./gpu/device.js');
+  } catch {
+    return undefined;
+  }
+  const wanted = options.gpuAdapter?.toLowerCase();
+  let adapters: Awaited<ReturnType<typeof device.listGpuAdapters>>;
+  try {
+    adapters = await device.listGpuAdapters();
+  } catch {
+    return undefined; // no WebGPU here at all: the cpu backend
+  }
+  const hardware = adapters.filter((a) => !a.isSoftware && (wanted === undefined || wanted === '' || a.name.toLowerCase().includes(wanted)));
+  if (hardware.length === 0) return undefined;
+  try {
+    const { GpuBackend } = await import('./gpu/gpu-backend.js');
+    return await GpuBackend.open({ adapter: options.gpuAdapter, requireHardware: true, onWarning: options.onWarning });
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    options.onWarning?.(`cannot use the GPU (${message}); using the cpu backend`);
+    return undefined;
+  }
 }

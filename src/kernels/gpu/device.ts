@@ -105,6 +105,15 @@ function message(e: unknown): string {
   return e instanceof Error ? e.message : String(e);
 }
 
+// dawn.node's devices do not keep their Dawn instance (the GPU object create() returns)
+// alive: once that object is garbage collected, the instance is destroyed under the live
+// device and the process dies at random (mutex assertions, SIGSEGV, "futex facility
+// returned an unexpected error code"). Every instance in use is therefore held here: the
+// one per flag set that lists adapters, and each opened device's own, for good (a
+// process opens a handful at most).
+const listingInstances = new Map<string, GPU>();
+const deviceInstances = new Set<GPU>();
+
 const SOFTWARE_NAME = /llvmpipe|lavapipe|swiftshader|softpipe|software|microsoft basic render|\bwarp\b/i;
 
 /** Whether an adapter name or description names a CPU implementation. */
@@ -121,7 +130,10 @@ const ADAPTER_LINE = /^ \* backend: '([^']*)', name: '(.*)'$/;
 /** Every adapter Dawn can see (for --gpu-adapter messages and `--backend auto`). */
 export async function listGpuAdapters(dawnFlags: readonly string[] = []): Promise<GpuAdapterEntry[]> {
   const { create } = await loadWebGpu();
-  const gpu = create([...dawnFlags.filter((f) => !f.startsWith('adapter=')), `adapter=${NO_SUCH_ADAPTER}`]);
+  const flags = [...dawnFlags.filter((f) => !f.startsWith('adapter=')), `adapter=${NO_SUCH_ADAPTER}`];
+  const key = flags.join('\n');
+  let gpu = listingInstances.get(key);
+  if (!gpu) listingInstances.set(key, (gpu = create(flags)));
   let text: string;
   try {
     const adapter = await gpu.requestAdapter({ powerPreference: 'high-performance' });
@@ -181,12 +193,16 @@ export class GpuDevice {
   readonly limits: GPUSupportedLimits;
   /** Rejects (never resolves) with the first failure: device lost or an uncaptured error. */
   readonly failed: Promise<never>;
+  readonly #instance: GPU;
   #error: BackendError | undefined;
   #destroyed = false;
   #reject!: (e: BackendError) => void;
   #listeners = new Set<(e: BackendError) => void>();
 
-  constructor(device: GPUDevice, adapterName: string, info: GPUAdapterInfo, isSoftware: boolean) {
+  /** Use openGpuDevice(). `instance` is the Dawn instance the device came from. */
+  constructor(instance: GPU, device: GPUDevice, adapterName: string, info: GPUAdapterInfo, isSoftware: boolean) {
+    this.#instance = instance;
+    deviceInstances.add(instance);
     this.device = device;
     this.adapterName = adapterName;
     this.adapterInfo = Object.freeze({
@@ -288,20 +304,16 @@ export class GpuDevice {
         : scopeError!.message;
       throw new BackendError('E_GPU', `WGSL compilation failed:\n${text}`);
     }
-    // Synchronous creation on purpose: createComputePipelineAsync in dawn.node (webgpu
-    // 0.6.2) crashes the process now and then (mutex errors in Dawn's worker threads,
-    // seen with lavapipe). Errors come back through the error scope instead.
-    d.pushErrorScope('internal');
-    d.pushErrorScope('validation');
-    const pipeline = d.createComputePipeline({
-      label: options.label,
-      layout: 'auto',
-      compute: { module, entryPoint: options.entryPoint ?? 'main', ...(options.constants ? { constants: options.constants } : {}) },
-    });
-    const [validation, internal] = await this.guard(Promise.all([d.popErrorScope(), d.popErrorScope()]));
-    const err = validation ?? internal;
-    if (err) throw new BackendError('E_GPU', `${options.label}: cannot create compute pipeline: ${err.message}`);
-    return pipeline;
+    try {
+      return await this.guard(d.createComputePipelineAsync({
+        label: options.label,
+        layout: 'auto',
+        compute: { module, entryPoint: options.entryPoint ?? 'main', ...(options.constants ? { constants: options.constants } : {}) },
+      }));
+    } catch (e) {
+      if (e instanceof BackendError) throw e;
+      throw new BackendError('E_GPU', `${options.label}: cannot create compute pipeline: ${message(e)}`, { cause: e });
+    }
   }
 
   /** Copies `size` bytes of a buffer (COPY_SRC usage) back to the host. */
@@ -329,6 +341,7 @@ export class GpuDevice {
     this.#destroyed = true;
     this.#listeners.clear();
     this.device.destroy();
+    // The instance stays held: Dawn objects of this device may still be collected later.
   }
 }
 
@@ -357,6 +370,7 @@ export async function openGpuDevice(options: OpenGpuOptions = {}): Promise<GpuDe
   }
 
   const gpu = create([...flags, `adapter=${chosen.name}`]);
+  deviceInstances.add(gpu); // held from here on (see deviceInstances)
   let adapter: GPUAdapter | null;
   try {
     adapter = await gpu.requestAdapter({ powerPreference: 'high-performance' });
@@ -392,5 +406,5 @@ export async function openGpuDevice(options: OpenGpuOptions = {}): Promise<GpuDe
   } catch (cause) {
     throw new BackendError('E_GPU', `cannot open a WebGPU device on '${chosen.name}': ${message(cause)}`, { cause });
   }
-  return new GpuDevice(device, chosen.name, info, isSoftware);
+  return new GpuDevice(gpu, device, chosen.name, info, isSoftware);
 }

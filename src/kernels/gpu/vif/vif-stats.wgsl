@@ -1,4 +1,4 @@
-// #include "vif-gain.wgsl"
+// #include "vif-log2.wgsl"
 // #include "../lib/luma.wgsl"
 //
 // vif-stats.wgsl: one VIF scale, one workgroup per TW x TH tile of the scale's image
@@ -28,12 +28,14 @@
 //     the down-sampling filter of ref and dis (packed) into D;
 //  3. horizontal filtering: per pixel mu1, mu2, xx, yy, xy, then sigma1_sq, sigma2_sq,
 //     sigma12 (kept in registers); the down-sampled pixels of the tile go to next_img;
-//  4. cheap per-pixel contributions; pixels that need the gain (sigma1_sq >= 2^17,
-//     sigma12 > 0, sigma2_sq > 0) are queued in smem;
-//  5. every invocation takes queue entries (lid, lid + WG, ...) through the software
-//     binary64 path: the slow path runs with all lanes busy;
-//  6. fixed-order workgroup tree of the 5 sums; invocation 0 writes the tile's partials,
-//     partials[part_base + k * part_stride + tile] for stat k (vif.h's order).
+//  4. cheap per-pixel contributions (stats 2, 3, 4); the pixels that need the gain
+//     (sigma1_sq >= 2^17, sigma12 > 0, sigma2_sq > 0) are appended, as (sigma1_sq,
+//     sigma2_sq, sigma12), to the tile's own region of gain_queue (3 * TW * TH words at
+//     tile * 3 * TW * TH; their order varies, their integer sum does not), their number to
+//     gain_count[tile];
+//  5. fixed-order workgroup tree of the 3 sums; invocation 0 writes the tile's partials,
+//     partials[part_base + k * part_stride + tile] for stat k = 2, 3, 4 (vif.h's order).
+// vif-gain-pass.wgsl then runs the binary64 gain path over the queues and writes stats 0, 1.
 // No invocation returns early: pixels outside the image contribute zero.
 //
 // All sums are plain u32 arithmetic, exact by the bounds in vif.h: every filter sums to
@@ -51,7 +53,8 @@ struct VifParams {
   // partials of this scale: stat k of tile t at part_base + k * part_stride + t
   part_base: u32,
   part_stride: u32,
-  _pad: u32,
+  // index of this scale's first tile among all scales' tiles (gain queue regions)
+  tile_base: u32,
 }
 
 const IN_W: u32 = TW + 2u * HALF;
@@ -61,6 +64,7 @@ const VP: u32 = IN_W * TH;          // one plane of V
 const D_W: u32 = TW + 2u * DHALF;
 const D_OFF: u32 = V_OFF + 4u * VP;
 const NSQ_I: i32 = 131072;
+const VIF_NSQ: u32 = 131072u;
 
 var<workgroup> smem: array<u32, SMEM>;
 var<workgroup> qcount: atomic<u32>;
@@ -77,26 +81,6 @@ fn mirror_clamp(i: i32, n: u32) -> u32 {
     j = 2 * (m - 1) - j;
   }
   return u32(clamp(j, 0, m - 1));
-}
-
-fn log2_table(v: u32) -> u32 {
-  let i = v - 32768u;
-  return (log2_tab[i >> 1u] >> ((i & 1u) * 16u)) & 0xffffu;
-}
-
-// log2(x) * 2048 (Q11) for 2^17 <= x < 2^32: the top 16 bits index the table.
-fn log2q32(x: u32) -> u32 {
-  let k = 16u - countLeadingZeros(x);
-  return log2_table(x >> k) + 2048u * k;
-}
-
-// The same for 2^17 <= x < 2^64.
-fn log2q64(x: vec2<u32>) -> u32 {
-  if (x.y == 0u) {
-    return log2q32(x.x);
-  }
-  let k = 48u - countLeadingZeros(x.y);
-  return log2_table(u64_shr(x, k).x) + 2048u * k;
 }
 
 // u32((u64(a) * b + 2^31) >> 32)
@@ -276,12 +260,13 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) l
   }
   workgroupBarrier(); // smem is free from here on
 
-  // ---- 4. cheap contributions; queue the pixels that need the gain
-  var num_log = 0u;
-  var num_log_egl = 0u;
+  // ---- 4. cheap contributions; the pixels that need the gain go to this tile's region of
+  // the gain queue (vif-gain-pass.wgsl takes them from there)
   var den_log = 0u;
   var num_non_log = vec2<u32>(0u, 0u);
   var den_non_log = 0u;
+  let tile = P.tile_base + wg.y * P.tiles_x + wg.x;
+  let region = tile * (3u * TW * TH);
   for (var j = 0u; j < PIX; j = j + 1u) {
     let s = sig[j];
     if (s.w != 0) {
@@ -291,57 +276,40 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) l
       } else {
         den_log = den_log + log2q32(u32(s.x) + VIF_NSQ) - 17u * 2048u;
         if (s.z > 0 && s.y > 0) {
-          let q = atomicAdd(&qcount, 1u);
-          smem[3u * q] = u32(s.x);
-          smem[3u * q + 1u] = u32(s.y);
-          smem[3u * q + 2u] = u32(s.z);
+          let q = region + 3u * atomicAdd(&qcount, 1u);
+          gain_queue[q] = u32(s.x);
+          gain_queue[q + 1u] = u32(s.y);
+          gain_queue[q + 2u] = u32(s.z);
         }
       }
     }
   }
-  workgroupBarrier();
 
-  // ---- 5. the gain terms, spread over the whole workgroup
-  let nq = atomicLoad(&qcount);
-  for (var q = lid; q < nq; q = q + WG) {
-    let g = vif_gain_args(bitcast<i32>(smem[3u * q]), bitcast<i32>(smem[3u * q + 1u]),
-                          bitcast<i32>(smem[3u * q + 2u]));
-    let lb = log2q32(g.base);
-    num_log = num_log + (log2q64(i64_add_u32(g.p_def, g.base)) - lb);
-    num_log_egl = num_log_egl + (log2q64(i64_add_u32(g.p_egl, g.base)) - lb);
-  }
-  workgroupBarrier();
-
-  // ---- 6. workgroup sums (u32 words are exact: per tile, num_log and num_log_egl < 2^17 *
-  // TW * TH, den_log < 2^15 * TW * TH, den_non_log <= TW * TH; num_non_log needs 64 bits)
-  smem[lid] = num_log;
-  smem[WG + lid] = num_log_egl;
-  smem[2u * WG + lid] = den_log;
-  smem[3u * WG + lid] = num_non_log.x;
-  smem[4u * WG + lid] = num_non_log.y;
-  smem[5u * WG + lid] = den_non_log;
+  // ---- 5. workgroup sums (u32 words are exact: per tile, den_log < 2^15 * TW * TH and
+  // den_non_log <= TW * TH; num_non_log needs 64 bits)
+  smem[lid] = den_log;
+  smem[WG + lid] = num_non_log.x;
+  smem[2u * WG + lid] = num_non_log.y;
+  smem[3u * WG + lid] = den_non_log;
   workgroupBarrier();
   for (var s = WG / 2u; s > 0u; s = s >> 1u) {
     if (lid < s) {
       let o = lid + s;
       smem[lid] = smem[lid] + smem[o];
-      smem[WG + lid] = smem[WG + lid] + smem[WG + o];
-      smem[2u * WG + lid] = smem[2u * WG + lid] + smem[2u * WG + o];
-      let nn = i64_add(vec2<u32>(smem[3u * WG + lid], smem[4u * WG + lid]),
-                       vec2<u32>(smem[3u * WG + o], smem[4u * WG + o]));
-      smem[3u * WG + lid] = nn.x;
-      smem[4u * WG + lid] = nn.y;
-      smem[5u * WG + lid] = smem[5u * WG + lid] + smem[5u * WG + o];
+      let nn = i64_add(vec2<u32>(smem[WG + lid], smem[2u * WG + lid]),
+                       vec2<u32>(smem[WG + o], smem[2u * WG + o]));
+      smem[WG + lid] = nn.x;
+      smem[2u * WG + lid] = nn.y;
+      smem[3u * WG + lid] = smem[3u * WG + lid] + smem[3u * WG + o];
     }
     workgroupBarrier();
   }
   if (lid == 0u) {
     let t = P.part_base + wg.y * P.tiles_x + wg.x;
     let st = P.part_stride;
-    partials[t] = vec2<u32>(smem[0], 0u);
-    partials[t + st] = vec2<u32>(smem[WG], 0u);
-    partials[t + 2u * st] = vec2<u32>(smem[2u * WG], 0u);
-    partials[t + 3u * st] = vec2<u32>(smem[3u * WG], smem[4u * WG]);
-    partials[t + 4u * st] = vec2<u32>(smem[5u * WG], 0u);
+    partials[t + 2u * st] = vec2<u32>(smem[0], 0u);
+    partials[t + 3u * st] = vec2<u32>(smem[WG], smem[2u * WG]);
+    partials[t + 4u * st] = vec2<u32>(smem[3u * WG], 0u);
+    gain_count[tile] = atomicLoad(&qcount);
   }
 }

@@ -1,0 +1,149 @@
+// #include "adm-common.wgsl"
+// #include "../lib/luma.wgsl"
+//
+// ADM pass 1, scale 0: DWT of the ref and dis luma planes, the LL bands (the input of
+// scale 1), and for the positions the masking step reads (the scored rect grown by one),
+// the angle test, decouple and CSF of both gain-limit variants.
+//
+// One workgroup per ADM_TW x ADM_TH tile of band positions, one invocation per position.
+// The tile's input window (mirrored at the frame borders) is loaded once into workgroup
+// memory as centred int16 samples, the vertical filter runs on it into a second tile
+// (lo/hi rows, shared by neighbouring positions), then each invocation filters
+// horizontally and does the per-position work. All arithmetic is int32 here (adm.h:
+// "scale 0"), except the decouple division and the angle test (i64.wgsl).
+//
+// Outputs per position (y, x) of the grown rect, pos = y * w + x:
+//   fbuf[f_base + pos]        = (F var 0, F var 1): neighbour terms summed over bands
+//   mbuf[m_base + 2 pos]      = (C0, C1, pack(rh0, rv0), pack(rd0, rh1))
+//   mbuf[m_base + 2 pos + 1]  = (pack(rv1, rd1), pack(oh, ov), pack(od, 0), 0)
+// (r*: restored coefficients, variant 0 = gain limit 100, 1 = gain limit 1; o*: ref bands;
+// pack: two int16 in a word, low half first.) And, when write_ll, the LL bands:
+//   ll_out[y * w + x] (ref), ll_out[w * h + y * w + x] (dis).
+
+override BITDEPTH: u32 = 8u;
+
+struct DwtParams {
+  size: vec4<u32>,   // input width, input height, band width w, band height h
+  org: vec4<u32>,    // band x, y of tile (0, 0); write_ll; scale
+  grown: vec4<u32>,  // left, right, top, bottom (half-open): where decouple/CSF are stored
+  base: vec4<u32>,   // f_base, m_base, Q32 CSF weight h/v, Q32 CSF weight d (scales 1..3)
+  shifts: vec4<u32>, // vertical shift, horizontal shift (scales 1..3)
+}
+
+@group(0) @binding(0) var<storage, read> ref_luma: array<u32>;
+@group(0) @binding(1) var<storage, read> dis_luma: array<u32>;
+@group(0) @binding(2) var<storage, read_write> ll_out: array<i32>;
+@group(0) @binding(3) var<storage, read_write> fbuf: array<vec2<i32>>;
+@group(0) @binding(4) var<storage, read_write> mbuf: array<vec4<u32>>;
+@group(0) @binding(5) var<uniform> P: DwtParams;
+
+var<workgroup> tile_in: array<i32, 2u * ADM_IN_H * ADM_IN_W>;  // [img][row][col]
+var<workgroup> tile_v: array<i32, 4u * ADM_TH * ADM_IN_W>;     // [img][lo, hi][row][col]
+
+fn sample(img: u32, i: u32) -> u32 {
+  if (BITDEPTH == 8u) {
+    if (img == 0u) {
+      return luma_sample_8(&ref_luma, i);
+    }
+    return luma_sample_8(&dis_luma, i);
+  }
+  if (img == 0u) {
+    return luma_sample_16(&ref_luma, i);
+  }
+  return luma_sample_16(&dis_luma, i);
+}
+
+// Horizontal filter of image img at tile position (lx, ly): (a, h, v, d), int16 values.
+fn horizontal(img: u32, lx: u32, ly: u32) -> vec4<i32> {
+  let bl = (img * 2u * ADM_TH + ly) * ADM_IN_W + 2u * lx;
+  let bh = bl + ADM_TH * ADM_IN_W;
+  let l0 = tile_v[bl];
+  let l1 = tile_v[bl + 1u];
+  let l2 = tile_v[bl + 2u];
+  let l3 = tile_v[bl + 3u];
+  let h0 = tile_v[bh];
+  let h1 = tile_v[bh + 1u];
+  let h2 = tile_v[bh + 2u];
+  let h3 = tile_v[bh + 3u];
+  let a = i16c((ADM_L0 * l0 + ADM_L1 * l1 + ADM_L2 * l2 + ADM_L3 * l3 + 32768) >> 16u);
+  let v = i16c((ADM_H0 * l0 + ADM_H1 * l1 + ADM_H2 * l2 + ADM_H3 * l3 + 32768) >> 16u);
+  let h = i16c((ADM_L0 * h0 + ADM_L1 * h1 + ADM_L2 * h2 + ADM_L3 * h3 + 32768) >> 16u);
+  let d = i16c((ADM_H0 * h0 + ADM_H1 * h1 + ADM_H2 * h2 + ADM_H3 * h3 + 32768) >> 16u);
+  return vec4<i32>(a, h, v, d);
+}
+
+@compute @workgroup_size(ADM_TW, ADM_TH)
+fn main(@builtin(workgroup_id) wg: vec3<u32>,
+        @builtin(local_invocation_id) lid3: vec3<u32>,
+        @builtin(local_invocation_index) lid: u32) {
+  let in_w = P.size.x;
+  let in_h = P.size.y;
+  let w = P.size.z;
+  let h = P.size.w;
+  let x0 = P.org.x + wg.x * ADM_TW;
+  let y0 = P.org.y + wg.y * ADM_TH;
+  let centre = 1 << (BITDEPTH - 1u);
+
+  // Input window: rows 2 y0 - 1 .. 2 y0 + 2 TH, columns 2 x0 - 1 .. 2 x0 + 2 TW, mirrored.
+  for (var i = lid; i < 2u * ADM_IN_H * ADM_IN_W; i += ADM_WG) {
+    let img = i / (ADM_IN_H * ADM_IN_W);
+    let rc = i - img * (ADM_IN_H * ADM_IN_W);
+    let r = rc / ADM_IN_W;
+    let c = rc - r * ADM_IN_W;
+    let sy = u32(adm_mirror(i32(2u * y0 + r) - 1, i32(in_h)));
+    let sx = u32(adm_mirror(i32(2u * x0 + c) - 1, i32(in_w)));
+    tile_in[i] = i16c(i32(sample(img, sy * in_w + sx)) - centre);
+  }
+  workgroupBarrier();
+
+  // Vertical filter: vlo = (sum L c + 2^(B-1)) >> B, vhi likewise (int16 results).
+  for (var i = lid; i < 2u * ADM_TH * ADM_IN_W; i += ADM_WG) {
+    let img = i / (ADM_TH * ADM_IN_W);
+    let rc = i - img * (ADM_TH * ADM_IN_W);
+    let r = rc / ADM_IN_W;
+    let c = rc - r * ADM_IN_W;
+    let b = img * (ADM_IN_H * ADM_IN_W) + 2u * r * ADM_IN_W + c;
+    let s0 = tile_in[b];
+    let s1 = tile_in[b + ADM_IN_W];
+    let s2 = tile_in[b + 2u * ADM_IN_W];
+    let s3 = tile_in[b + 3u * ADM_IN_W];
+    let lo = i16c((ADM_L0 * s0 + ADM_L1 * s1 + ADM_L2 * s2 + ADM_L3 * s3 + centre) >> BITDEPTH);
+    let hi = i16c((ADM_H0 * s0 + ADM_H1 * s1 + ADM_H2 * s2 + ADM_H3 * s3 + centre) >> BITDEPTH);
+    let o = (img * 2u * ADM_TH + r) * ADM_IN_W + c;
+    tile_v[o] = lo;
+    tile_v[o + ADM_TH * ADM_IN_W] = hi;
+  }
+  workgroupBarrier();
+
+  let lx = lid3.x;
+  let ly = lid3.y;
+  let x = x0 + lx;
+  let y = y0 + ly;
+  let rb = horizontal(0u, lx, ly);
+  let db = horizontal(1u, lx, ly);
+  if (x < w && y < h) {
+    let pos = y * w + x;
+    if (P.org.z != 0u) {
+      ll_out[pos] = rb.x;
+      ll_out[w * h + pos] = db.x;
+    }
+    if (x >= P.grown.x && x < P.grown.y && y >= P.grown.z && y < P.grown.w) {
+      let angle = adm_angle_i16(rb.y, rb.z, db.y, db.z);
+      let rh = adm_decouple0(rb.y, db.y, angle);
+      let rv = adm_decouple0(rb.z, db.z, angle);
+      let rd = adm_decouple0(rb.w, db.w, angle);
+      let ch0 = adm_csf0(0u, db.y, rh.x);
+      let cv0 = adm_csf0(1u, db.z, rv.x);
+      let cd0 = adm_csf0(2u, db.w, rd.x);
+      let ch1 = adm_csf0(0u, db.y, rh.y);
+      let cv1 = adm_csf0(1u, db.z, rv.y);
+      let cd1 = adm_csf0(2u, db.w, rd.y);
+      let nb = vec2<i32>(ch0.x + cv0.x + cd0.x, ch1.x + cv1.x + cd1.x);
+      let ce = vec2<i32>(ch0.y + cv0.y + cd0.y, ch1.y + cv1.y + cd1.y);
+      fbuf[P.base.x + pos] = nb;
+      let m = P.base.y + 2u * pos;
+      mbuf[m] = vec4<u32>(bitcast<u32>(ce.x), bitcast<u32>(ce.y), adm_pack16(rh.x, rv.x), adm_pack16(rd.x, rh.y));
+      mbuf[m + 1u] = vec4<u32>(adm_pack16(rv.y, rd.y), adm_pack16(rb.y, rb.z), adm_pack16(rb.w, 0), 0u);
+    }
+  }
+}

@@ -1,0 +1,136 @@
+// #include "adm-common.wgsl"
+//
+// ADM pass 1, scales 1..3: the same as adm-dwt0.wgsl, on the previous scale's LL bands
+// (int32) with adm.h's 64-bit DWT sums ("scales 1..3"):
+//   vertical:   scale 1: i32(sum F q) (no shift: wrapping int32 arithmetic is exactly that)
+//               scales 2, 3: i32((sum F q + 2^15) >> 16)
+//   horizontal: i32((sum F v + rnd) >> hs), hs = 15, 16, 15
+// Outputs per position of the grown rect, pos = y * w + x:
+//   fbuf[f_base + pos]       = (F var 0, F var 1)
+//   mbuf[m_base + 3 pos ...] = (C0, C1, rh0, rv0), (rd0, rh1, rv1, rd1), (oh, ov, od, 0)
+// and, when write_ll (scales 1, 2), the LL bands as in adm-dwt0.wgsl.
+
+struct DwtParams {
+  size: vec4<u32>,   // input width, input height, band width w, band height h
+  org: vec4<u32>,    // band x, y of tile (0, 0); write_ll; scale
+  grown: vec4<u32>,  // left, right, top, bottom (half-open): where decouple/CSF are stored
+  base: vec4<u32>,   // f_base, m_base, Q32 CSF weight h/v, Q32 CSF weight d
+  shifts: vec4<u32>, // vertical shift (0 or 16), horizontal shift (15 or 16)
+}
+
+@group(0) @binding(0) var<storage, read> ll_in: array<i32>;
+@group(0) @binding(2) var<storage, read_write> ll_out: array<i32>;
+@group(0) @binding(3) var<storage, read_write> fbuf: array<vec2<i32>>;
+@group(0) @binding(4) var<storage, read_write> mbuf: array<vec4<u32>>;
+@group(0) @binding(5) var<uniform> P: DwtParams;
+
+var<workgroup> tile_in: array<i32, 2u * ADM_IN_H * ADM_IN_W>;  // [img][row][col]
+var<workgroup> tile_v: array<i32, 4u * ADM_TH * ADM_IN_W>;     // [img][lo, hi][row][col]
+
+const LO = vec4<i32>(ADM_L0, ADM_L1, ADM_L2, ADM_L3);
+const HI = vec4<i32>(ADM_H0, ADM_H1, ADM_H2, ADM_H3);
+
+// sum f_k q_k exactly as an int64, for the DWT taps f (|f_k| < 2^15, sum |f_k| = 54822) and
+// any int32 q: q = qh 2^16 + ql with ql in [0, 65535]; sum f qh fits i32 (< 54822 * 2^15),
+// the positive and negative taps' sums of f ql fit u32 (<= 50582 * 65535).
+fn dot4_i64(f: vec4<i32>, q: vec4<i32>) -> vec2<u32> {
+  let hi = dot(f, q >> vec4<u32>(16u));
+  let ql = bitcast<vec4<u32>>(q) & vec4<u32>(0xffffu);
+  let pos = dot(bitcast<vec4<u32>>(max(f, vec4<i32>(0))), ql);
+  let neg = dot(bitcast<vec4<u32>>(max(-f, vec4<i32>(0))), ql);
+  return i64_sub(i64_add_u32(i64_shl(i64_from_i32(hi), 16u), pos), vec2<u32>(neg, 0u));
+}
+
+fn vertical(f: vec4<i32>, q: vec4<i32>, shift: u32) -> i32 {
+  if (shift == 0u) {
+    return dot(f, q); // i32(sum): the low 32 bits
+  }
+  return i64_to_i32(i64_round_shr(dot4_i64(f, q), shift));
+}
+
+// Horizontal filter of image img at tile position (lx, ly): (a, h, v, d).
+fn horizontal(img: u32, lx: u32, ly: u32, shift: u32) -> vec4<i32> {
+  let bl = (img * 2u * ADM_TH + ly) * ADM_IN_W + 2u * lx;
+  let bh = bl + ADM_TH * ADM_IN_W;
+  let l = vec4<i32>(tile_v[bl], tile_v[bl + 1u], tile_v[bl + 2u], tile_v[bl + 3u]);
+  let hh = vec4<i32>(tile_v[bh], tile_v[bh + 1u], tile_v[bh + 2u], tile_v[bh + 3u]);
+  let a = i64_to_i32(i64_round_shr(dot4_i64(LO, l), shift));
+  let v = i64_to_i32(i64_round_shr(dot4_i64(HI, l), shift));
+  let h = i64_to_i32(i64_round_shr(dot4_i64(LO, hh), shift));
+  let d = i64_to_i32(i64_round_shr(dot4_i64(HI, hh), shift));
+  return vec4<i32>(a, h, v, d);
+}
+
+@compute @workgroup_size(ADM_TW, ADM_TH)
+fn main(@builtin(workgroup_id) wg: vec3<u32>,
+        @builtin(local_invocation_id) lid3: vec3<u32>,
+        @builtin(local_invocation_index) lid: u32) {
+  let in_w = P.size.x;
+  let in_h = P.size.y;
+  let w = P.size.z;
+  let h = P.size.w;
+  let x0 = P.org.x + wg.x * ADM_TW;
+  let y0 = P.org.y + wg.y * ADM_TH;
+  let plane_in = in_w * in_h;
+
+  for (var i = lid; i < 2u * ADM_IN_H * ADM_IN_W; i += ADM_WG) {
+    let img = i / (ADM_IN_H * ADM_IN_W);
+    let rc = i - img * (ADM_IN_H * ADM_IN_W);
+    let r = rc / ADM_IN_W;
+    let c = rc - r * ADM_IN_W;
+    let sy = u32(adm_mirror(i32(2u * y0 + r) - 1, i32(in_h)));
+    let sx = u32(adm_mirror(i32(2u * x0 + c) - 1, i32(in_w)));
+    tile_in[i] = ll_in[img * plane_in + sy * in_w + sx];
+  }
+  workgroupBarrier();
+
+  let vsh = P.shifts.x;
+  for (var i = lid; i < 2u * ADM_TH * ADM_IN_W; i += ADM_WG) {
+    let img = i / (ADM_TH * ADM_IN_W);
+    let rc = i - img * (ADM_TH * ADM_IN_W);
+    let r = rc / ADM_IN_W;
+    let c = rc - r * ADM_IN_W;
+    let b = img * (ADM_IN_H * ADM_IN_W) + 2u * r * ADM_IN_W + c;
+    let q = vec4<i32>(tile_in[b], tile_in[b + ADM_IN_W], tile_in[b + 2u * ADM_IN_W], tile_in[b + 3u * ADM_IN_W]);
+    let o = (img * 2u * ADM_TH + r) * ADM_IN_W + c;
+    tile_v[o] = vertical(LO, q, vsh);
+    tile_v[o + ADM_TH * ADM_IN_W] = vertical(HI, q, vsh);
+  }
+  workgroupBarrier();
+
+  let lx = lid3.x;
+  let ly = lid3.y;
+  let x = x0 + lx;
+  let y = y0 + ly;
+  let hsh = P.shifts.y;
+  let rb = horizontal(0u, lx, ly, hsh);
+  let db = horizontal(1u, lx, ly, hsh);
+  if (x < w && y < h) {
+    let pos = y * w + x;
+    if (P.org.z != 0u) {
+      ll_out[pos] = rb.x;
+      ll_out[w * h + pos] = db.x;
+    }
+    if (x >= P.grown.x && x < P.grown.y && y >= P.grown.z && y < P.grown.w) {
+      let angle = adm_angle_i32(rb.y, rb.z, db.y, db.z);
+      let rh = adm_decouple(rb.y, db.y, angle);
+      let rv = adm_decouple(rb.z, db.z, angle);
+      let rd = adm_decouple(rb.w, db.w, angle);
+      let whv = P.base.z;
+      let wd = P.base.w;
+      let ch0 = adm_csf(whv, db.y, rh.x);
+      let cv0 = adm_csf(whv, db.z, rv.x);
+      let cd0 = adm_csf(wd, db.w, rd.x);
+      let ch1 = adm_csf(whv, db.y, rh.y);
+      let cv1 = adm_csf(whv, db.z, rv.y);
+      let cd1 = adm_csf(wd, db.w, rd.y);
+      let nb = vec2<i32>(ch0.x + cv0.x + cd0.x, ch1.x + cv1.x + cd1.x);
+      let ce = vec2<i32>(ch0.y + cv0.y + cd0.y, ch1.y + cv1.y + cd1.y);
+      fbuf[P.base.x + pos] = nb;
+      let m = P.base.y + 3u * pos;
+      mbuf[m] = bitcast<vec4<u32>>(vec4<i32>(ce.x, ce.y, rh.x, rv.x));
+      mbuf[m + 1u] = bitcast<vec4<u32>>(vec4<i32>(rd.x, rh.y, rv.y, rd.y));
+      mbuf[m + 2u] = bitcast<vec4<u32>>(vec4<i32>(rb.y, rb.z, rb.w, 0));
+    }
+  }
+}

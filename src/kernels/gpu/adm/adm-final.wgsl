@@ -1,0 +1,46 @@
+// #include "../lib/i64.wgsl"
+//
+// ADM pass 3: the 36 stats. Workgroup k (scale k / 9, stat k % 9) adds that stat's
+// shifted row values (adm-mask.wgsl) in a fixed order (invocation i: rows i, i + FIN_WG,
+// ...; then a fixed tree) and writes the int64 as (lo, hi) words at out[out_word + 2 k].
+// A scale with no rows (frames below the minimum size) gives 0.
+
+const FIN_WG: u32 = 64u;
+
+struct FinalParams {
+  rows: vec4<u32>,  // scored rows per scale
+  base: vec4<u32>,  // rowvals index of each scale's stat 0, row 0
+  out: vec4<u32>,   // word offset of stat 0 in out
+}
+
+@group(0) @binding(0) var<storage, read> rowvals: array<vec2<u32>>;
+@group(0) @binding(1) var<storage, read_write> out: array<u32>;
+@group(0) @binding(2) var<uniform> P: FinalParams;
+
+var<workgroup> red: array<vec2<u32>, FIN_WG>;
+
+@compute @workgroup_size(FIN_WG)
+fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+  let k = wg.x;
+  let s = k / 9u;
+  let j = k - 9u * s;
+  let rows = P.rows[s];
+  let base = P.base[s] + j * rows;
+  var acc = vec2<u32>(0u, 0u);
+  for (var r = lid; r < rows; r += FIN_WG) {
+    acc = i64_add(acc, rowvals[base + r]);
+  }
+  red[lid] = acc;
+  workgroupBarrier();
+  for (var st = FIN_WG / 2u; st > 0u; st = st >> 1u) {
+    if (lid < st) {
+      red[lid] = i64_add(red[lid], red[lid + st]);
+    }
+    workgroupBarrier();
+  }
+  if (lid == 0u) {
+    let total = red[0];
+    out[P.out.x + 2u * k] = total.x;
+    out[P.out.x + 2u * k + 1u] = total.y;
+  }
+}

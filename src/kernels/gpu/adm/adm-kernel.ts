@@ -1,0 +1,385 @@
+/**
+ * Integer ADM on the GPU: the 36 int64 accumulators of src/kernels/cpu/adm.h (admStats),
+ * bit for bit, for one frame pair per encode().
+ *
+ * Passes (one compute pass, six dispatches, in order):
+ *   1. adm-dwt0.wgsl   scale 0: DWT of ref and dis (32 x 8 band positions per workgroup,
+ *                      input window and vertical results in workgroup memory), LL bands,
+ *                      and on the scored rect grown by one: angle test, decouple, CSF of both
+ *                      gain-limit variants -> F (neighbour terms), C, restored and ref bands.
+ *   2. adm-dwtn.wgsl   scales 1, 2, 3: the same on the previous LL bands (64-bit sums).
+ *   3. adm-mask.wgsl   all scales at once, one workgroup per scored row: 3x3 threshold,
+ *                      masked cubes (6 numerators) and denominator cubes (3), exact 64-bit
+ *                      row sums, the per-row rounding shift -> one value per (stat, row).
+ *   4. adm-final.wgsl  36 workgroups: each stat's row values summed in a fixed order,
+ *                      written as (lo, hi) words into the frame's stats slot.
+ * Every sum is exact modulo 2^64 (carry on every add), so results do not depend on order.
+ */
+import { BackendError } from '../../../errors.js';
+import type { GpuDevice } from '../device.js';
+import type { FrameGeometry, FrameKernel, LumaPlanes, StatsSlot } from '../frame-kernel.js';
+import { loadWgsl } from '../wgsl.js';
+
+/** kAdmStatsLen: 4 scales x (3 numerators, 3 numerators at gain limit 1, 3 denominators). */
+export const ADM_STATS_LENGTH = 36;
+/** kAdmMinSize: smaller frames give all-zero stats, as admStats does. */
+export const ADM_MIN_SIZE = 33;
+
+const SCALES = 4;
+const TILE_W = 32; // ADM_TW in adm-common.wgsl
+const TILE_H = 8; // ADM_TH
+const MASK_PARAM_BYTES = 80; // MaskScale in adm-mask.wgsl: 5 x vec4<u32>
+
+// Scales 1..3 (index s - 1): CSF weights in Q32 (uint32(kCsfWeight * 2^32)) for h/v and d,
+// the denominator's square shift, the DWT's vertical and horizontal shifts.
+const DETAIL_WEIGHT_HV = [137373792, 186284160, 196165808];
+const DETAIL_WEIGHT_D = [61414028, 104783920, 134487184];
+const DETAIL_DEN_SQUARE_SHIFT = [31, 30, 31];
+const DETAIL_VERTICAL_SHIFT = [0, 16, 16];
+const DETAIL_HORIZONTAL_SHIFT = [15, 16, 15];
+
+/** One scale's geometry and shifts, as makePlan in adm.cpp derives them. */
+export interface AdmScalePlan {
+  /** Size of the plane the scale filters (the frame, or the previous LL band). */
+  inWidth: number;
+  inHeight: number;
+  /** Detail band size. */
+  width: number;
+  height: number;
+  /** The scored rect (half-open). */
+  left: number;
+  right: number;
+  top: number;
+  bottom: number;
+  /** The scored rect grown by one on each side, clipped: where decouple/CSF are needed. */
+  grownLeft: number;
+  grownRight: number;
+  grownTop: number;
+  grownBottom: number;
+  cubeShift: [number, number, number];
+  rowShift: number;
+  denCubeShift: number;
+  denRowShift: number;
+}
+
+/** ceil(log2(n)) for n >= 1, exactly (what libvmaf's double-precision log2 gives for ints). */
+function ceilLog2(n: number): number {
+  return n <= 1 ? 0 : 32 - Math.clz32(n - 1);
+}
+
+function log2Shift(n: number, bias: number): number {
+  return Math.max(0, ceilLog2(n) - bias);
+}
+
+/** The four scales' plans for a width x height frame. */
+export function admPlan(width: number, height: number): AdmScalePlan[] {
+  const plans: AdmScalePlan[] = [];
+  let inWidth = width;
+  let inHeight = height;
+  for (let s = 0; s < SCALES; s++) {
+    const w = (inWidth + 1) >> 1;
+    const h = (inHeight + 1) >> 1;
+    const left = Math.trunc(w * 0.1 - 0.5) | 0; // C's (int) truncation; | 0 turns -0 into 0
+    const top = Math.trunc(h * 0.1 - 0.5) | 0;
+    const right = w - left;
+    const bottom = h - top;
+    const plan: AdmScalePlan = {
+      inWidth, inHeight, width: w, height: h, left, right, top, bottom,
+      grownLeft: Math.max(left - 1, 0), grownRight: Math.min(right + 1, w),
+      grownTop: Math.max(top - 1, 0), grownBottom: Math.min(bottom + 1, h),
+      cubeShift: s === 0 ? [log2Shift(w, 4), log2Shift(w, 4), log2Shift(w, 3)] : [log2Shift(w, 0), log2Shift(w, 0), log2Shift(w, 0)],
+      rowShift: log2Shift(h, 0),
+      denCubeShift: s === 0 ? 0 : log2Shift(right - left, 0),
+      denRowShift: s === 0 ? log2Shift((bottom - top) * (right - left), 20) : log2Shift(bottom - top, 0),
+    };
+    plans.push(plan);
+    inWidth = w;
+    inHeight = h;
+  }
+  return plans;
+}
+
+// Pipelines depend only on the device (and the bit depth for scale 0): shared by kernels.
+const pipelineCache = new WeakMap<GPUDevice, Map<string, Promise<GPUComputePipeline>>>();
+
+function pipeline(gpu: GpuDevice, file: string, constants?: Record<string, number>): Promise<GPUComputePipeline> {
+  let byKey = pipelineCache.get(gpu.device);
+  if (!byKey) pipelineCache.set(gpu.device, (byKey = new Map()));
+  const key = `${file}${constants ? JSON.stringify(constants) : ''}`;
+  let p = byKey.get(key);
+  if (!p) {
+    const created = gpu.createComputePipeline(loadWgsl(`adm/${file}`), { label: `adm ${file}`, ...(constants ? { constants } : {}) });
+    byKey.set(key, created);
+    created.catch(() => byKey!.delete(key));
+    p = created;
+  }
+  return p;
+}
+
+interface Pipelines {
+  dwt0: GPUComputePipeline;
+  dwtn: GPUComputePipeline;
+  mask: GPUComputePipeline;
+  final: GPUComputePipeline;
+}
+
+export class AdmKernel implements FrameKernel {
+  readonly statsLength = ADM_STATS_LENGTH;
+  readonly geometry: Readonly<FrameGeometry>;
+  readonly plans: readonly AdmScalePlan[];
+  /** False below ADM_MIN_SIZE: encode() then only writes zeros. */
+  readonly active: boolean;
+
+  readonly #gpu: GpuDevice;
+  readonly #p: Pipelines;
+  readonly #owned: GPUBuffer[] = [];
+  readonly #dwtParams: GPUBuffer[] = [];
+  readonly #ll: GPUBuffer[] = [];
+  readonly #dummyLl: GPUBuffer;
+  readonly #fbuf: GPUBuffer;
+  readonly #mbuf: GPUBuffer;
+  readonly #rowvals: GPUBuffer;
+  readonly #detailGroups: (GPUBindGroup | undefined)[] = [];
+  readonly #maskGroup: GPUBindGroup | undefined;
+  readonly #dispatch: [number, number][] = [];
+  readonly #totalRows: number;
+  readonly #finalWords: Uint32Array;
+  readonly #scale0Groups = new WeakMap<GPUBuffer, WeakMap<GPUBuffer, GPUBindGroup>>();
+  readonly #finalGroups = new WeakMap<GPUBuffer, Map<number, GPUBindGroup>>();
+  readonly #lumaBytes: number;
+  #destroyed = false;
+
+  /** Compiles (or reuses) the pipelines and allocates the scratch buffers for one geometry. */
+  static async create(gpu: GpuDevice, geometry: FrameGeometry): Promise<AdmKernel> {
+    const { width, height, bitDepth } = geometry;
+    if (!Number.isInteger(width) || !Number.isInteger(height) || width < 1 || height < 1) {
+      throw new BackendError('E_GPU', `adm: bad frame size ${width}x${height}`);
+    }
+    if (![8, 10, 12, 16].includes(bitDepth)) throw new BackendError('E_GPU', `adm: bad bit depth ${bitDepth}`);
+    const [dwt0, dwtn, mask, final] = await Promise.all([
+      pipeline(gpu, 'adm-dwt0.wgsl', { BITDEPTH: bitDepth }),
+      pipeline(gpu, 'adm-dwtn.wgsl'),
+      pipeline(gpu, 'adm-mask.wgsl'),
+      pipeline(gpu, 'adm-final.wgsl'),
+    ]);
+    return gpu.withErrorScopes('adm: allocating', () => new AdmKernel(gpu, geometry, { dwt0, dwtn, mask, final }));
+  }
+
+  private constructor(gpu: GpuDevice, geometry: FrameGeometry, p: Pipelines) {
+    this.#gpu = gpu;
+    this.#p = p;
+    this.geometry = Object.freeze({ ...geometry });
+    const { width, height, bitDepth } = geometry;
+    this.#lumaBytes = width * height * (bitDepth === 8 ? 1 : 2);
+    const plans = admPlan(width, height);
+    this.plans = plans;
+    this.active = width >= ADM_MIN_SIZE && height >= ADM_MIN_SIZE;
+    const d = gpu.device;
+    const maxBinding = gpu.limits.maxStorageBufferBindingSize;
+    const storage = (size: number, label: string): GPUBuffer => {
+      const bytes = Math.max(16, Math.ceil(size / 16) * 16);
+      if (bytes > maxBinding) {
+        throw new BackendError('E_GPU', `adm: ${width}x${height} needs a ${bytes}-byte ${label} buffer, over this adapter's maxStorageBufferBindingSize (${maxBinding})`);
+      }
+      const b = d.createBuffer({ size: bytes, usage: GPUBufferUsage.STORAGE, label: `adm ${label}` });
+      this.#owned.push(b);
+      return b;
+    };
+    const uniform = (words: Uint32Array, label: string): GPUBuffer => {
+      const b = d.createBuffer({ size: Math.max(16, words.byteLength), usage: GPUBufferUsage.UNIFORM, mappedAtCreation: true, label: `adm ${label}` });
+      new Uint32Array(b.getMappedRange()).set(words);
+      b.unmap();
+      this.#owned.push(b);
+      return b;
+    };
+
+    // Scratch layout: per scale, F (vec2) and M (vec4: 2 per position at scale 0, 3 above)
+    // over the whole band; rowvals: per scale 9 stats x scored rows.
+    const fBase: number[] = [];
+    const mBase: number[] = [];
+    const rowBase: number[] = [];
+    const firstRow: number[] = [];
+    let fCount = 0;
+    let mCount = 0;
+    let rows = 0;
+    let rowCount = 0;
+    for (let s = 0; s < SCALES; s++) {
+      const pl = plans[s]!;
+      const n = this.active ? pl.width * pl.height : 0;
+      fBase.push(fCount);
+      mBase.push(mCount);
+      fCount += n;
+      mCount += (s === 0 ? 2 : 3) * n;
+      const r = this.active ? pl.bottom - pl.top : 0;
+      firstRow.push(rows);
+      rows += r;
+      rowBase.push(rowCount);
+      rowCount += 9 * r;
+    }
+    this.#totalRows = rows;
+    this.#fbuf = storage(fCount * 8, 'F');
+    this.#mbuf = storage(mCount * 16, 'M');
+    this.#rowvals = storage(rowCount * 8, 'row sums');
+    this.#dummyLl = storage(16, 'unused LL');
+    for (let s = 0; s < SCALES - 1; s++) {
+      const pl = plans[s]!;
+      this.#ll.push(storage(this.active ? 2 * pl.width * pl.height * 4 : 16, `LL ${s}`));
+    }
+
+    // Pass 1 parameters and dispatch sizes. Scales 0..2 cover the whole band (their LL is
+    // the next scale's input); scale 3 only its grown rect.
+    for (let s = 0; s < SCALES; s++) {
+      const pl = plans[s]!;
+      const wholeBand = s < SCALES - 1;
+      const orgX = wholeBand ? 0 : pl.grownLeft;
+      const orgY = wholeBand ? 0 : pl.grownTop;
+      const endX = wholeBand ? pl.width : pl.grownRight;
+      const endY = wholeBand ? pl.height : pl.grownBottom;
+      this.#dispatch.push([Math.ceil((endX - orgX) / TILE_W), Math.ceil((endY - orgY) / TILE_H)]);
+      const words = new Uint32Array([
+        pl.inWidth, pl.inHeight, pl.width, pl.height,
+        orgX, orgY, wholeBand ? 1 : 0, s,
+        pl.grownLeft, pl.grownRight, pl.grownTop, pl.grownBottom,
+        fBase[s]!, mBase[s]!, s > 0 ? DETAIL_WEIGHT_HV[s - 1]! : 0, s > 0 ? DETAIL_WEIGHT_D[s - 1]! : 0,
+        s > 0 ? DETAIL_VERTICAL_SHIFT[s - 1]! : 0, s > 0 ? DETAIL_HORIZONTAL_SHIFT[s - 1]! : 0, 0, 0,
+      ]);
+      this.#dwtParams.push(uniform(words, `dwt ${s} params`));
+    }
+
+    // Pass 2 parameters.
+    const maskWords = new Uint32Array((SCALES * MASK_PARAM_BYTES) / 4);
+    for (let s = 0; s < SCALES; s++) {
+      const pl = plans[s]!;
+      maskWords.set([
+        pl.width, pl.height, fBase[s]!, mBase[s]!,
+        pl.left, pl.right, pl.top, pl.bottom,
+        pl.cubeShift[0], pl.cubeShift[1], pl.cubeShift[2], pl.rowShift,
+        pl.denCubeShift, pl.denRowShift, firstRow[s]!, rowBase[s]!,
+        s > 0 ? DETAIL_WEIGHT_HV[s - 1]! : 0, s > 0 ? DETAIL_WEIGHT_D[s - 1]! : 0, s > 0 ? DETAIL_DEN_SQUARE_SHIFT[s - 1]! : 0, 0,
+      ], s * (MASK_PARAM_BYTES / 4));
+    }
+    // A scale with no rows never matches first_row (scales are looked up by g >= first_row).
+    const maskParams = uniform(maskWords, 'mask params');
+
+    // Pass 3 parameters (the output word offset is added per stats slot).
+    this.#finalWords = new Uint32Array(12);
+    for (let s = 0; s < SCALES; s++) {
+      const pl = plans[s]!;
+      this.#finalWords[s] = this.active ? pl.bottom - pl.top : 0;
+      this.#finalWords[4 + s] = rowBase[s]!;
+    }
+
+    if (this.active) {
+      for (let s = 1; s < SCALES; s++) {
+        this.#detailGroups[s] = d.createBindGroup({
+          label: `adm dwt ${s}`,
+          layout: p.dwtn.getBindGroupLayout(0),
+          entries: [
+            { binding: 0, resource: { buffer: this.#ll[s - 1]! } },
+            { binding: 2, resource: { buffer: s < SCALES - 1 ? this.#ll[s]! : this.#dummyLl } },
+            { binding: 3, resource: { buffer: this.#fbuf } },
+            { binding: 4, resource: { buffer: this.#mbuf } },
+            { binding: 5, resource: { buffer: this.#dwtParams[s]! } },
+          ],
+        });
+      }
+      this.#maskGroup = d.createBindGroup({
+        label: 'adm mask',
+        layout: p.mask.getBindGroupLayout(0),
+        entries: [
+          { binding: 0, resource: { buffer: this.#fbuf } },
+          { binding: 1, resource: { buffer: this.#mbuf } },
+          { binding: 2, resource: { buffer: this.#rowvals } },
+          { binding: 3, resource: { buffer: maskParams } },
+        ],
+      });
+    }
+  }
+
+  /**
+   * Records the ADM passes for one frame pair into `encoder` (one compute pass). planes.ref
+   * and planes.dis: luma as lib/luma.wgsl lays it out, usage STORAGE (the same buffer may
+   * be both). out.buffer: usage STORAGE, 36 x 8 bytes written at out.offset (a multiple of 4).
+   */
+  encode(encoder: GPUCommandEncoder, planes: LumaPlanes, out: StatsSlot): void {
+    if (this.#destroyed) throw new BackendError('E_GPU', 'adm: kernel used after destroy()');
+    if (out.offset % 4 !== 0 || out.offset < 0 || out.offset + ADM_STATS_LENGTH * 8 > out.buffer.size) {
+      throw new BackendError('E_GPU', `adm: stats slot at byte ${out.offset} does not fit ${ADM_STATS_LENGTH} int64 in a ${out.buffer.size}-byte buffer (or is not 4-byte aligned)`);
+    }
+    const pass = encoder.beginComputePass({ label: 'adm' });
+    if (this.active) {
+      for (const [name, b] of [['ref', planes.ref], ['dis', planes.dis]] as const) {
+        if (b.size < this.#lumaBytes) throw new BackendError('E_GPU', `adm: ${name} luma buffer holds ${b.size} bytes, the frame needs ${this.#lumaBytes}`);
+      }
+      pass.setPipeline(this.#p.dwt0);
+      pass.setBindGroup(0, this.#scale0Group(planes.ref, planes.dis));
+      pass.dispatchWorkgroups(this.#dispatch[0]![0], this.#dispatch[0]![1]);
+      pass.setPipeline(this.#p.dwtn);
+      for (let s = 1; s < SCALES; s++) {
+        pass.setBindGroup(0, this.#detailGroups[s]!);
+        pass.dispatchWorkgroups(this.#dispatch[s]![0], this.#dispatch[s]![1]);
+      }
+      pass.setPipeline(this.#p.mask);
+      pass.setBindGroup(0, this.#maskGroup!);
+      pass.dispatchWorkgroups(this.#totalRows);
+    }
+    pass.setPipeline(this.#p.final);
+    pass.setBindGroup(0, this.#finalGroup(out));
+    pass.dispatchWorkgroups(ADM_STATS_LENGTH);
+    pass.end();
+  }
+
+  destroy(): void {
+    if (this.#destroyed) return;
+    this.#destroyed = true;
+    for (const b of this.#owned.splice(0)) b.destroy();
+  }
+
+  #scale0Group(ref: GPUBuffer, dis: GPUBuffer): GPUBindGroup {
+    let byDis = this.#scale0Groups.get(ref);
+    if (!byDis) this.#scale0Groups.set(ref, (byDis = new WeakMap()));
+    let g = byDis.get(dis);
+    if (!g) {
+      g = this.#gpu.device.createBindGroup({
+        label: 'adm dwt 0',
+        layout: this.#p.dwt0.getBindGroupLayout(0),
+        entries: [
+          { binding: 0, resource: { buffer: ref } },
+          { binding: 1, resource: { buffer: dis } },
+          { binding: 2, resource: { buffer: this.#ll[0]! } },
+          { binding: 3, resource: { buffer: this.#fbuf } },
+          { binding: 4, resource: { buffer: this.#mbuf } },
+          { binding: 5, resource: { buffer: this.#dwtParams[0]! } },
+        ],
+      });
+      byDis.set(dis, g);
+    }
+    return g;
+  }
+
+  #finalGroup(out: StatsSlot): GPUBindGroup {
+    let byOffset = this.#finalGroups.get(out.buffer);
+    if (!byOffset) this.#finalGroups.set(out.buffer, (byOffset = new Map()));
+    let g = byOffset.get(out.offset);
+    if (!g) {
+      const d = this.#gpu.device;
+      const words = this.#finalWords.slice();
+      words[8] = out.offset / 4;
+      const params = d.createBuffer({ size: words.byteLength, usage: GPUBufferUsage.UNIFORM, mappedAtCreation: true, label: 'adm final params' });
+      new Uint32Array(params.getMappedRange()).set(words);
+      params.unmap();
+      this.#owned.push(params);
+      g = d.createBindGroup({
+        label: 'adm final',
+        layout: this.#p.final.getBindGroupLayout(0),
+        entries: [
+          { binding: 0, resource: { buffer: this.#rowvals } },
+          { binding: 1, resource: { buffer: out.buffer } },
+          { binding: 2, resource: { buffer: params } },
+        ],
+      });
+      byOffset.set(out.offset, g);
+    }
+    return g;
+  }
+}

@@ -1,0 +1,141 @@
+// #include "adm-common.wgsl"
+//
+// ADM pass 2, all four scales in one dispatch: contrast masking (numerators of both
+// gain-limit variants) and the denominators, over the scored rect of each scale.
+//
+// One workgroup per scored band row (rows of scale 0 first, then 1, 2, 3: workgroup g
+// belongs to the last scale whose first_row <= g). Its invocations walk the row at a stride
+// of MASK_WG, each keeping nine exact 64-bit sums (numerators h, v, d of variant 0, of
+// variant 1, denominators h, v, d); a fixed workgroup tree adds them into the row's sums,
+// which then get adm.h's per-ROW rounding shift (numerators: arithmetic, int64;
+// denominators: logical, uint64) and go to rowvals[row_base + k * rows + row] (k = 0..8).
+// adm-final.wgsl adds the rows up.
+
+const MASK_WG: u32 = 128u;
+
+struct MaskScale {
+  dims: vec4<u32>,    // band w, h; f_base; m_base
+  rect: vec4<u32>,    // scored rect: left, right, top, bottom (half-open)
+  shifts: vec4<u32>,  // numerator cube shifts h, v, d; numerator row shift R
+  more: vec4<u32>,    // denominator cube shift (scales 1..3), denominator row shift D, first_row, row_base
+  weights: vec4<u32>, // Q32 CSF weight h/v, d; denominator square shift qs (scales 1..3); 0
+}
+
+struct MaskParams {
+  sc: array<MaskScale, 4>,
+}
+
+@group(0) @binding(0) var<storage, read> fbuf: array<vec2<i32>>;
+@group(0) @binding(1) var<storage, read> mbuf: array<vec4<u32>>;
+@group(0) @binding(2) var<storage, read_write> rowvals: array<vec2<u32>>;
+@group(0) @binding(3) var<uniform> P: MaskParams;
+
+var<workgroup> red: array<vec2<u32>, 9u * MASK_WG>;
+
+@compute @workgroup_size(MASK_WG)
+fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+  let g = wg.x;
+  var s = 0u;
+  if (g >= P.sc[1].more.z) {
+    s = 1u;
+  }
+  if (g >= P.sc[2].more.z) {
+    s = 2u;
+  }
+  if (g >= P.sc[3].more.z) {
+    s = 3u;
+  }
+  let sc = P.sc[s];
+  let w = sc.dims.x;
+  let h = sc.dims.y;
+  let fb = sc.dims.z;
+  let mb = sc.dims.w;
+  let row = g - sc.more.z;
+  let y = sc.rect.z + row;
+  let yu = u32(adm_mirror(i32(y) - 1, i32(h))) * w;
+  let yc = y * w;
+  let yd = u32(adm_mirror(i32(y) + 1, i32(h))) * w;
+
+  var n0 = vec2<u32>(0u, 0u);
+  var n1 = vec2<u32>(0u, 0u);
+  var n2 = vec2<u32>(0u, 0u);
+  var e0 = vec2<u32>(0u, 0u);
+  var e1 = vec2<u32>(0u, 0u);
+  var e2 = vec2<u32>(0u, 0u);
+  var d0 = vec2<u32>(0u, 0u);
+  var d1 = vec2<u32>(0u, 0u);
+  var d2 = vec2<u32>(0u, 0u);
+  for (var x = sc.rect.x + lid; x < sc.rect.y; x += MASK_WG) {
+    let xl = u32(adm_mirror(i32(x) - 1, i32(w)));
+    let xr = u32(adm_mirror(i32(x) + 1, i32(w)));
+    let fc = fbuf[fb + yc + x];
+    // thr = 3x3 sum of F (mirrored; a neighbour may be the centre again) - F(centre) + C
+    let around = fbuf[fb + yu + xl] + fbuf[fb + yu + x] + fbuf[fb + yu + xr] +
+                 fbuf[fb + yc + xl] + fbuf[fb + yc + xr] +
+                 fbuf[fb + yd + xl] + fbuf[fb + yd + x] + fbuf[fb + yd + xr];
+    let pos = yc + x;
+    if (s == 0u) {
+      let m0 = mbuf[mb + 2u * pos];
+      let m1 = mbuf[mb + 2u * pos + 1u];
+      let thr = around + bitcast<vec2<i32>>(m0.xy);
+      n0 = i64_add(n0, adm_mask0(0u, adm_lo16(m0.z), thr.x, sc.shifts.x));
+      n1 = i64_add(n1, adm_mask0(1u, adm_hi16(m0.z), thr.x, sc.shifts.y));
+      n2 = i64_add(n2, adm_mask0(2u, adm_lo16(m0.w), thr.x, sc.shifts.z));
+      e0 = i64_add(e0, adm_mask0(0u, adm_hi16(m0.w), thr.y, sc.shifts.x));
+      e1 = i64_add(e1, adm_mask0(1u, adm_lo16(m1.x), thr.y, sc.shifts.y));
+      e2 = i64_add(e2, adm_mask0(2u, adm_hi16(m1.x), thr.y, sc.shifts.z));
+      d0 = i64_add(d0, adm_den0(adm_lo16(m1.y)));
+      d1 = i64_add(d1, adm_den0(adm_hi16(m1.y)));
+      d2 = i64_add(d2, adm_den0(adm_lo16(m1.z)));
+    } else {
+      let m0 = bitcast<vec4<i32>>(mbuf[mb + 3u * pos]);
+      let m1 = bitcast<vec4<i32>>(mbuf[mb + 3u * pos + 1u]);
+      let m2 = bitcast<vec4<i32>>(mbuf[mb + 3u * pos + 2u]);
+      let thr = around + m0.xy;
+      let whv = sc.weights.x;
+      let wd = sc.weights.y;
+      n0 = i64_add(n0, adm_mask(whv, m0.z, thr.x, sc.shifts.x));
+      n1 = i64_add(n1, adm_mask(whv, m0.w, thr.x, sc.shifts.y));
+      n2 = i64_add(n2, adm_mask(wd, m1.x, thr.x, sc.shifts.z));
+      e0 = i64_add(e0, adm_mask(whv, m1.y, thr.y, sc.shifts.x));
+      e1 = i64_add(e1, adm_mask(whv, m1.z, thr.y, sc.shifts.y));
+      e2 = i64_add(e2, adm_mask(wd, m1.w, thr.y, sc.shifts.z));
+      let qs = sc.weights.z;
+      let cd = sc.more.x;
+      d0 = i64_add(d0, adm_den(m2.x, qs, cd));
+      d1 = i64_add(d1, adm_den(m2.y, qs, cd));
+      d2 = i64_add(d2, adm_den(m2.z, qs, cd));
+    }
+  }
+
+  red[lid] = n0;
+  red[MASK_WG + lid] = n1;
+  red[2u * MASK_WG + lid] = n2;
+  red[3u * MASK_WG + lid] = e0;
+  red[4u * MASK_WG + lid] = e1;
+  red[5u * MASK_WG + lid] = e2;
+  red[6u * MASK_WG + lid] = d0;
+  red[7u * MASK_WG + lid] = d1;
+  red[8u * MASK_WG + lid] = d2;
+  workgroupBarrier();
+  for (var st = MASK_WG / 2u; st > 0u; st = st >> 1u) {
+    if (lid < st) {
+      for (var k = 0u; k < 9u; k = k + 1u) {
+        let i = k * MASK_WG + lid;
+        red[i] = i64_add(red[i], red[i + st]);
+      }
+    }
+    workgroupBarrier();
+  }
+  if (lid < 9u) {
+    let total = red[lid * MASK_WG];
+    var v: vec2<u32>;
+    if (lid < 6u) {
+      v = i64_round_shr(total, sc.shifts.w);
+    } else {
+      v = u64_round_shr(total, sc.more.y);
+    }
+    let rows = sc.rect.w - sc.rect.z;
+    rowvals[sc.more.w + lid * rows + row] = v;
+  }
+}

@@ -1,0 +1,623 @@
+/**
+ * The gpu backend: VIF, ADM and motion as WGSL kernels through WebGPU (Dawn, npm `webgpu`),
+ * producing the very same int64 accumulators as the cpu backend, finished by the same native
+ * step (finishFeatures), so the two agree bit for bit.
+ *
+ * Per frame pair, in frame order:
+ *   1. take an upload slot per input and a readback slot (src/pool/staging-ring.ts), waiting
+ *      on their fences when all are in flight;
+ *   2. copy the reference (and, for a scored pair, the distorted) luma into the mapped
+ *      staging slots and release the host frames at once: the GPU reads the staging copy,
+ *      so the caller may reuse its buffers as soon as they are released;
+ *   3. record one command buffer: the staging -> device-local copies, VifKernel, AdmKernel,
+ *      MotionKernel (frame N's reference against frame N-1's, still resident in the
+ *      reference ring), and the copy of the frame's stats into its readback slot;
+ *   4. submit, then arm the fences: mapAsync(WRITE) on the staging slots, mapAsync(READ) on
+ *      the readback slot;
+ *   5. (without holding up the next frame's steps 1-4) await the readback: [vif 20, adm 36]
+ *      int64 -> finishFeatures, the motion SAD -> motionScoreFromSad -> features; then
+ *      integer_motion2 (pipeline/motion2.ts) in frame order.
+ * Pairs with `scored: false` (--subsample) upload only the reference and run only motion.
+ *
+ * Ordering model
+ * --------------
+ * WebGPU has a single queue per device. Everything submitted to it (buffer copies, compute
+ * passes, query resolves) behaves as if executed in submission order, each command seeing
+ * the results of all earlier ones; so within a frame the upload copies, the kernels and the
+ * stats copy need no synchronisation, and across frames no device-local buffer needs a
+ * fence either: frame N+k's copy into a ring buffer cannot overtake frame N's reads of it.
+ * That is why frame N's reference plane can serve as frame N+1's previous reference without
+ * a copy, and why steps 1-4 run strictly in frame order (one chain of promises): the
+ * reference chain is the submission order.
+ * The host, however, is not on the queue. The only host/GPU synchronisation points are:
+ *   - an upload slot's mapAsync(WRITE), requested right after the submit that reads it: it
+ *     resolves once the GPU is done with that submit, and only then is the slot written again;
+ *   - a readback slot's mapAsync(READ), requested right after the submit that fills it: it
+ *     resolves once the stats are there; they are copied out, the slot unmapped and freed;
+ *   - the error scopes pushed around each frame's encode/submit, popped right after it and
+ *     awaited with the readback (a frame whose commands failed validation yields an error,
+ *     never stale stats).
+ * onSubmittedWorkDone is not needed: the map fences are per buffer and cover it.
+ * At most `depth` frames are in flight (submitted, not yet read back); each ring has
+ * `depth` slots (the reference ring depth + 1), so step 1 waits only when the GPU is
+ * `depth` frames behind.
+ *
+ * Dawn in Node: dawn.node pumps its own events (an AsyncRunner polls the instance while a
+ * mapAsync or other promise is pending), so the fences resolve without help from us. A lost
+ * device rejects pending mapAsync calls (AbortError) and resolves device.lost; GpuDevice
+ * turns both, and uncaptured errors, into BackendError('E_GPU'). Every fence is also raced
+ * against that failure and a timeout, and a failure errors the stream at once even when no
+ * frame is in flight, so a stream never hangs on a dead device.
+ *
+ * Frame ownership: as the cpu backend, the backend releases every frame it receives exactly
+ * once: right after its staging copy, on arrival (the distorted frame of an unscored pair),
+ * or at teardown (pairs not yet staged).
+ */
+import { Observable, map } from 'rxjs';
+import type { FeatureBackend } from '../backend.js';
+import type { Frame, FrameFeatures, FramePair } from '../../types.js';
+import { BackendError, VmafError } from '../../errors.js';
+import { loadNative, type NativeAddon } from '../native.js';
+import { featureValues, motionScoreFromSad } from '../native-features.js';
+import { orderedMergeMap } from '../../pipeline/ordered-merge-map.js';
+import { withMotion2, type MotionFrame } from '../../pipeline/motion2.js';
+import { bytesOf } from '../../pool/frame-pool.js';
+import { DEFAULT_FENCE_TIMEOUT_MS, StagingPool, fence, type ReadbackSlot, type UploadSlot } from '../../pool/staging-ring.js';
+import { openGpuDevice, type GpuDevice } from './device.js';
+import type { FrameGeometry, FrameKernel } from './frame-kernel.js';
+import { MotionKernel } from './motion/motion-kernel.js';
+import { VifKernel } from './vif/vif-kernel.js';
+import { AdmKernel } from './adm/adm-kernel.js';
+
+export interface GpuBackendOptions {
+  /** WebGPU adapter: a substring of its name (--gpu-adapter). Default: hardware first, else software. */
+  adapter?: string;
+  /** Refuse software adapters (unless named by `adapter`). Default false. */
+  requireHardware?: boolean;
+  /** Non-fatal conditions, e.g. a software adapter (the CLI prints them on stderr). */
+  onWarning?: (message: string) => void;
+  /** Frames in flight, and slots per ring. Default 3, at least 2. */
+  depth?: number;
+  /** Record per-stage GPU timestamps (where 'timestamp-query' exists); see stageTimings(). */
+  timing?: boolean;
+  /** Longest wait on one GPU fence before it counts as a hang, in ms (0: none). Default 300000. */
+  fenceTimeoutMs?: number;
+  /** Extra Dawn options (create()). */
+  dawnFlags?: readonly string[];
+}
+
+/** Mean milliseconds per frame and stage (scored frames only). */
+export interface GpuStageTimings {
+  /** Frames measured. */
+  frames: number;
+  /** GPU: copying the staged luma planes into device-local buffers. */
+  upload: number;
+  /** GPU: the VIF, ADM and motion passes. */
+  compute: number;
+  /** GPU: copying the stats into the readback slot. */
+  readback: number;
+  /** Host: writing the luma planes into the mapped staging slots. */
+  hostWrite: number;
+  /** Host: from the submit to the stats being on the host (queueing included). */
+  hostWait: number;
+}
+
+interface KernelSet {
+  geometry: FrameGeometry;
+  vif: FrameKernel;
+  adm: FrameKernel;
+  motion: MotionKernel;
+}
+
+/** Byte offsets of the accumulators in a frame's stats buffer: [vif][adm][motion SAD]. */
+interface StatsLayout {
+  vifOffset: number;
+  admOffset: number;
+  motionOffset: number;
+  /** int64 values finishFeatures takes (vif + adm). */
+  finishLength: number;
+  bytes: number;
+}
+
+const DEFAULT_DEPTH = 3;
+/** Timestamps per frame: before the uploads, after them, after the kernels, after the stats copy. */
+const TIMESTAMPS = 4;
+
+export class GpuBackend implements FeatureBackend {
+  readonly kind = 'gpu' as const;
+  readonly description: string;
+  /** The device (for tests and diagnostics). */
+  readonly gpu: GpuDevice;
+  readonly depth: number;
+  readonly fenceTimeoutMs: number;
+  /** Whether stage timestamps are recorded (asked for and supported). */
+  readonly timing: boolean;
+  readonly #native: NativeAddon;
+  readonly #layout: StatsLayout;
+  readonly #kernels = new Map<string, Promise<KernelSet>>();
+  readonly #streams = new Set<GpuStream>();
+  readonly #timings = { frames: 0, upload: 0, compute: 0, readback: 0, hostWrite: 0, hostWait: 0 };
+  #closed = false;
+
+  private constructor(gpu: GpuDevice, native: NativeAddon, options: GpuBackendOptions) {
+    this.gpu = gpu;
+    this.#native = native;
+    const depth = options.depth ?? DEFAULT_DEPTH;
+    if (!Number.isInteger(depth) || depth < 2) throw new BackendError('E_GPU', `the gpu backend needs a depth of at least 2 frames, got ${depth}`);
+    this.depth = depth;
+    this.fenceTimeoutMs = options.fenceTimeoutMs ?? DEFAULT_FENCE_TIMEOUT_MS;
+    this.timing = options.timing === true && gpu.features.has('timestamp-query');
+    this.description = `gpu, ${gpu.adapterName}${gpu.isSoftware ? ' (software)' : ''}`;
+    const { vif, adm } = native.statsLayout();
+    const finishLength = vif + adm;
+    this.#layout = { vifOffset: 0, admOffset: vif * 8, motionOffset: finishLength * 8, finishLength, bytes: (finishLength + 1) * 8 };
+  }
+
+  /** Opens the device (and checks the native addon, whose finish step the features need). */
+  static async open(options: GpuBackendOptions = {}): Promise<GpuBackend> {
+    const native = loadNative();
+    const dawnFlags = [...(options.dawnFlags ?? [])];
+    // Dawn rounds timestamps to 100 us unless told otherwise: too coarse for per-stage times.
+    if (options.timing) dawnFlags.push('disable-dawn-features=timestamp_quantization');
+    const gpu = await openGpuDevice({
+      adapter: options.adapter,
+      requireHardware: options.requireHardware,
+      dawnFlags,
+      label: 'vmaf-stream gpu backend',
+    });
+    try {
+      const backend = new GpuBackend(gpu, native, options);
+      if (gpu.isSoftware) {
+        options.onWarning?.(
+          `the gpu backend runs on a software adapter (${gpu.adapterName}): the scores are exact, but it is much slower than --backend cpu`,
+        );
+      }
+      return backend;
+    } catch (e) {
+      gpu.destroy();
+      throw e;
+    }
+  }
+
+  extract(pairs: Observable<FramePair>): Observable<FrameFeatures> {
+    return new Observable<FrameFeatures>((subscriber) => {
+      if (this.#closed) {
+        subscriber.error(new BackendError('E_GPU', 'the gpu backend is closed'));
+        return;
+      }
+      const stream = new GpuStream(this, this.gpu, this.#native, this.#layout);
+      this.#streams.add(stream);
+
+      // A device failure errors the stream at once, even while no frame is in flight.
+      const source = new Observable<FramePair>((s) => {
+        const sub = pairs.subscribe(s);
+        const off = this.gpu.onFailure((e) => s.error(e));
+        return () => {
+          off();
+          sub.unsubscribe();
+        };
+      });
+
+      const subscription = source
+        .pipe(
+          map((pair) => stream.admit(pair)),
+          orderedMergeMap((job) => stream.run(job), this.depth),
+          map((r) => stream.finish(r)),
+          withMotion2(),
+        )
+        .subscribe(subscriber);
+
+      return () => {
+        subscription.unsubscribe();
+        void stream.end().finally(() => this.#streams.delete(stream));
+      };
+    });
+  }
+
+  /**
+   * Mean per-stage times over the frames scored so far (GPU timestamps, plus host-side
+   * times), or null where timing was not asked for (open({ timing: true })) or the adapter
+   * lacks 'timestamp-query'.
+   */
+  stageTimings(): GpuStageTimings | null {
+    if (!this.timing) return null;
+    const t = this.#timings;
+    const n = t.frames;
+    const mean = (x: number): number => (n === 0 ? 0 : x / n);
+    return { frames: n, upload: mean(t.upload), compute: mean(t.compute), readback: mean(t.readback), hostWrite: mean(t.hostWrite), hostWait: mean(t.hostWait) };
+  }
+
+  /** Starts the stage timing averages afresh. */
+  resetStageTimings(): void {
+    for (const k of Object.keys(this.#timings) as (keyof typeof this.#timings)[]) this.#timings[k] = 0;
+  }
+
+  /** @internal */
+  recordTiming(ns: BigUint64Array, hostWrite: number, hostWait: number): void {
+    const [t0, t1, t2, t3] = [ns[0]!, ns[1]!, ns[2]!, ns[3]!];
+    if (!(t0 > 0n && t1 >= t0 && t2 >= t1 && t3 >= t2)) return; // not written, or wrapped
+    const t = this.#timings;
+    t.frames++;
+    t.upload += Number(t1 - t0) / 1e6;
+    t.compute += Number(t2 - t1) / 1e6;
+    t.readback += Number(t3 - t2) / 1e6;
+    t.hostWrite += hostWrite;
+    t.hostWait += hostWait;
+  }
+
+  /** @internal The kernels for one frame size and bit depth, compiled once per backend. */
+  kernels(geometry: FrameGeometry): Promise<KernelSet> {
+    if (this.#closed) return Promise.reject(new BackendError('E_GPU', 'the gpu backend is closed'));
+    const key = `${geometry.width}x${geometry.height}x${geometry.bitDepth}`;
+    let set = this.#kernels.get(key);
+    if (!set) {
+      const g: FrameGeometry = { width: geometry.width, height: geometry.height, bitDepth: geometry.bitDepth };
+      set = (async (): Promise<KernelSet> => {
+        const made: FrameKernel[] = [];
+        const keep = <K extends FrameKernel>(k: K): K => {
+          made.push(k);
+          return k;
+        };
+        try {
+          const [vif, adm, motion] = await Promise.all([
+            VifKernel.create(this.gpu, g).then(keep),
+            AdmKernel.create(this.gpu, g).then(keep),
+            MotionKernel.create(this.gpu, g).then(keep),
+          ]);
+          const want = this.#native.statsLayout();
+          if (vif.statsLength !== want.vif || adm.statsLength !== want.adm || motion.statsLength !== 1) {
+            throw new BackendError('E_GPU', `gpu kernels write ${vif.statsLength} VIF and ${adm.statsLength} ADM values, the native finish step takes ${want.vif} and ${want.adm}`);
+          }
+          return { geometry: g, vif, adm, motion };
+        } catch (e) {
+          for (const k of made) k.destroy();
+          throw e;
+        }
+      })();
+      this.#kernels.set(key, set);
+      set.catch(() => this.#kernels.delete(key));
+    }
+    return set;
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    for (const stream of this.#streams) stream.abandon();
+    this.#streams.clear();
+    const sets = await Promise.allSettled(this.#kernels.values());
+    this.#kernels.clear();
+    for (const s of sets) {
+      if (s.status === 'fulfilled') {
+        s.value.vif.destroy();
+        s.value.adm.destroy();
+        s.value.motion.destroy();
+      }
+    }
+    this.gpu.destroy();
+  }
+}
+
+/** One pair on its way through the backend. */
+interface Job {
+  pair: FramePair;
+  scored: boolean;
+  /** Frames not yet released (one entry when ref and dis are the same object). */
+  held: Set<Frame>;
+}
+
+interface Submitted {
+  index: number;
+  geometry: FrameGeometry;
+  scored: boolean;
+  hasPrev: boolean;
+  refPts: number | undefined;
+  disPts: number | undefined;
+  read: Promise<ArrayBuffer>;
+  scopes: Promise<(GPUError | null)[]>;
+  hostWrite: number;
+  submittedAt: number;
+}
+
+interface JobResult {
+  index: number;
+  refPts: number | undefined;
+  disPts: number | undefined;
+  geometry: FrameGeometry;
+  /** Null for a pair that is not scored. */
+  stats: BigInt64Array | null;
+  /** Null for the first frame (no previous reference). */
+  sad: bigint | null;
+}
+
+const CANCELLED = Symbol('cancelled');
+
+/** One subscription's state: its staging pool, its reference chain, its submission chain. */
+class GpuStream {
+  readonly #backend: GpuBackend;
+  readonly #gpu: GpuDevice;
+  readonly #native: NativeAddon;
+  readonly #layout: StatsLayout;
+  readonly #waiting = new Set<Job>(); // admitted, not yet staged
+  readonly #reads = new Set<Promise<unknown>>();
+  #pool: StagingPool | undefined;
+  #geometry: FrameGeometry | undefined;
+  #queries: { set: GPUQuerySet; resolve: GPUBuffer }[] = [];
+  #chain: Promise<unknown> = Promise.resolve();
+  #broken: unknown = undefined;
+  #cancelled = false;
+  #ended: Promise<void> | undefined;
+
+  constructor(backend: GpuBackend, gpu: GpuDevice, native: NativeAddon, layout: StatsLayout) {
+    this.#backend = backend;
+    this.#gpu = gpu;
+    this.#native = native;
+    this.#layout = layout;
+  }
+
+  admit(pair: FramePair): Job {
+    const scored = pair.scored !== false;
+    const job: Job = { pair, scored, held: new Set([pair.ref, pair.dis]) };
+    if (this.#cancelled) {
+      releaseAll(job);
+      return job;
+    }
+    // A pair read for motion only: its distorted frame is not needed.
+    if (!scored && pair.dis !== pair.ref) release(job, pair.dis);
+    this.#waiting.add(job);
+    return job;
+  }
+
+  async run(job: Job): Promise<JobResult> {
+    this.#waiting.delete(job);
+    const step = this.#chain.then(() => this.#submit(job));
+    this.#chain = step.catch(() => undefined);
+    let s: Submitted;
+    try {
+      s = await step;
+    } catch (error) {
+      throw asBackendError(error, job.pair.index);
+    }
+    const done = Promise.all([s.read, fence(this.#gpu, s.scopes, 'error scopes', this.#backend.fenceTimeoutMs)]);
+    this.#reads.add(done);
+    try {
+      const [bytes, scopeErrors] = await done;
+      const gpuError = scopeErrors.find((e) => e !== null);
+      if (gpuError) {
+        throw new BackendError('E_GPU', `${this.#gpu.adapterName}: frame ${s.index}: ${gpuError.constructor?.name ?? 'GPUError'}: ${gpuError.message}`);
+      }
+      this.#gpu.throwIfFailed();
+      const { motionOffset, finishLength, bytes: statsBytes } = this.#layout;
+      const words = new Uint32Array(bytes, 0, statsBytes / 4);
+      const sad = s.hasPrev ? (BigInt(words[motionOffset / 4 + 1]!) << 32n) | BigInt(words[motionOffset / 4]!) : null;
+      const stats = s.scored ? new BigInt64Array(bytes.slice(0, finishLength * 8)) : null;
+      if (this.#backend.timing && s.scored && bytes.byteLength >= statsBytes + TIMESTAMPS * 8) {
+        this.#backend.recordTiming(new BigUint64Array(bytes, statsBytes, TIMESTAMPS), s.hostWrite, performance.now() - s.submittedAt);
+      }
+      return { index: s.index, refPts: s.refPts, disPts: s.disPts, geometry: s.geometry, stats, sad };
+    } catch (error) {
+      this.#broken ??= error;
+      throw asBackendError(error, s.index);
+    } finally {
+      this.#reads.delete(done);
+    }
+  }
+
+  finish(r: JobResult): MotionFrame {
+    try {
+      const { width, height, bitDepth } = r.geometry;
+      const motionScore = r.sad === null ? 0 : motionScoreFromSad(r.sad, width, height);
+      if (r.stats === null) return { index: r.index, features: {}, motionScore, scored: false };
+      const finished = this.#native.finishFeatures(r.stats, width, height, bitDepth);
+      const frame: MotionFrame = { index: r.index, features: featureValues(finished, motionScore), motionScore };
+      if (r.refPts !== undefined) frame.refPts = r.refPts;
+      if (r.disPts !== undefined) frame.disPts = r.disPts;
+      return frame;
+    } catch (error) {
+      throw asBackendError(error, r.index);
+    }
+  }
+
+  /** Steps 1-4 of the header comment for one pair; runs strictly in frame order. */
+  async #submit(job: Job): Promise<Submitted> {
+    const { pair, scored } = job;
+    let refSlot: UploadSlot | undefined;
+    let disSlot: UploadSlot | undefined;
+    let rb: ReadbackSlot | undefined;
+    const pool = (): StagingPool => this.#pool!;
+    try {
+      this.#check();
+      const { ref, dis } = pair;
+      const geometry: FrameGeometry = { width: ref.format.width, height: ref.format.height, bitDepth: ref.format.bitDepth };
+      if (this.#geometry) assertSameGeometry(ref.format, this.#geometry, pair.index, 'previous reference');
+      if (scored) assertSameGeometry(dis.format, geometry, pair.index, 'distorted');
+      assertLuma(ref, geometry, pair.index, 'reference');
+      if (scored) assertLuma(dis, geometry, pair.index, 'distorted');
+
+      const kernels = await this.#backend.kernels(geometry);
+      this.#check();
+      if (!this.#pool) {
+        this.#geometry = geometry;
+        this.#pool = this.#makePool(geometry);
+      }
+      refSlot = await pool().refUpload.acquire();
+      this.#check();
+      if (scored) {
+        disSlot = await pool().disUpload.acquire();
+        this.#check();
+      }
+      rb = await pool().readback.acquire();
+      this.#check();
+
+      // Step 2: the host's part. The frames are released as soon as they are copied.
+      const t0 = performance.now();
+      const refPts = ref.pts;
+      const disPts = scored ? dis.pts : undefined;
+      const samples = geometry.width * geometry.height;
+      refSlot.write(bytesOf(ref.luma.subarray(0, samples)));
+      if (disSlot) disSlot.write(bytesOf(dis.luma.subarray(0, samples)));
+      releaseAll(job);
+      const hostWrite = performance.now() - t0;
+
+      // Step 3: one command buffer.
+      const d = this.#gpu.device;
+      const { ref: refBuf, prevRef } = pool().references.advance();
+      const disBuf = scored ? pool().distorted.next() : refBuf;
+      const stats = pool().stats.next();
+      const queries = this.#backend.timing && scored ? this.#queries[rb.index] : undefined;
+      const L = this.#layout;
+      d.pushErrorScope('internal');
+      d.pushErrorScope('out-of-memory');
+      d.pushErrorScope('validation');
+      let scopes: Promise<(GPUError | null)[]>;
+      try {
+        const enc = d.createCommandEncoder({ label: `frame ${pair.index}` });
+        if (queries) marker(enc, queries.set, 0);
+        refSlot.encodeCopy(enc, refBuf);
+        if (disSlot) disSlot.encodeCopy(enc, disBuf);
+        if (queries) marker(enc, queries.set, 1);
+        const planes = prevRef ? { ref: refBuf, dis: disBuf, prevRef } : { ref: refBuf, dis: disBuf };
+        if (scored) {
+          kernels.vif.encode(enc, planes, { buffer: stats, offset: L.vifOffset });
+          kernels.adm.encode(enc, planes, { buffer: stats, offset: L.admOffset });
+        }
+        kernels.motion.encode(enc, planes, { buffer: stats, offset: L.motionOffset });
+        if (queries) marker(enc, queries.set, 2);
+        rb.encodeCopy(enc, stats, 0, L.bytes);
+        if (queries) {
+          marker(enc, queries.set, 3);
+          enc.resolveQuerySet(queries.set, 0, TIMESTAMPS, queries.resolve, 0);
+          rb.encodeCopy(enc, queries.resolve, 0, TIMESTAMPS * 8, L.bytes);
+        }
+        d.queue.submit([enc.finish()]);
+      } finally {
+        scopes = Promise.all([d.popErrorScope(), d.popErrorScope(), d.popErrorScope()]);
+        scopes.catch(() => undefined);
+      }
+      const submittedAt = performance.now();
+
+      // Step 4: the fences.
+      pool().refUpload.submitted(refSlot);
+      if (disSlot) pool().disUpload.submitted(disSlot);
+      refSlot = disSlot = undefined;
+      const read = pool().readback.read(rb, L.bytes + (queries ? TIMESTAMPS * 8 : 0));
+      rb = undefined;
+      read.catch(() => undefined);
+      return { index: pair.index, geometry, scored, hasPrev: prevRef !== undefined, refPts, disPts, read, scopes, hostWrite, submittedAt };
+    } catch (error) {
+      releaseAll(job);
+      if (this.#pool && !this.#pool.destroyed) {
+        if (refSlot) this.#pool.refUpload.release(refSlot);
+        if (disSlot) this.#pool.disUpload.release(disSlot);
+        if (rb) this.#pool.readback.release(rb);
+      }
+      // The reference chain is broken: no later frame may be computed.
+      if (error !== CANCELLED) this.#broken ??= error;
+      throw error === CANCELLED ? new BackendError('E_GPU', 'cancelled') : error;
+    }
+  }
+
+  #check(): void {
+    if (this.#cancelled) throw CANCELLED;
+    if (this.#broken !== undefined) throw this.#broken;
+    this.#gpu.throwIfFailed();
+  }
+
+  #makePool(g: FrameGeometry): StagingPool {
+    const backend = this.#backend;
+    const lumaBytes = g.width * g.height * (g.bitDepth > 8 ? 2 : 1);
+    const pool = new StagingPool({
+      gpu: this.#gpu,
+      depth: backend.depth,
+      lumaBytes,
+      statsBytes: this.#layout.bytes,
+      extraReadbackBytes: backend.timing ? TIMESTAMPS * 8 : 0,
+      fenceTimeoutMs: backend.fenceTimeoutMs,
+      label: `${g.width}x${g.height}`,
+    });
+    if (backend.timing) {
+      const d = this.#gpu.device;
+      for (let i = 0; i < backend.depth; i++) {
+        this.#queries.push({
+          set: d.createQuerySet({ type: 'timestamp', count: TIMESTAMPS, label: `stage timestamps ${i}` }),
+          resolve: d.createBuffer({ size: TIMESTAMPS * 8, usage: GPUBufferUsage.QUERY_RESOLVE | GPUBufferUsage.COPY_SRC, label: `stage timestamps ${i}` }),
+        });
+      }
+    }
+    return pool;
+  }
+
+  /**
+   * The subscription is over (completed, errored or unsubscribed): releases the frames of
+   * pairs not yet staged, and frees the pool once the frames in flight have settled.
+   */
+  end(): Promise<void> {
+    if (this.#ended) return this.#ended;
+    this.#cancelled = true;
+    for (const job of this.#waiting) releaseAll(job);
+    this.#waiting.clear();
+    this.#ended = Promise.allSettled([this.#chain, ...this.#reads]).then(() => this.#free());
+    return this.#ended;
+  }
+
+  /** The backend is closing: frees everything now (pending fences reject). */
+  abandon(): void {
+    this.#cancelled = true;
+    for (const job of this.#waiting) releaseAll(job);
+    this.#waiting.clear();
+    this.#free();
+  }
+
+  #free(): void {
+    this.#pool?.destroy();
+    for (const q of this.#queries) {
+      q.set.destroy();
+      q.resolve.destroy();
+    }
+    this.#queries = [];
+  }
+}
+
+/** An empty compute pass that only writes a timestamp. */
+function marker(enc: GPUCommandEncoder, querySet: GPUQuerySet, index: number): void {
+  enc.beginComputePass({ label: `timestamp ${index}`, timestampWrites: { querySet, beginningOfPassWriteIndex: index } }).end();
+}
+
+function release(job: Job, frame: Frame): void {
+  if (!job.held.delete(frame)) return;
+  try {
+    frame.release();
+  } catch {
+    // a release that throws must not hide the real outcome
+  }
+}
+
+function releaseAll(job: Job): void {
+  for (const frame of [...job.held]) release(job, frame);
+}
+
+function assertSameGeometry(a: { width: number; height: number; bitDepth: number }, b: FrameGeometry, index: number, what: string): void {
+  if (a.width !== b.width || a.height !== b.height || a.bitDepth !== b.bitDepth) {
+    throw new VmafError(
+      'E_INPUT_MISMATCH',
+      what === 'distorted'
+        ? `frame ${index}: the distorted frame is ${a.width}x${a.height} ${a.bitDepth}-bit, the reference ${b.width}x${b.height} ${b.bitDepth}-bit`
+        : `frame ${index}: the reference frame is ${a.width}x${a.height} ${a.bitDepth}-bit, the ${what} ${b.width}x${b.height} ${b.bitDepth}-bit`,
+    );
+  }
+}
+
+function assertLuma(frame: Frame, g: FrameGeometry, index: number, what: string): void {
+  const want = g.width * g.height;
+  const luma = frame.luma;
+  const okType = g.bitDepth > 8 ? luma instanceof Uint16Array : luma instanceof Uint8Array;
+  if (!okType || luma.length < want) {
+    throw new BackendError('E_GPU', `frame ${index}: the ${what} luma is a ${luma?.constructor?.name} of ${luma?.length} samples, ${want} ${g.bitDepth > 8 ? 'u16' : 'u8'} samples expected`);
+  }
+}
+
+function asBackendError(error: unknown, index: number): Error {
+  if (error instanceof VmafError) return error;
+  const message = error instanceof Error ? error.message : String(error);
+  return new BackendError('E_GPU', `gpu backend, frame ${index}: ${message}`, { cause: error });
+}

@@ -1,0 +1,478 @@
+/**
+ * The gpu backend's buffers between the host and the GPU: rings of upload (staging) slots,
+ * of readback slots, and of device-local buffers, each slot guarded by the fence that says
+ * when it may be reused.
+ *
+ *   UploadRing    host -> GPU. MAP_WRITE | COPY_SRC buffers, mapped at creation. The host
+ *                 writes a frame's luma into a mapped slot, unmaps it, and the frame's command
+ *                 buffer copies it into a device-local buffer. Right after the submit the slot
+ *                 is re-mapped with mapAsync(WRITE): that promise is its fence. It resolves
+ *                 only once the GPU has finished every submitted command that reads the
+ *                 buffer, and only then does the slot go back to the free list. So the host
+ *                 writes frame N+1 into another slot while the GPU still reads frame N's.
+ *   ReadbackRing  GPU -> host. MAP_READ | COPY_DST buffers. The frame's last command copies
+ *                 its stats into a slot; after the submit, mapAsync(READ) -> copy the words
+ *                 out -> unmap -> the slot is free. Nothing waits for that before the next
+ *                 submit; a slot is taken only when its previous read has finished.
+ *   DeviceRing    GPU-only buffers (STORAGE | COPY_DST | COPY_SRC): the luma planes the
+ *                 kernels read and the stats they write. They need no fences: WebGPU has one
+ *                 queue, and everything submitted to it behaves as if it ran in submission
+ *                 order, so frame N+k's copy into a buffer cannot overtake frame N's reads of
+ *                 it. A ring (rather than one buffer) only spares the GPU the write-after-read
+ *                 barriers between frames in flight; for the reference planes it is what
+ *                 keeps frame N's reference resident, without a copy, as frame N+1's previous
+ *                 reference (see ReferenceRing).
+ *
+ * Every fence is raced against the device's failure (GpuDevice.guard: a lost device rejects
+ * pending mapAsync calls with an AbortError, and an uncaptured error fails the device) and
+ * against a timeout, so a wait ends in BackendError('E_GPU') instead of hanging.
+ */
+import { BackendError } from '../errors.js';
+import type { GpuDevice } from '../kernels/gpu/device.js';
+
+/** Bytes rounded up to whole 4-byte words (copies and storage bindings want multiples of 4). */
+export function paddedBytes(bytes: number): number {
+  return Math.max(4, Math.ceil(bytes / 4) * 4);
+}
+
+export interface RingOptions {
+  /** The device the buffers live on. */
+  gpu: GpuDevice;
+  /** How many slots (at least 2 for the rings with fences). */
+  slots: number;
+  /** Bytes per slot (rounded up to a multiple of 4). */
+  bytes: number;
+  /** A label for Dawn's messages. */
+  label: string;
+  /**
+   * Longest wait on one fence in ms before it counts as a hang (BackendError E_GPU).
+   * 0 disables. Default 300000 (a software adapter is slow on large frames).
+   */
+  fenceTimeoutMs?: number;
+}
+
+export const DEFAULT_FENCE_TIMEOUT_MS = 300_000;
+
+/** Waits for a GPU promise: the device's failure or the timeout turn into E_GPU. */
+export function fence<T>(gpu: GpuDevice, p: Promise<T>, what: string, timeoutMs: number): Promise<T> {
+  const guarded = gpu.guard(p);
+  if (!(timeoutMs > 0)) return guarded;
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      reject(new BackendError('E_GPU', `${gpu.adapterName}: ${what}: no answer from the GPU in ${timeoutMs / 1000} s`));
+    }, timeoutMs);
+    // A pending fence must not keep the process alive on its own.
+    timer.unref?.();
+  });
+  return Promise.race([guarded, timeout]).finally(() => clearTimeout(timer));
+}
+
+/** A FIFO of free slots with waiters; a failure rejects every waiter and later acquire. */
+class FreeList<S> {
+  readonly #free: S[] = [];
+  readonly #waiters: { resolve(s: S): void; reject(e: unknown): void }[] = [];
+  #error: unknown;
+  #failed = false;
+
+  get available(): number {
+    return this.#free.length;
+  }
+
+  put(slot: S): void {
+    if (this.#failed) return;
+    const w = this.#waiters.shift();
+    if (w) w.resolve(slot);
+    else this.#free.push(slot);
+  }
+
+  take(): Promise<S> {
+    if (this.#failed) return Promise.reject(this.#error);
+    const s = this.#free.shift();
+    if (s !== undefined) return Promise.resolve(s);
+    return new Promise<S>((resolve, reject) => this.#waiters.push({ resolve, reject }));
+  }
+
+  fail(error: unknown): void {
+    if (this.#failed) return;
+    this.#failed = true;
+    this.#error = error;
+    this.#free.length = 0;
+    for (const w of this.#waiters.splice(0)) w.reject(error);
+  }
+}
+
+// ---- host -> GPU -------------------------------------------------------------------------
+
+/** One staging buffer of an UploadRing, mapped for writing while the host holds it. */
+export class UploadSlot {
+  readonly buffer: GPUBuffer;
+  readonly index: number;
+  /** Bytes written by the last write() (the copy size, rounded up to 4). */
+  #written = 0;
+  /** 'held': acquired and mapped; 'sealed': written and unmapped, not yet submitted. */
+  state: 'free' | 'held' | 'sealed' | 'in-flight' = 'free';
+
+  constructor(buffer: GPUBuffer, index: number) {
+    this.buffer = buffer;
+    this.index = index;
+  }
+
+  /**
+   * Copies `bytes` into the slot (zeroing the pad to the next word) and unmaps it, ready
+   * for a copy in a command buffer. The caller's memory may be reused as soon as this
+   * returns: the GPU reads the slot, not it.
+   */
+  write(bytes: Uint8Array): void {
+    if (this.state !== 'held') throw new BackendError('E_GPU', `staging slot ${this.index} is not held for writing (${this.state})`);
+    const size = paddedBytes(bytes.byteLength);
+    if (size > this.buffer.size) throw new BackendError('E_GPU', `staging slot holds ${this.buffer.size} bytes, the frame has ${bytes.byteLength}`);
+    const mapped = new Uint8Array(this.buffer.getMappedRange(0, size));
+    mapped.set(bytes);
+    mapped.fill(0, bytes.byteLength);
+    this.buffer.unmap();
+    this.#written = size;
+    this.state = 'sealed';
+  }
+
+  /** Records the copy of the written bytes into `dst` (at offset 0). */
+  encodeCopy(encoder: GPUCommandEncoder, dst: GPUBuffer): void {
+    if (this.state !== 'sealed') throw new BackendError('E_GPU', `staging slot ${this.index} has not been written (${this.state})`);
+    encoder.copyBufferToBuffer(this.buffer, 0, dst, 0, this.#written);
+  }
+}
+
+/**
+ * Upload slots for one input. acquire() gives a mapped slot, waiting for one to be free;
+ * after the submit that reads it, submitted(slot) arms its fence (mapAsync WRITE); a slot
+ * acquired but not submitted goes back with release(slot).
+ */
+export class UploadRing {
+  readonly slots: readonly UploadSlot[];
+  readonly bytes: number;
+  readonly #gpu: GpuDevice;
+  readonly #free = new FreeList<UploadSlot>();
+  readonly #timeoutMs: number;
+  readonly #label: string;
+  #destroyed = false;
+
+  constructor(options: RingOptions) {
+    const { gpu, slots, label } = options;
+    if (!Number.isInteger(slots) || slots < 2) throw new RangeError(`UploadRing: at least 2 slots, got ${slots}`);
+    this.#gpu = gpu;
+    this.#label = label;
+    this.#timeoutMs = options.fenceTimeoutMs ?? DEFAULT_FENCE_TIMEOUT_MS;
+    this.bytes = paddedBytes(options.bytes);
+    const list: UploadSlot[] = [];
+    for (let i = 0; i < slots; i++) {
+      const buffer = gpu.device.createBuffer({
+        size: this.bytes,
+        usage: GPUBufferUsage.MAP_WRITE | GPUBufferUsage.COPY_SRC,
+        mappedAtCreation: true,
+        label: `${label} staging ${i}`,
+      });
+      const slot = new UploadSlot(buffer, i);
+      list.push(slot);
+      this.#free.put(slot);
+    }
+    this.slots = list;
+  }
+
+  /** Slots free right now. */
+  get available(): number {
+    return this.#free.available;
+  }
+
+  /** A slot mapped for writing; waits (FIFO) while every slot is in flight. */
+  async acquire(): Promise<UploadSlot> {
+    if (this.#destroyed) throw new BackendError('E_GPU', `${this.#label}: staging ring is destroyed`);
+    this.#gpu.throwIfFailed();
+    const slot = await this.#free.take();
+    slot.state = 'held';
+    return slot;
+  }
+
+  /**
+   * Call right after the queue.submit whose commands read `slot`: re-maps it for writing;
+   * the slot is free again once the GPU has consumed it. Returns the fence (for tests);
+   * it never rejects, failures go to the waiters of acquire().
+   */
+  submitted(slot: UploadSlot): Promise<void> {
+    slot.state = 'in-flight';
+    return this.#remap(slot);
+  }
+
+  /** Gives back a slot acquired but not submitted (an error on the way). */
+  release(slot: UploadSlot): void {
+    if (slot.state === 'held') {
+      slot.state = 'free';
+      this.#free.put(slot);
+    } else if (slot.state === 'sealed') {
+      slot.state = 'in-flight';
+      void this.#remap(slot);
+    }
+  }
+
+  #remap(slot: UploadSlot): Promise<void> {
+    return fence(this.#gpu, slot.buffer.mapAsync(GPUMapMode.WRITE), `${this.#label} staging fence`, this.#timeoutMs).then(
+      () => {
+        if (this.#destroyed) return;
+        slot.state = 'free';
+        this.#free.put(slot);
+      },
+      (error: unknown) => {
+        this.#free.fail(this.#destroyed ? new BackendError('E_GPU', `${this.#label}: staging ring is destroyed`) : error);
+      },
+    );
+  }
+
+  /** Destroys the buffers (pending fences reject and are ignored); waiters get E_GPU. */
+  destroy(): void {
+    if (this.#destroyed) return;
+    this.#destroyed = true;
+    this.#free.fail(new BackendError('E_GPU', `${this.#label}: staging ring is destroyed`));
+    for (const s of this.slots) s.buffer.destroy();
+  }
+}
+
+// ---- GPU -> host -------------------------------------------------------------------------
+
+export class ReadbackSlot {
+  readonly buffer: GPUBuffer;
+  readonly index: number;
+  state: 'free' | 'held' | 'in-flight' = 'free';
+
+  constructor(buffer: GPUBuffer, index: number) {
+    this.buffer = buffer;
+    this.index = index;
+  }
+
+  /** Records a copy of `size` bytes of `src` at `srcOffset` into this slot at `dstOffset`. */
+  encodeCopy(encoder: GPUCommandEncoder, src: GPUBuffer, srcOffset: number, size: number, dstOffset = 0): void {
+    encoder.copyBufferToBuffer(src, srcOffset, this.buffer, dstOffset, size);
+  }
+}
+
+/**
+ * Readback slots: acquire() a free one, record copies into it, submit, then read(slot)
+ * maps it, copies the bytes out, unmaps it and frees it. read() never delays a submit.
+ */
+export class ReadbackRing {
+  readonly slots: readonly ReadbackSlot[];
+  readonly bytes: number;
+  readonly #gpu: GpuDevice;
+  readonly #free = new FreeList<ReadbackSlot>();
+  readonly #timeoutMs: number;
+  readonly #label: string;
+  #destroyed = false;
+
+  constructor(options: RingOptions) {
+    const { gpu, slots, label } = options;
+    if (!Number.isInteger(slots) || slots < 1) throw new RangeError(`ReadbackRing: at least 1 slot, got ${slots}`);
+    this.#gpu = gpu;
+    this.#label = label;
+    this.#timeoutMs = options.fenceTimeoutMs ?? DEFAULT_FENCE_TIMEOUT_MS;
+    this.bytes = paddedBytes(options.bytes);
+    const list: ReadbackSlot[] = [];
+    for (let i = 0; i < slots; i++) {
+      const buffer = gpu.device.createBuffer({
+        size: this.bytes,
+        usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST,
+        label: `${label} readback ${i}`,
+      });
+      const slot = new ReadbackSlot(buffer, i);
+      list.push(slot);
+      this.#free.put(slot);
+    }
+    this.slots = list;
+  }
+
+  get available(): number {
+    return this.#free.available;
+  }
+
+  async acquire(): Promise<ReadbackSlot> {
+    if (this.#destroyed) throw new BackendError('E_GPU', `${this.#label}: readback ring is destroyed`);
+    this.#gpu.throwIfFailed();
+    const slot = await this.#free.take();
+    slot.state = 'held';
+    return slot;
+  }
+
+  /**
+   * After the submit that fills `slot`: resolves with a copy of its first `size` bytes
+   * (default all) once the GPU is done; the slot is free again by then.
+   */
+  async read(slot: ReadbackSlot, size = this.bytes): Promise<ArrayBuffer> {
+    slot.state = 'in-flight';
+    try {
+      await fence(this.#gpu, slot.buffer.mapAsync(GPUMapMode.READ, 0, size), `${this.#label} readback`, this.#timeoutMs);
+    } catch (error) {
+      // The slot's state is unknown (the map may still be pending): it stays out of the ring.
+      if (this.#destroyed) throw new BackendError('E_GPU', `${this.#label}: readback ring is destroyed`);
+      this.#free.fail(error);
+      throw error;
+    }
+    let copy: ArrayBuffer;
+    try {
+      copy = slot.buffer.getMappedRange(0, size).slice(0);
+      slot.buffer.unmap();
+    } catch (cause) {
+      const error = this.#gpu.error ?? new BackendError('E_GPU', `${this.#label} readback: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+      this.#free.fail(error);
+      throw error;
+    }
+    slot.state = 'free';
+    this.#free.put(slot);
+    return copy;
+  }
+
+  /** Gives back a slot acquired but not submitted. */
+  release(slot: ReadbackSlot): void {
+    if (slot.state !== 'held') return;
+    slot.state = 'free';
+    this.#free.put(slot);
+  }
+
+  destroy(): void {
+    if (this.#destroyed) return;
+    this.#destroyed = true;
+    this.#free.fail(new BackendError('E_GPU', `${this.#label}: readback ring is destroyed`));
+    for (const s of this.slots) s.buffer.destroy();
+  }
+}
+
+// ---- GPU-only -----------------------------------------------------------------------------
+
+/** Device-local buffers taken in turn; ordering on the single queue makes reuse safe. */
+export class DeviceRing {
+  readonly buffers: readonly GPUBuffer[];
+  readonly bytes: number;
+  #next = 0;
+
+  constructor(gpu: GpuDevice, options: { slots: number; bytes: number; label: string; usage?: number }) {
+    const { slots, label } = options;
+    if (!Number.isInteger(slots) || slots < 1) throw new RangeError(`DeviceRing: at least 1 slot, got ${slots}`);
+    this.bytes = paddedBytes(options.bytes);
+    const usage = options.usage ?? (GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST | GPUBufferUsage.COPY_SRC);
+    this.buffers = Array.from({ length: slots }, (_, i) =>
+      gpu.device.createBuffer({ size: this.bytes, usage, label: `${label} ${i}` }));
+  }
+
+  /** The next buffer in turn. */
+  next(): GPUBuffer {
+    const b = this.buffers[this.#next]!;
+    this.#next = (this.#next + 1) % this.buffers.length;
+    return b;
+  }
+
+  destroy(): void {
+    for (const b of this.buffers) b.destroy();
+  }
+}
+
+/**
+ * Device-local reference planes: advance() gives the buffer frame N's reference is copied
+ * into and the one frame N-1's went to (its previous reference, still resident: nothing
+ * overwrites it before frame N's commands, which come earlier on the queue, have run).
+ */
+export class ReferenceRing {
+  readonly #ring: DeviceRing;
+  #latest: GPUBuffer | undefined;
+
+  constructor(gpu: GpuDevice, options: { slots: number; bytes: number; label: string }) {
+    if (options.slots < 2) throw new RangeError(`ReferenceRing: at least 2 slots, got ${options.slots}`);
+    this.#ring = new DeviceRing(gpu, options);
+  }
+
+  get buffers(): readonly GPUBuffer[] {
+    return this.#ring.buffers;
+  }
+
+  /** The buffer for the next frame's reference, and the previous frame's (if any). */
+  advance(): { ref: GPUBuffer; prevRef: GPUBuffer | undefined } {
+    const prevRef = this.#latest;
+    const ref = this.#ring.next();
+    this.#latest = ref;
+    return { ref, prevRef };
+  }
+
+  /** Forgets the previous frame (a new stream starts without one). */
+  reset(): void {
+    this.#latest = undefined;
+  }
+
+  destroy(): void {
+    this.#ring.destroy();
+    this.#latest = undefined;
+  }
+}
+
+// ---- one stream's set --------------------------------------------------------------------
+
+export interface StagingPoolOptions {
+  gpu: GpuDevice;
+  /** Frames in flight: upload, readback and device slots per ring (at least 2). */
+  depth: number;
+  /** Bytes per luma plane (width * height * bytes per sample). */
+  lumaBytes: number;
+  /** Bytes of one frame's stats (device buffer and readback). */
+  statsBytes: number;
+  /** Extra readback bytes per frame after the stats (timestamps). Default 0. */
+  extraReadbackBytes?: number;
+  fenceTimeoutMs?: number;
+  label?: string;
+}
+
+/**
+ * Everything one stream of one frame size needs: an upload ring per input, the reference
+ * ring (depth + 1 planes), distorted planes and stats buffers (depth each), the readback
+ * ring (depth slots).
+ */
+export class StagingPool {
+  readonly depth: number;
+  readonly refUpload: UploadRing;
+  readonly disUpload: UploadRing;
+  readonly references: ReferenceRing;
+  readonly distorted: DeviceRing;
+  readonly stats: DeviceRing;
+  readonly readback: ReadbackRing;
+  readonly statsBytes: number;
+  #destroyed = false;
+
+  constructor(options: StagingPoolOptions) {
+    const { gpu, depth, lumaBytes, statsBytes } = options;
+    if (!Number.isInteger(depth) || depth < 2) throw new RangeError(`StagingPool: depth must be at least 2, got ${depth}`);
+    const label = options.label ?? 'vmaf';
+    const common = { gpu, fenceTimeoutMs: options.fenceTimeoutMs };
+    this.depth = depth;
+    this.statsBytes = paddedBytes(statsBytes);
+    const made: { destroy(): void }[] = [];
+    try {
+      made.push((this.refUpload = new UploadRing({ ...common, slots: depth, bytes: lumaBytes, label: `${label} ref` })));
+      made.push((this.disUpload = new UploadRing({ ...common, slots: depth, bytes: lumaBytes, label: `${label} dis` })));
+      made.push((this.references = new ReferenceRing(gpu, { slots: depth + 1, bytes: lumaBytes, label: `${label} ref luma` })));
+      made.push((this.distorted = new DeviceRing(gpu, { slots: depth, bytes: lumaBytes, label: `${label} dis luma` })));
+      made.push((this.stats = new DeviceRing(gpu, { slots: depth, bytes: statsBytes, label: `${label} stats` })));
+      made.push((this.readback = new ReadbackRing({ ...common, slots: depth, bytes: this.statsBytes + (options.extraReadbackBytes ?? 0), label })));
+    } catch (e) {
+      for (const m of made) m.destroy();
+      throw e;
+    }
+  }
+
+  get destroyed(): boolean {
+    return this.#destroyed;
+  }
+
+  destroy(): void {
+    if (this.#destroyed) return;
+    this.#destroyed = true;
+    this.refUpload.destroy();
+    this.disUpload.destroy();
+    this.references.destroy();
+    this.distorted.destroy();
+    this.stats.destroy();
+    this.readback.destroy();
+  }
+}
