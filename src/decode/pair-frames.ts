@@ -206,7 +206,12 @@ export async function* pairFrames(
         return;
       }
       // Read the next pair while the consumer works on this one.
-      if (frameCnt === 0 || index + 1 < frameCnt) pending = nextPair(ri, di);
+      if (frameCnt === 0 || index + 1 < frameCnt) {
+        pending = nextPair(ri, di);
+        // Its failure is re-thrown when the next pair is awaited; until then (the consumer
+        // may be busy with this pair for a while) it must not count as unhandled.
+        pending.catch(() => {});
+      }
       const pair: FramePair = { index, ref: r.value, dis: d.value, scored: subsample <= 1 || index % subsample === 0 };
       index++;
       yield pair;

@@ -84,7 +84,27 @@ export interface GpuBackendOptions {
   fenceTimeoutMs?: number;
   /** Extra Dawn options (create()). */
   dawnFlags?: readonly string[];
+  /**
+   * @internal Replaces kernel constructors (tests: stand-ins while a kernel is developed,
+   * kernels that fail on purpose). Default: VifKernel.create, AdmKernel.create, MotionKernel.create.
+   */
+  kernelFactories?: Partial<KernelFactories>;
 }
+
+/** Creates a kernel for one frame geometry. */
+export type KernelFactory<K extends FrameKernel = FrameKernel> = (gpu: GpuDevice, geometry: FrameGeometry) => Promise<K>;
+
+export interface KernelFactories {
+  vif: KernelFactory;
+  adm: KernelFactory;
+  motion: KernelFactory;
+}
+
+const DEFAULT_FACTORIES: KernelFactories = {
+  vif: (gpu, g) => VifKernel.create(gpu, g),
+  adm: (gpu, g) => AdmKernel.create(gpu, g),
+  motion: (gpu, g) => MotionKernel.create(gpu, g),
+};
 
 /** Mean milliseconds per frame and stage (scored frames only). */
 export interface GpuStageTimings {
@@ -106,7 +126,7 @@ interface KernelSet {
   geometry: FrameGeometry;
   vif: FrameKernel;
   adm: FrameKernel;
-  motion: MotionKernel;
+  motion: FrameKernel;
 }
 
 /** Byte offsets of the accumulators in a frame's stats buffer: [vif][adm][motion SAD]. */
@@ -133,6 +153,7 @@ export class GpuBackend implements FeatureBackend {
   /** Whether stage timestamps are recorded (asked for and supported). */
   readonly timing: boolean;
   readonly #native: NativeAddon;
+  readonly #factories: KernelFactories;
   readonly #layout: StatsLayout;
   readonly #kernels = new Map<string, Promise<KernelSet>>();
   readonly #streams = new Set<GpuStream>();
@@ -142,6 +163,7 @@ export class GpuBackend implements FeatureBackend {
   private constructor(gpu: GpuDevice, native: NativeAddon, options: GpuBackendOptions) {
     this.gpu = gpu;
     this.#native = native;
+    this.#factories = { ...DEFAULT_FACTORIES, ...options.kernelFactories };
     const depth = options.depth ?? DEFAULT_DEPTH;
     if (!Number.isInteger(depth) || depth < 2) throw new BackendError('E_GPU', `the gpu backend needs a depth of at least 2 frames, got ${depth}`);
     this.depth = depth;
@@ -229,7 +251,8 @@ export class GpuBackend implements FeatureBackend {
 
   /** Starts the stage timing averages afresh. */
   resetStageTimings(): void {
-    for (const k of Object.keys(this.#timings) as (keyof typeof this.#timings)[]) this.#timings[k] = 0;
+    const t = this.#timings;
+    t.frames = t.upload = t.compute = t.readback = t.hostWrite = t.hostWait = 0;
   }
 
   /** @internal */
@@ -253,24 +276,20 @@ export class GpuBackend implements FeatureBackend {
     if (!set) {
       const g: FrameGeometry = { width: geometry.width, height: geometry.height, bitDepth: geometry.bitDepth };
       set = (async (): Promise<KernelSet> => {
-        const made: FrameKernel[] = [];
-        const keep = <K extends FrameKernel>(k: K): K => {
-          made.push(k);
-          return k;
-        };
+        const f = this.#factories;
+        const made = await Promise.allSettled([f.vif(this.gpu, g), f.adm(this.gpu, g), f.motion(this.gpu, g)]);
+        const kernels = made.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
         try {
-          const [vif, adm, motion] = await Promise.all([
-            VifKernel.create(this.gpu, g).then(keep),
-            AdmKernel.create(this.gpu, g).then(keep),
-            MotionKernel.create(this.gpu, g).then(keep),
-          ]);
+          const failed = made.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+          if (failed) throw failed.reason;
+          const [vif, adm, motion] = kernels as [FrameKernel, FrameKernel, FrameKernel];
           const want = this.#native.statsLayout();
           if (vif.statsLength !== want.vif || adm.statsLength !== want.adm || motion.statsLength !== 1) {
-            throw new BackendError('E_GPU', `gpu kernels write ${vif.statsLength} VIF and ${adm.statsLength} ADM values, the native finish step takes ${want.vif} and ${want.adm}`);
+            throw new BackendError('E_GPU', `gpu kernels write ${vif.statsLength} VIF, ${adm.statsLength} ADM and ${motion.statsLength} motion values; the native finish step takes ${want.vif} and ${want.adm}, motion 1`);
           }
           return { geometry: g, vif, adm, motion };
         } catch (e) {
-          for (const k of made) k.destroy();
+          for (const k of kernels) k.destroy();
           throw e;
         }
       })();

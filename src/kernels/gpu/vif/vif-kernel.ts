@@ -3,18 +3,21 @@
  * bit for bit the values the cpu backend's vifStats computes, for 8/10/12/16-bit luma of any
  * size (frames under kVifMinWidth x kVifMinHeight give zeros, as vifStats does).
  *
- * Passes, all recorded into one compute pass of the frame's encoder:
+ * Passes, all recorded into one compute pass of the frame's encoder (6 dispatches):
  *   scale 0..3  vif-stats.wgsl, one workgroup (256 invocations) per 32 x 16 tile of the
- *               scale's image: separable filtering through workgroup memory, the per-pixel
- *               contributions (the binary64 gain path on lib/f64.wgsl, work-shared across
- *               the workgroup), a fixed workgroup tree, one partial per tile and stat; the
- *               same pass decimates the tile into the next scale's image.
+ *               scale's image: separable filtering through workgroup memory, the integer
+ *               per-pixel contributions, a fixed workgroup tree, one partial per tile for
+ *               stats 2..4; the pixels that need the gain are queued in the tile's region of
+ *               the gain queue; the same pass decimates the tile into the next scale's image.
+ *   gain        vif-gain-pass.wgsl, one workgroup per tile of all scales: the binary64 gain
+ *               path (lib/f64.wgsl) over the tile's queue, partials of stats 0 and 1.
  *   reduce      vif-reduce.wgsl, 20 workgroups: each sums one accumulator's partials in a
  *               fixed order and writes it to the stats slot.
  *
  * Scratch (per kernel, i.e. per geometry): the images of scales 1..3 (one u32 per pixel,
- * ref | dis << 16), the partials, the log2 table and small uniform buffers. Bind groups
- * are cached per input plane pair and per stats slot.
+ * ref | dis << 16), the gain queue (12 bytes per pixel of all scales, about 16 bytes per
+ * input pixel: 33 MB at 1080p), the partials, the log2 table and small uniform buffers. Bind
+ * groups are cached per input plane pair and per stats slot.
  */
 import { BackendError } from '../../../errors.js';
 import type { GpuDevice } from '../device.js';
@@ -105,7 +108,7 @@ function smemWords(scale: number, tile: VifTileConfig): number {
   const inW = tile.tileWidth + 2 * half;
   const inH = tile.tileHeight + 2 * half;
   const filtering = inW * inH + 4 * inW * tile.tileHeight + (dhalf > 0 ? (tile.tileWidth + 2 * dhalf) * (tile.tileHeight / 2) : 0);
-  return Math.max(filtering, 3 * tile.tileWidth * tile.tileHeight, 6 * tile.workgroupSize);
+  return Math.max(filtering, 4 * tile.workgroupSize);
 }
 
 /** Bytes of workgroup memory the largest pass of this tile shape needs. */
@@ -172,6 +175,8 @@ function statsShader(v: StatsVariant): string {
     '@group(0) @binding(3) var<storage, read_write> partials: array<vec2<u32>>;',
     '@group(0) @binding(4) var<storage, read> log2_tab: array<u32>;',
     '@group(0) @binding(5) var<uniform> P: VifParams;',
+    '@group(0) @binding(6) var<storage, read_write> gain_queue: array<u32>;',
+    '@group(0) @binding(7) var<storage, read_write> gain_count: array<u32>;',
   );
   return composeWgsl(['vif/vif-stats.wgsl'], lines.join('\n'));
 }
@@ -200,6 +205,13 @@ function statsPipeline(gpu: GpuDevice, v: StatsVariant): Promise<GPUComputePipel
   );
 }
 
+function gainPipeline(gpu: GpuDevice, tile: VifTileConfig): Promise<GPUComputePipeline> {
+  const stride = 3 * tile.tileWidth * tile.tileHeight;
+  return cachedPipeline(gpu, `gain:${stride}`, () =>
+    gpu.createComputePipeline(composeWgsl(['vif/vif-gain-pass.wgsl'], `const QUEUE_STRIDE: u32 = ${stride}u;`), { label: 'vif-gain' }),
+  );
+}
+
 function reducePipeline(gpu: GpuDevice): Promise<GPUComputePipeline> {
   return cachedPipeline(gpu, 'reduce', () => gpu.createComputePipeline(composeWgsl(['vif/vif-reduce.wgsl']), { label: 'vif-reduce' }));
 }
@@ -207,6 +219,14 @@ function reducePipeline(gpu: GpuDevice): Promise<GPUComputePipeline> {
 /** The full WGSL of a statistics pass (for tests and inspection). */
 export function vifStatsShaderSource(scale: number, bitDepth: FrameGeometry['bitDepth'], tile: VifTileConfig = VIF_DEFAULT_TILE): string {
   return statsShader({ scale, bitDepth, tile });
+}
+
+/** Bytes of the gain queue of one frame size: 12 per pixel of every scale, tiles rounded up. */
+export function vifGainQueueBytes(width: number, height: number, tile: VifTileConfig = VIF_DEFAULT_TILE): number {
+  if (width < VIF_MIN_WIDTH || height < VIF_MIN_HEIGHT) return 0;
+  let tiles = 0;
+  for (let s = 0; s < SCALES; s++) tiles += Math.ceil((width >> s) / tile.tileWidth) * Math.ceil((height >> s) / tile.tileHeight);
+  return tiles * 12 * tile.tileWidth * tile.tileHeight;
 }
 
 // ---- the kernel -------------------------------------------------------------------------
@@ -217,6 +237,7 @@ interface ScaleGeometry {
   tilesX: number;
   tilesY: number;
   partBase: number; // in i64 values
+  tileBase: number; // first tile among all scales' tiles
 }
 
 const PARAM_STRIDE = 256; // bytes between the scales' uniform blocks (minUniformBufferOffsetAlignment)
@@ -238,10 +259,15 @@ export class VifKernel implements FrameKernel {
   readonly #active: boolean; // false below the minimum size: the stats are all zero
   readonly #scales: ScaleGeometry[];
   readonly #statsPipelines: GPUComputePipeline[];
+  readonly #gainPipeline: GPUComputePipeline;
+  readonly #gainGroup: GPUBindGroup | undefined;
+  readonly #gainGroups: [number, number];
   readonly #reducePipeline: GPUComputePipeline;
   readonly #owned: GPUBuffer[] = [];
   readonly #images: GPUBuffer[] = []; // scales 1..3 at [0..2]
   readonly #partials: GPUBuffer;
+  readonly #gainQueue: GPUBuffer;
+  readonly #gainCount: GPUBuffer;
   readonly #log2: GPUBuffer;
   readonly #params: GPUBuffer;
   readonly #scaleGroups: (GPUBindGroup | undefined)[] = []; // scales 1..3 (fixed inputs)
@@ -249,11 +275,12 @@ export class VifKernel implements FrameKernel {
   readonly #reduceGroups = new WeakMap<GPUBuffer, Map<number, GPUBindGroup>>();
   #destroyed = false;
 
-  private constructor(gpu: GpuDevice, geometry: FrameGeometry, tile: VifTileConfig, pipelines: GPUComputePipeline[], reduce: GPUComputePipeline) {
+  private constructor(gpu: GpuDevice, geometry: FrameGeometry, tile: VifTileConfig, pipelines: GPUComputePipeline[], gain: GPUComputePipeline, reduce: GPUComputePipeline) {
     this.#gpu = gpu;
     this.geometry = Object.freeze({ ...geometry });
     this.tile = Object.freeze({ ...tile });
     this.#statsPipelines = pipelines;
+    this.#gainPipeline = gain;
     this.#reducePipeline = reduce;
     const d = gpu.device;
     const { width, height } = geometry;
@@ -261,14 +288,18 @@ export class VifKernel implements FrameKernel {
 
     this.#scales = [];
     let partBase = 0;
+    let tileBase = 0;
     for (let s = 0; s < SCALES; s++) {
       const w = this.#active ? width >> s : 0;
       const h = this.#active ? height >> s : 0;
       const tilesX = Math.ceil(w / tile.tileWidth);
       const tilesY = Math.ceil(h / tile.tileHeight);
-      this.#scales.push({ w, h, tilesX, tilesY, partBase });
+      this.#scales.push({ w, h, tilesX, tilesY, partBase, tileBase });
       partBase += STATS_PER_SCALE * tilesX * tilesY;
+      tileBase += tilesX * tilesY;
     }
+    const totalTiles = tileBase;
+    const queueStride = 3 * tile.tileWidth * tile.tileHeight;
 
     const buffer = (size: number, usage: number, label: string): GPUBuffer => {
       const b = d.createBuffer({ size: Math.max(16, Math.ceil(size / 4) * 4), usage, label });
@@ -280,6 +311,8 @@ export class VifKernel implements FrameKernel {
       this.#images.push(buffer(g.w * g.h * 4, GPUBufferUsage.STORAGE, `vif scale ${s} image`));
     }
     this.#partials = buffer(partBase * 8, GPUBufferUsage.STORAGE, 'vif partials');
+    this.#gainQueue = buffer(totalTiles * queueStride * 4, GPUBufferUsage.STORAGE, 'vif gain queue');
+    this.#gainCount = buffer(totalTiles * 4, GPUBufferUsage.STORAGE, 'vif gain counts');
 
     const words = log2Words();
     this.#log2 = buffer(words.byteLength, GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST, 'vif log2 table');
@@ -289,12 +322,36 @@ export class VifKernel implements FrameKernel {
     for (let s = 0; s < SCALES; s++) {
       const g = this.#scales[s]!;
       const next = this.#scales[s + 1];
-      params.set([g.w, g.h, next ? next.w : 0, next ? next.h : 0, g.tilesX, g.partBase, g.tilesX * g.tilesY, 0], (PARAM_STRIDE / 4) * s);
+      params.set([g.w, g.h, next ? next.w : 0, next ? next.h : 0, g.tilesX, g.partBase, g.tilesX * g.tilesY, g.tileBase], (PARAM_STRIDE / 4) * s);
     }
     this.#params = buffer(params.byteLength, GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST, 'vif params');
     d.queue.writeBuffer(this.#params, 0, params);
 
+    const groupsX = Math.min(totalTiles, 32768);
+    this.#gainGroups = [groupsX, Math.ceil(totalTiles / groupsX)];
     if (this.#active) {
+      const gp = new Uint32Array(16);
+      for (let s = 0; s < SCALES; s++) {
+        const g = this.#scales[s]!;
+        gp[s] = g.tileBase;
+        gp[4 + s] = g.partBase;
+        gp[8 + s] = g.tilesX * g.tilesY;
+      }
+      gp[12] = totalTiles;
+      gp[13] = groupsX;
+      const gainParams = buffer(gp.byteLength, GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST, 'vif gain params');
+      d.queue.writeBuffer(gainParams, 0, gp);
+      this.#gainGroup = d.createBindGroup({
+        label: 'vif gain',
+        layout: gain.getBindGroupLayout(0),
+        entries: [
+          { binding: 0, resource: { buffer: this.#gainQueue } },
+          { binding: 1, resource: { buffer: this.#gainCount } },
+          { binding: 2, resource: { buffer: this.#partials } },
+          { binding: 3, resource: { buffer: this.#log2 } },
+          { binding: 4, resource: { buffer: gainParams } },
+        ],
+      });
       for (let s = 1; s < SCALES; s++) {
         const entries: GPUBindGroupEntry[] = [{ binding: 0, resource: { buffer: this.#images[s - 1]! } }];
         if (s + 1 < SCALES) entries.push({ binding: 2, resource: { buffer: this.#images[s]! } });
@@ -325,9 +382,14 @@ export class VifKernel implements FrameKernel {
     if (tile.workgroupSize > gpu.limits.maxComputeInvocationsPerWorkgroup) {
       throw new BackendError('E_GPU', `vif: workgroups of ${tile.workgroupSize} exceed the adapter's ${gpu.limits.maxComputeInvocationsPerWorkgroup}`);
     }
+    const queueBytes = vifGainQueueBytes(width, height, tile);
+    const maxBinding = Math.min(gpu.limits.maxStorageBufferBindingSize, gpu.limits.maxBufferSize);
+    if (queueBytes > maxBinding) {
+      throw new BackendError('E_GPU', `vif: a ${width}x${height} frame needs a ${queueBytes}-byte gain queue; the adapter binds at most ${maxBinding} bytes`);
+    }
     const stats = Promise.all([0, 1, 2, 3].map((scale) => statsPipeline(gpu, { scale, bitDepth, tile })));
-    const [pipelines, reduce] = await Promise.all([stats, reducePipeline(gpu)]);
-    return gpu.withErrorScopes('vif: allocating', () => new VifKernel(gpu, geometry, tile, pipelines, reduce));
+    const [pipelines, gain, reduce] = await Promise.all([stats, gainPipeline(gpu, tile), reducePipeline(gpu)]);
+    return gpu.withErrorScopes('vif: allocating', () => new VifKernel(gpu, geometry, tile, pipelines, gain, reduce));
   }
 
   #commonEntries(s: number): GPUBindGroupEntry[] {
@@ -335,6 +397,8 @@ export class VifKernel implements FrameKernel {
       { binding: 3, resource: { buffer: this.#partials } },
       { binding: 4, resource: { buffer: this.#log2 } },
       { binding: 5, resource: { buffer: this.#params, offset: PARAM_STRIDE * s, size: 32 } },
+      { binding: 6, resource: { buffer: this.#gainQueue } },
+      { binding: 7, resource: { buffer: this.#gainCount } },
     ];
   }
 
@@ -403,6 +467,9 @@ export class VifKernel implements FrameKernel {
         pass.setBindGroup(0, s === 0 ? this.#inputGroup(planes.ref, planes.dis) : this.#scaleGroups[s]!);
         pass.dispatchWorkgroups(g.tilesX, g.tilesY);
       }
+      pass.setPipeline(this.#gainPipeline);
+      pass.setBindGroup(0, this.#gainGroup!);
+      pass.dispatchWorkgroups(...this.#gainGroups);
     }
     pass.setPipeline(this.#reducePipeline);
     pass.setBindGroup(0, reduceGroup);
