@@ -25,6 +25,8 @@ import { SUITES } from './suites/index.mjs';
 const here = dirname(fileURLToPath(import.meta.url));
 const root = dirname(here);
 const KiB_PER_MiB = 1024;
+/** Other processes' CPU use (cores) during a row above which the report warns. */
+const OTHER_LOAD_WARNING = 0.25;
 
 function usage(message) {
   if (message) process.stderr.write(`bench: ${message}\n`);
@@ -97,14 +99,14 @@ function cpuModel() {
 /** The native addon's build time, and whether a kernel source is newer than it. */
 function nativeBuild() {
   const addon = join(root, 'build/Release/vmaf_native.node');
-  if (!existsSync(addon)) return { built: null, stale: null };
+  if (!existsSync(addon)) return { built: null, newerSources: [] };
   const built = statSync(addon).mtimeMs;
   const dir = join(root, 'src/kernels/cpu');
   const newer = readdirSync(dir).filter((f) => statSync(join(dir, f)).mtimeMs > built);
   return { built: new Date(built).toISOString(), newerSources: newer };
 }
 
-/** An argv for display: paths under the repo or the clip folder reduced to their file names. */
+/** An argv for display: absolute paths reduced to their file names. */
 function showArgs(args) {
   return args.map((a) => a.replace(/(?:\/[^\s:=,]+)+\/([^\s/:=,]+)/g, '$1'));
 }
@@ -175,8 +177,8 @@ async function main() {
   };
 
   const chosen = SUITES.filter((s) => !opts.only || opts.only.includes(s.name));
-  const loadBefore = loadavg();
   ctx.clip = prepareClip({ ffmpegPath, cacheDir, frames: opts.frames, log });
+  const loadBefore = loadavg();
 
   const device = { cpu: cpuModel(), cores: availableParallelism(), memoryGiB: Math.round(totalmem() / 2 ** 30) };
   const rows = [];
@@ -262,6 +264,10 @@ function markdown(report) {
   lines.push('fps: frames / wall seconds of the measurement\'s child process, start-up included. max RSS: the measured process\'s peak;');
   lines.push('tree RSS: the peak sum over it and its children (our ffmpeg decoders), sampled every 20 ms. CPU cores busy: its CPU seconds / wall seconds.');
   lines.push("other load: cores kept busy by everything else on the machine meanwhile; much above 0 and the row's timing is not fair.");
+  const busy = report.rows.filter((r) => (r.otherCores ?? 0) > OTHER_LOAD_WARNING);
+  if (busy.length) {
+    lines.push('', `**warning**: ${busy.map((r) => r.name).join('; ')} ran beside other work (> ${OTHER_LOAD_WARNING} cores): rerun on a quiet machine.`);
+  }
   for (const s of report.skipped) lines.push(`- skipped ${s.suite}: ${s.reason}`);
   for (const r of report.rows.filter((r) => r.error)) lines.push(`- ${r.name} failed: ${r.error.replace(/\s+/g, ' ')}`);
   return `${lines.join('\n')}\n`;

@@ -5,7 +5,8 @@
 // The angle test (adm-angle.wgsl, integer arithmetic) is checked on its own against a
 // BigInt/double model of the binary32/binary64 expression, including cases built so that
 // the one binary64 rounding decides the outcome. Runs on any WebGPU adapter (lavapipe in
-// CI). GPU_ADM_SEED=<n> replays a run.
+// CI). GPU_ADM_SEED=<n> replays a run; GPU_ADM_SWEEP=<n> (random geometries, default 40)
+// and GPU_ADM_ANGLE_N=<n> (angle-test inputs, default 100000) make it longer.
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -148,8 +149,8 @@ function angleTriples(R, count) {
     return R.int(8) === 0 ? -v : v;
   };
   // Cases that depend on binary64 rounding: pick md (24 bits) and j; N = ceil(md^2 2^j / mc)
-  // such that X = mc*N lies in (md^2 2^j, md^2 2^j + half-ulp]: then f64 rounds c*O*T down
-  // onto D*D exactly. Split N = mo*mt into two 24-bit factors when small primes allow.
+  // such that X = mc*N lies in (md^2 2^j, md^2 2^j + 1 ulp]: binary64 rounds c*O*T onto
+  // D*D or just above it. Split N = mo*mt into two 24-bit factors when small primes allow.
   const MC = 16772106n;
   const SMALL_PRIMES = [];
   for (let p = 2; SMALL_PRIMES.length < 1500; p++) if (SMALL_PRIMES.every((q) => p % q !== 0)) SMALL_PRIMES.push(p);
@@ -171,7 +172,7 @@ function angleTriples(R, count) {
     return null;
   };
   let built = 0, tries = 0;
-  const wantBuilt = 80; // about 1% of the tries succeed
+  const wantBuilt = 200; // about 2% of the tries succeed
   while (built < wantBuilt && tries < 40000 * wantBuilt) {
     tries++;
     const md = (1n << 23n) + 1n + R.big(23);
@@ -181,8 +182,11 @@ function angleTriples(R, count) {
     const x = MC * n;
     const k = BigInt(bitLength(x) - 53);
     if (k < 1n || j < k) continue;
+    // delta <= half an ulp: binary64 rounds onto D*D (true, exact false); half to one ulp:
+    // it rounds up (false), where truncating would not. (A tie, delta == half, can never
+    // meet D*D: that would need -2^i to be a square modulo 3 and 23, factors of mc / 2.)
     const delta = x - t;
-    if (delta > (1n << (k - 1n))) continue;
+    if (delta > (1n << k)) continue;
     const f = split(n);
     if (!f) continue;
     const [mo, mt] = f;
@@ -426,8 +430,9 @@ describe('gpu ADM kernel (bit-exact with the cpu backend)', function () {
 
     it('agrees on random, near-threshold and built rounding-decided inputs', async function () {
       const R = makeRng(SEED ^ 0x2222);
-      const vecs = angleVectors(R, 60000);
-      const triples = angleTriples(R, 40000);
+      const n = Number(process.env.GPU_ADM_ANGLE_N ?? 100000);
+      const vecs = angleVectors(R, Math.round(n * 0.6));
+      const triples = angleTriples(R, Math.round(n * 0.4));
       const d = gpu.device;
       const pipeline = await gpu.createComputePipeline(composeWgsl([], ANGLE_KERNEL), { label: 'adm angle test' });
       const vb = d.createBuffer({ size: vecs.length * 16, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST });
@@ -564,6 +569,31 @@ describe('gpu ADM kernel (bit-exact with the cpu backend)', function () {
       }
     });
 
+    it('matches on a randomized sweep of geometries, bit depths and content mixes', async function () {
+      const R = makeRng(SEED ^ 0x9999);
+      const sweep = Number(process.env.GPU_ADM_SWEEP ?? 40);
+      const content = [
+        (w, h, B) => noise(R, w, h, B),
+        (w, h, B) => gradient(R, w, h, B),
+        (w, h, B) => checker(w, h, B, R.range(1, 4)),
+        (w, h, B) => constant(w, h, B, R.int(1 << B)),
+        (w, h, B) => fill(w, h, B, (x, y) => ((x * 7 + y * 13) % 17 < 8 ? (1 << B) - 1 : R.int(1 << B))),
+      ];
+      for (let n = 0; n < sweep; n++) {
+        const w = R.bool() ? R.range(33, 80) : R.range(33, 200);
+        const h = R.bool() ? R.range(33, 80) : R.range(33, 200);
+        const B = R.pick(BIT_DEPTHS);
+        const ref = R.pick(content)(w, h, B);
+        const other = R.pick(content)(w, h, B);
+        await check(w, h, B, [
+          { name: 'content vs other content', ref, dis: other },
+          { name: 'content vs distorted', ref, dis: around(R, ref, w, h, B, R.pick([1, 4, 30, 120])) },
+          { name: 'content vs negative', ref, dis: negative(ref, w, h, B) },
+          { name: 'content vs blurred', ref, dis: blurShift(ref, w, h, B) },
+        ]);
+      }
+    });
+
     it('is deterministic: the same stats on every run, in any batch', async function () {
       const R = makeRng(SEED ^ 0x7777);
       const [w, h, B] = [123, 77, 10];
@@ -586,6 +616,23 @@ describe('gpu ADM kernel (bit-exact with the cpu backend)', function () {
           const ref = noise(R, w, h, B);
           await check(w, h, B, [{ name: `round ${round}`, ref, dis: around(R, ref, w, h, B, 8) }]);
         }
+      }
+    });
+
+    it('refuses bad geometries, stats slots and luma buffers with BackendError', async function () {
+      await assert.rejects(AdmKernel.create(gpu, { width: 64, height: 64, bitDepth: 9 }), { code: 'E_GPU' });
+      await assert.rejects(AdmKernel.create(gpu, { width: 0, height: 64, bitDepth: 8 }), { code: 'E_GPU' });
+      const k = await kernelFor(64, 48, 10);
+      const small = gpu.device.createBuffer({ size: 64 * 48 * 2 - 4, usage: GPUBufferUsage.STORAGE });
+      const ok = gpu.device.createBuffer({ size: 64 * 48 * 2, usage: GPUBufferUsage.STORAGE });
+      const out = gpu.device.createBuffer({ size: 400, usage: GPUBufferUsage.STORAGE });
+      try {
+        const enc = gpu.device.createCommandEncoder();
+        assert.throws(() => k.encode(enc, { ref: ok, dis: ok }, { buffer: out, offset: 2 }), { code: 'E_GPU' });
+        assert.throws(() => k.encode(enc, { ref: ok, dis: ok }, { buffer: out, offset: 400 - 284 }), { code: 'E_GPU' });
+        assert.throws(() => k.encode(enc, { ref: ok, dis: small }, { buffer: out, offset: 0 }), { code: 'E_GPU' });
+      } finally {
+        for (const b of [small, ok, out]) b.destroy();
       }
     });
 

@@ -1,3 +1,4 @@
+import { existsSync, readdirSync } from 'node:fs';
 import type { BackendKind, FeatureBackend } from './backend.js';
 import { CpuBackend } from './cpu-backend.js';
 
@@ -29,7 +30,24 @@ export async function createBackend(kind: BackendKind | 'auto', options: Backend
   }
 }
 
+/**
+ * Whether this machine may have a hardware GPU at all. On Linux a hardware Vulkan driver
+ * needs a DRM render node or NVIDIA's (or WSL's) device files; without them `auto` goes to
+ * the cpu backend without loading Dawn (which takes a moment, and on a machine with only
+ * lavapipe prints a few lines of its own on stderr). Elsewhere: ask Dawn.
+ */
+function mayHaveHardwareGpu(): boolean {
+  if (process.platform !== 'linux') return true;
+  if (existsSync('/dev/nvidiactl') || existsSync('/dev/nvidia0') || existsSync('/dev/dxg')) return true;
+  try {
+    return readdirSync('/dev/dri').some((name) => name.startsWith('renderD') || name.startsWith('card'));
+  } catch {
+    return false;
+  }
+}
+
 async function openHardwareGpu(options: BackendOptions): Promise<FeatureBackend | undefined> {
+  if (!mayHaveHardwareGpu()) return undefined;
   let device: typeof import('./gpu/device.js');
   try {
     device = await import('./gpu/device.js');

@@ -53,20 +53,6 @@ export interface RingOptions {
 
 export const DEFAULT_FENCE_TIMEOUT_MS = 300_000;
 
-/** Waits for a GPU promise: the device's failure or the timeout turn into E_GPU. */
-export function fence<T>(gpu: GpuDevice, p: Promise<T>, what: string, timeoutMs: number): Promise<T> {
-  const guarded = gpu.guard(p);
-  if (!(timeoutMs > 0)) return guarded;
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => {
-      reject(new BackendError('E_GPU', `${gpu.adapterName}: ${what}: no answer from the GPU in ${timeoutMs / 1000} s`));
-    }, timeoutMs);
-    // A pending fence must not keep the process alive on its own.
-    timer.unref?.();
-  });
-  return Promise.race([guarded, timeout]).finally(() => clearTimeout(timer));
-}
 
 /** A FIFO of free slots with waiters; a failure rejects every waiter and later acquire. */
 class FreeList<S> {
@@ -214,7 +200,7 @@ export class UploadRing {
   }
 
   #remap(slot: UploadSlot): Promise<void> {
-    return fence(this.#gpu, slot.buffer.mapAsync(GPUMapMode.WRITE), `${this.#label} staging fence`, this.#timeoutMs).then(
+    return this.#gpu.guard(slot.buffer.mapAsync(GPUMapMode.WRITE), `${this.#label} staging fence`, this.#timeoutMs).then(
       () => {
         if (this.#destroyed) return;
         slot.state = 'free';
@@ -306,7 +292,7 @@ export class ReadbackRing {
   async read(slot: ReadbackSlot, size = this.bytes): Promise<ArrayBuffer> {
     slot.state = 'in-flight';
     try {
-      await fence(this.#gpu, slot.buffer.mapAsync(GPUMapMode.READ, 0, size), `${this.#label} readback`, this.#timeoutMs);
+      await this.#gpu.guard(slot.buffer.mapAsync(GPUMapMode.READ, 0, size), `${this.#label} readback`, this.#timeoutMs);
     } catch (error) {
       // The slot's state is unknown (the map may still be pending): it stays out of the ring.
       if (this.#destroyed) throw new BackendError('E_GPU', `${this.#label}: readback ring is destroyed`);

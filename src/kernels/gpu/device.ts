@@ -257,12 +257,43 @@ export class GpuDevice {
     return () => this.#listeners.delete(cb);
   }
 
-  /** Resolves as p does, unless the device fails first. */
-  guard<T>(p: Promise<T>): Promise<T> {
-    return Promise.race([p, this.failed]).catch((e: unknown) => {
-      if (e instanceof BackendError) throw e;
-      throw this.#error ?? new BackendError('E_GPU', `${this.adapterName}: ${message(e)}`, { cause: e });
+  /**
+   * Resolves as p does, unless the device fails first, p rejects (a lost device rejects
+   * mapAsync with an AbortError) or, with timeoutMs > 0, the GPU does not answer in time:
+   * each becomes BackendError('E_GPU'). It subscribes to the device's failure only while
+   * it waits, so a stream that guards every frame holds a constant amount of memory.
+   */
+  guard<T>(p: Promise<T>, what = 'GPU operation', timeoutMs = 0): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      let settled = false;
+      let timer: NodeJS.Timeout | undefined;
+      let off: () => void = () => {};
+      const settle = (fn: () => void): void => {
+        if (settled) return;
+        settled = true;
+        off();
+        if (timer) clearTimeout(timer);
+        fn();
+      };
+      p.then(
+        (v) => settle(() => resolve(v)),
+        (e: unknown) => settle(() => reject(this.#asError(what, e))),
+      );
+      off = this.onFailure((e) => settle(() => reject(e)));
+      if (timeoutMs > 0 && !settled) {
+        timer = setTimeout(() => {
+          settle(() => reject(new BackendError('E_GPU', `${this.adapterName}: ${what}: no answer from the GPU in ${timeoutMs / 1000} s`)));
+        }, timeoutMs);
+        // A pending guard must not keep the process alive on its own.
+        timer.unref?.();
+      }
     });
+  }
+
+  #asError(what: string, e: unknown): BackendError {
+    if (e instanceof BackendError) return e;
+    if (this.#error) return this.#error;
+    return new BackendError('E_GPU', `${this.adapterName}: ${what}: ${message(e)}`, { cause: e });
   }
 
   /**

@@ -62,7 +62,7 @@ import { featureValues, motionScoreFromSad } from '../native-features.js';
 import { orderedMergeMap } from '../../pipeline/ordered-merge-map.js';
 import { withMotion2, type MotionFrame } from '../../pipeline/motion2.js';
 import { bytesOf } from '../../pool/frame-pool.js';
-import { DEFAULT_FENCE_TIMEOUT_MS, StagingPool, fence, type ReadbackSlot, type UploadSlot } from '../../pool/staging-ring.js';
+import { DEFAULT_FENCE_TIMEOUT_MS, StagingPool, type ReadbackSlot, type UploadSlot } from '../../pool/staging-ring.js';
 import { openGpuDevice, type GpuDevice } from './device.js';
 import type { FrameGeometry, FrameKernel } from './frame-kernel.js';
 import { MotionKernel } from './motion/motion-kernel.js';
@@ -397,7 +397,7 @@ class GpuStream {
     } catch (error) {
       throw asBackendError(error, job.pair.index);
     }
-    const done = Promise.all([s.read, fence(this.#gpu, s.scopes, 'error scopes', this.#backend.fenceTimeoutMs)]);
+    const done = Promise.all([s.read, this.#gpu.guard(s.scopes, 'error scopes', this.#backend.fenceTimeoutMs)]);
     this.#reads.add(done);
     try {
       const [bytes, scopeErrors] = await done;

@@ -40,21 +40,37 @@ fn adm_f32_round(x: vec2<u32>) -> vec2<u32> {
   return vec2<u32>(m, e);
 }
 
-// The angle flag from the exact int64 dot product and squared magnitudes (two's complement
-// vec2<u32>; om and tm are >= 0 unless the int64 sums wrapped, which is handled too).
-fn adm_angle(dot: vec2<u32>, om: vec2<u32>, tm: vec2<u32>) -> bool {
-  if (i64_is_neg(dot)) {
-    return false; // D < 0
+// The same rounding for a u32 (scale 0's dot product and magnitudes fit 32 bits).
+fn adm_f32_round32(x: u32) -> vec2<u32> {
+  let n = 32u - countLeadingZeros(x);
+  if (n <= 24u) {
+    return vec2<u32>(x, 0u);
   }
-  let o = adm_f32_round(i64_abs(om));
-  let t = adm_f32_round(i64_abs(tm));
+  let k = n - 24u; // 1..8
+  var m = x >> k;
+  let round_bit = (x >> (k - 1u)) & 1u;
+  let below = x & ((1u << (k - 1u)) - 1u);
+  var e = k;
+  if (round_bit == 1u && (below != 0u || (m & 1u) == 1u)) {
+    m = m + 1u;
+    if (m == 0x1000000u) {
+      m = 0x800000u;
+      e = e + 1u;
+    }
+  }
+  return vec2<u32>(m, e);
+}
+
+// The comparison D*D >= (c*O)*T of the binary32-rounded values d = f32(dot) >= 0,
+// o = f32(om), t = f32(tm) given as (significand, exponent) magnitudes, with the signs of
+// O and T (only a wrapped int64 sum makes them negative).
+fn adm_angle_rounded(d: vec2<u32>, o: vec2<u32>, t: vec2<u32>, o_neg: bool, t_neg: bool) -> bool {
   if (o.x == 0u || t.x == 0u) {
     return true; // RHS is +-0 and LHS >= 0
   }
-  if (i64_is_neg(om) != i64_is_neg(tm)) {
+  if (o_neg != t_neg) {
     return true; // RHS < 0 <= LHS
   }
-  let d = adm_f32_round(dot);
   if (d.x == 0u) {
     return false; // 0 >= RHS > 0 is false
   }
@@ -103,6 +119,16 @@ fn adm_angle(dot: vec2<u32>, om: vec2<u32>, tm: vec2<u32>) -> bool {
   return u64_ge(a, i64_shl(b, u32(be - ae)));
 }
 
+// The angle flag from the exact int64 dot product and squared magnitudes (two's complement
+// vec2<u32>; om and tm are >= 0 unless the int64 sums wrapped, which is handled too).
+fn adm_angle(dot: vec2<u32>, om: vec2<u32>, tm: vec2<u32>) -> bool {
+  if (i64_is_neg(dot)) {
+    return false; // D < 0
+  }
+  return adm_angle_rounded(adm_f32_round(dot), adm_f32_round(i64_abs(om)), adm_f32_round(i64_abs(tm)),
+                           i64_is_neg(om), i64_is_neg(tm));
+}
+
 // The angle flag of ref (oh, ov) against dis (th, tv), any i32 band values (scales 1..3).
 fn adm_angle_i32(oh: i32, ov: i32, th: i32, tv: i32) -> bool {
   let dot = i64_add(i64_mul_i32_i32(oh, th), i64_mul_i32_i32(ov, tv));
@@ -111,11 +137,17 @@ fn adm_angle_i32(oh: i32, ov: i32, th: i32, tv: i32) -> bool {
   return adm_angle(dot, om, tm);
 }
 
-// The same for int16 band values (scale 0): each product fits i32 (|p| <= 2^30) and the
-// squared magnitudes fit u32 (<= 2^31).
+// The same for int16 band values (scale 0): each product fits i32 (|p| <= 2^30), the
+// squared magnitudes fit u32 (<= 2^31) and so does |dot| (<= 2^31).
 fn adm_angle_i16(oh: i32, ov: i32, th: i32, tv: i32) -> bool {
-  let dot = i64_add(i64_from_i32(oh * th), i64_from_i32(ov * tv));
-  let om = vec2<u32>(u32(oh * oh) + u32(ov * ov), 0u);
-  let tm = vec2<u32>(u32(th * th) + u32(tv * tv), 0u);
-  return adm_angle(dot, om, tm);
+  let p = oh * th;
+  let q = ov * tv;
+  // dot = p + q >= 0 <=> q >= -p (no overflow: |p|, |q| <= 2^30)
+  if (q < -p) {
+    return false;
+  }
+  let dot = u32(p) + u32(q); // the exact value, 0 .. 2^31
+  let om = u32(oh * oh) + u32(ov * ov);
+  let tm = u32(th * th) + u32(tv * tv);
+  return adm_angle_rounded(adm_f32_round32(dot), adm_f32_round32(om), adm_f32_round32(tm), false, false);
 }

@@ -79,8 +79,10 @@ fn adm_clamp_k(q: vec2<u32>) -> i32 {
 fn adm_decouple0(o: i32, t: i32, angle: bool) -> vec2<i32> {
   var k = 32768;
   if (o != 0) {
-    // clamp((R(o) * t + 16384) >> 15, 0, 32768), |R(o) * t| < 2^45
-    k = adm_clamp_k(i64_shr(i64_add_u32(i64_mul_i32_i32(adm_recip(o), t), 16384u), 15u));
+    // clamp((R(o) * t + 16384) >> 15, 0, 32768) in int32: with R = Rh 2^15 + Rl,
+    // Rl in [0, 2^15), it is Rh t + ((Rl t + 16384) >> 15); |Rh t|, Rl t < 2^30.
+    let r = adm_recip(o);
+    k = clamp((r >> 15u) * t + (((r & 0x7fff) * t + 16384) >> 15u), 0, 32768);
   }
   let rst = (k * o + 16384) >> 15u; // |k * o| <= 2^30
   let limited = angle && k > 0 && o != 0;

@@ -132,7 +132,7 @@ export class AdmKernel implements FrameKernel {
 
   readonly #gpu: GpuDevice;
   readonly #p: Pipelines;
-  readonly #owned: GPUBuffer[] = [];
+  readonly #owned: GPUBuffer[];
   readonly #dwtParams: GPUBuffer[] = [];
   readonly #ll: GPUBuffer[] = [];
   readonly #dummyLl: GPUBuffer;
@@ -146,6 +146,7 @@ export class AdmKernel implements FrameKernel {
   readonly #finalWords: Uint32Array;
   readonly #scale0Groups = new WeakMap<GPUBuffer, WeakMap<GPUBuffer, GPUBindGroup>>();
   readonly #finalGroups = new WeakMap<GPUBuffer, Map<number, GPUBindGroup>>();
+  readonly #finalParams = new Map<number, GPUBuffer>(); // by stats slot offset
   readonly #lumaBytes: number;
   #destroyed = false;
 
@@ -162,10 +163,17 @@ export class AdmKernel implements FrameKernel {
       pipeline(gpu, 'adm-mask.wgsl'),
       pipeline(gpu, 'adm-final.wgsl'),
     ]);
-    return gpu.withErrorScopes('adm: allocating', () => new AdmKernel(gpu, geometry, { dwt0, dwtn, mask, final }));
+    const owned: GPUBuffer[] = [];
+    try {
+      return await gpu.withErrorScopes('adm: allocating', () => new AdmKernel(gpu, geometry, { dwt0, dwtn, mask, final }, owned));
+    } catch (e) {
+      for (const b of owned) b.destroy(); // what a failed construction allocated
+      throw e;
+    }
   }
 
-  private constructor(gpu: GpuDevice, geometry: FrameGeometry, p: Pipelines) {
+  private constructor(gpu: GpuDevice, geometry: FrameGeometry, p: Pipelines, owned: GPUBuffer[]) {
+    this.#owned = owned;
     this.#gpu = gpu;
     this.#p = p;
     this.geometry = Object.freeze({ ...geometry });
@@ -217,6 +225,10 @@ export class AdmKernel implements FrameKernel {
       rowCount += 9 * r;
     }
     this.#totalRows = rows;
+    const maxGroups = gpu.limits.maxComputeWorkgroupsPerDimension;
+    if (rows > maxGroups) {
+      throw new BackendError('E_GPU', `adm: ${width}x${height} has ${rows} scored band rows, over this adapter's maxComputeWorkgroupsPerDimension (${maxGroups})`);
+    }
     this.#fbuf = storage(fCount * 8, 'F');
     this.#mbuf = storage(mCount * 16, 'M');
     this.#rowvals = storage(rowCount * 8, 'row sums');
@@ -258,7 +270,8 @@ export class AdmKernel implements FrameKernel {
         s > 0 ? DETAIL_WEIGHT_HV[s - 1]! : 0, s > 0 ? DETAIL_WEIGHT_D[s - 1]! : 0, s > 0 ? DETAIL_DEN_SQUARE_SHIFT[s - 1]! : 0, 0,
       ], s * (MASK_PARAM_BYTES / 4));
     }
-    // A scale with no rows never matches first_row (scales are looked up by g >= first_row).
+    // (The mask pass finds a workgroup's scale as the last one with first_row <= its index:
+    // every scale of an active kernel has at least one scored row.)
     const maskParams = uniform(maskWords, 'mask params');
 
     // Pass 3 parameters (the output word offset is added per stats slot).
@@ -297,36 +310,77 @@ export class AdmKernel implements FrameKernel {
   }
 
   /**
-   * Records the ADM passes for one frame pair into `encoder` (one compute pass). planes.ref
-   * and planes.dis: luma as lib/luma.wgsl lays it out, usage STORAGE (the same buffer may
-   * be both). out.buffer: usage STORAGE, 36 x 8 bytes written at out.offset (a multiple of 4).
+   * Records the ADM passes for one frame pair into `encoder` (one compute pass, 6
+   * dispatches). planes.ref and planes.dis: luma as lib/luma.wgsl lays it out, usage
+   * STORAGE (the same buffer may be both). out.buffer: usage STORAGE; 36 x 8 bytes are
+   * written at out.offset (a multiple of 4), nothing else.
    */
   encode(encoder: GPUCommandEncoder, planes: LumaPlanes, out: StatsSlot): void {
+    this.#check(planes, out);
+    const pass = encoder.beginComputePass({ label: 'adm' });
+    this.#record(planes, out, (_label, body) => body(pass));
+    pass.end();
+  }
+
+  /**
+   * For profiling: records the same dispatches as encode(), each in a compute pass of its
+   * own with timestamps written to querySet[first + 2 i] (begin) and [first + 2 i + 1]
+   * (end) for dispatch i; returns the dispatches' labels (at most 6, so 12 queries).
+   */
+  encodeProfiled(encoder: GPUCommandEncoder, planes: LumaPlanes, out: StatsSlot, querySet: GPUQuerySet, first = 0): string[] {
+    this.#check(planes, out);
+    const labels: string[] = [];
+    this.#record(planes, out, (label, body) => {
+      const i = labels.length;
+      labels.push(label);
+      const pass = encoder.beginComputePass({
+        label: `adm ${label}`,
+        timestampWrites: { querySet, beginningOfPassWriteIndex: first + 2 * i, endOfPassWriteIndex: first + 2 * i + 1 },
+      });
+      body(pass);
+      pass.end();
+    });
+    return labels;
+  }
+
+  #check(planes: LumaPlanes, out: StatsSlot): void {
     if (this.#destroyed) throw new BackendError('E_GPU', 'adm: kernel used after destroy()');
     if (out.offset % 4 !== 0 || out.offset < 0 || out.offset + ADM_STATS_LENGTH * 8 > out.buffer.size) {
       throw new BackendError('E_GPU', `adm: stats slot at byte ${out.offset} does not fit ${ADM_STATS_LENGTH} int64 in a ${out.buffer.size}-byte buffer (or is not 4-byte aligned)`);
     }
-    const pass = encoder.beginComputePass({ label: 'adm' });
     if (this.active) {
       for (const [name, b] of [['ref', planes.ref], ['dis', planes.dis]] as const) {
         if (b.size < this.#lumaBytes) throw new BackendError('E_GPU', `adm: ${name} luma buffer holds ${b.size} bytes, the frame needs ${this.#lumaBytes}`);
       }
-      pass.setPipeline(this.#p.dwt0);
-      pass.setBindGroup(0, this.#scale0Group(planes.ref, planes.dis));
-      pass.dispatchWorkgroups(this.#dispatch[0]![0], this.#dispatch[0]![1]);
-      pass.setPipeline(this.#p.dwtn);
-      for (let s = 1; s < SCALES; s++) {
-        pass.setBindGroup(0, this.#detailGroups[s]!);
-        pass.dispatchWorkgroups(this.#dispatch[s]![0], this.#dispatch[s]![1]);
-      }
-      pass.setPipeline(this.#p.mask);
-      pass.setBindGroup(0, this.#maskGroup!);
-      pass.dispatchWorkgroups(this.#totalRows);
     }
-    pass.setPipeline(this.#p.final);
-    pass.setBindGroup(0, this.#finalGroup(out));
-    pass.dispatchWorkgroups(ADM_STATS_LENGTH);
-    pass.end();
+  }
+
+  /** The dispatches, in order; `run` provides the pass each one is recorded into. */
+  #record(planes: LumaPlanes, out: StatsSlot, run: (label: string, body: (pass: GPUComputePassEncoder) => void) => void): void {
+    if (this.active) {
+      run('dwt 0', (pass) => {
+        pass.setPipeline(this.#p.dwt0);
+        pass.setBindGroup(0, this.#scale0Group(planes.ref, planes.dis));
+        pass.dispatchWorkgroups(this.#dispatch[0]![0], this.#dispatch[0]![1]);
+      });
+      for (let s = 1; s < SCALES; s++) {
+        run(`dwt ${s}`, (pass) => {
+          pass.setPipeline(this.#p.dwtn);
+          pass.setBindGroup(0, this.#detailGroups[s]!);
+          pass.dispatchWorkgroups(this.#dispatch[s]![0], this.#dispatch[s]![1]);
+        });
+      }
+      run('mask', (pass) => {
+        pass.setPipeline(this.#p.mask);
+        pass.setBindGroup(0, this.#maskGroup!);
+        pass.dispatchWorkgroups(this.#totalRows);
+      });
+    }
+    run('final', (pass) => {
+      pass.setPipeline(this.#p.final);
+      pass.setBindGroup(0, this.#finalGroup(out));
+      pass.dispatchWorkgroups(ADM_STATS_LENGTH);
+    });
   }
 
   destroy(): void {
@@ -363,12 +417,16 @@ export class AdmKernel implements FrameKernel {
     let g = byOffset.get(out.offset);
     if (!g) {
       const d = this.#gpu.device;
-      const words = this.#finalWords.slice();
-      words[8] = out.offset / 4;
-      const params = d.createBuffer({ size: words.byteLength, usage: GPUBufferUsage.UNIFORM, mappedAtCreation: true, label: 'adm final params' });
-      new Uint32Array(params.getMappedRange()).set(words);
-      params.unmap();
-      this.#owned.push(params);
+      let params = this.#finalParams.get(out.offset);
+      if (!params) {
+        const words = this.#finalWords.slice();
+        words[8] = out.offset / 4;
+        params = d.createBuffer({ size: words.byteLength, usage: GPUBufferUsage.UNIFORM, mappedAtCreation: true, label: 'adm final params' });
+        new Uint32Array(params.getMappedRange()).set(words);
+        params.unmap();
+        this.#owned.push(params);
+        this.#finalParams.set(out.offset, params);
+      }
       g = d.createBindGroup({
         label: 'adm final',
         layout: this.#p.final.getBindGroupLayout(0),

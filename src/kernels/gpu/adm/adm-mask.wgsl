@@ -6,9 +6,10 @@
 // One workgroup per scored band row (rows of scale 0 first, then 1, 2, 3: workgroup g
 // belongs to the last scale whose first_row <= g). Its invocations walk the row at a stride
 // of MASK_WG, each keeping nine exact 64-bit sums (numerators h, v, d of variant 0, of
-// variant 1, denominators h, v, d); a fixed workgroup tree adds them into the row's sums,
-// which then get adm.h's per-ROW rounding shift (numerators: arithmetic, int64;
-// denominators: logical, uint64) and go to rowvals[row_base + k * rows + row] (k = 0..8).
+// variant 1, denominators h, v, d); a fixed-order two-step reduction adds them into the
+// row's sums, which then get adm.h's per-ROW rounding shift (numerators: arithmetic,
+// int64; denominators: logical, uint64) and go to rowvals[row_base + k * rows + row]
+// (k = 0..8).
 // adm-final.wgsl adds the rows up.
 
 const MASK_WG: u32 = 128u;
@@ -30,7 +31,10 @@ struct MaskParams {
 @group(0) @binding(2) var<storage, read_write> rowvals: array<vec2<u32>>;
 @group(0) @binding(3) var<uniform> P: MaskParams;
 
+const MASK_CHUNKS: u32 = 8u; // per stat, in the first reduction step
+
 var<workgroup> red: array<vec2<u32>, 9u * MASK_WG>;
+var<workgroup> chunk: array<vec2<u32>, 9u * MASK_CHUNKS>;
 
 @compute @workgroup_size(MASK_WG)
 fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
@@ -118,17 +122,23 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) l
   red[7u * MASK_WG + lid] = d1;
   red[8u * MASK_WG + lid] = d2;
   workgroupBarrier();
-  for (var st = MASK_WG / 2u; st > 0u; st = st >> 1u) {
-    if (lid < st) {
-      for (var k = 0u; k < 9u; k = k + 1u) {
-        let i = k * MASK_WG + lid;
-        red[i] = i64_add(red[i], red[i + st]);
-      }
+  // Fixed-order reduction in two steps: invocation c < 72 adds chunk c % 8 (16 values) of
+  // stat c / 8, then invocation k < 9 adds stat k's 8 chunk sums.
+  if (lid < 9u * MASK_CHUNKS) {
+    let k = lid / MASK_CHUNKS;
+    let base = k * MASK_WG + (lid - k * MASK_CHUNKS) * (MASK_WG / MASK_CHUNKS);
+    var part = red[base];
+    for (var i = 1u; i < MASK_WG / MASK_CHUNKS; i = i + 1u) {
+      part = i64_add(part, red[base + i]);
     }
-    workgroupBarrier();
+    chunk[lid] = part;
   }
+  workgroupBarrier();
   if (lid < 9u) {
-    let total = red[lid * MASK_WG];
+    var total = chunk[lid * MASK_CHUNKS];
+    for (var i = 1u; i < MASK_CHUNKS; i = i + 1u) {
+      total = i64_add(total, chunk[lid * MASK_CHUNKS + i]);
+    }
     var v: vec2<u32>;
     if (lid < 6u) {
       v = i64_round_shr(total, sc.shifts.w);

@@ -7,7 +7,6 @@
 // in the tile's region, runs each through the binary64 gain path (vif-gain.wgsl), adds
 //   log2q(p(100) + base) - log2q(base)   and   log2q(p(1) + base) - log2q(base)
 // and writes the two workgroup sums (fixed tree) as the tile's partials of stats 0 and 1.
-// vif-kernel.ts prepends QUEUE_STRIDE (words per tile region: 3 * tile pixels).
 //
 // Kept apart from the filtering so that the software binary64 code (large, many registers)
 // is compiled once for all scales and bit depths and does not limit the occupancy of the
@@ -23,7 +22,8 @@ struct VifGainParams {
   tiles: vec4<u32>,
   total_tiles: u32,
   groups_x: u32,
-  _pad0: u32,
+  // words per tile region of the queue (3 * tile pixels)
+  queue_stride: u32,
   _pad1: u32,
 }
 
@@ -43,8 +43,8 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) l
     return; // the whole workgroup: tile is uniform
   }
   let n = gain_count[tile];
-  let region = tile * QUEUE_STRIDE;
-  // Per tile: at most QUEUE_STRIDE / 3 entries of < 2^17 each: u32 sums are exact.
+  let region = tile * G.queue_stride;
+  // Per tile: at most 2^14 entries (vif-kernel.ts) of < 2^17 each: u32 sums are exact.
   var num = 0u;
   var egl = 0u;
   for (var q = lid; q < n; q = q + GAIN_WG) {

@@ -205,11 +205,8 @@ function statsPipeline(gpu: GpuDevice, v: StatsVariant): Promise<GPUComputePipel
   );
 }
 
-function gainPipeline(gpu: GpuDevice, tile: VifTileConfig): Promise<GPUComputePipeline> {
-  const stride = 3 * tile.tileWidth * tile.tileHeight;
-  return cachedPipeline(gpu, `gain:${stride}`, () =>
-    gpu.createComputePipeline(composeWgsl(['vif/vif-gain-pass.wgsl'], `const QUEUE_STRIDE: u32 = ${stride}u;`), { label: 'vif-gain' }),
-  );
+function gainPipeline(gpu: GpuDevice): Promise<GPUComputePipeline> {
+  return cachedPipeline(gpu, 'gain', () => gpu.createComputePipeline(composeWgsl(['vif/vif-gain-pass.wgsl']), { label: 'vif-gain' }));
 }
 
 function reducePipeline(gpu: GpuDevice): Promise<GPUComputePipeline> {
@@ -339,6 +336,7 @@ export class VifKernel implements FrameKernel {
       }
       gp[12] = totalTiles;
       gp[13] = groupsX;
+      gp[14] = queueStride;
       const gainParams = buffer(gp.byteLength, GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST, 'vif gain params');
       d.queue.writeBuffer(gainParams, 0, gp);
       this.#gainGroup = d.createBindGroup({
@@ -388,7 +386,7 @@ export class VifKernel implements FrameKernel {
       throw new BackendError('E_GPU', `vif: a ${width}x${height} frame needs a ${queueBytes}-byte gain queue; the adapter binds at most ${maxBinding} bytes`);
     }
     const stats = Promise.all([0, 1, 2, 3].map((scale) => statsPipeline(gpu, { scale, bitDepth, tile })));
-    const [pipelines, gain, reduce] = await Promise.all([stats, gainPipeline(gpu, tile), reducePipeline(gpu)]);
+    const [pipelines, gain, reduce] = await Promise.all([stats, gainPipeline(gpu), reducePipeline(gpu)]);
     return gpu.withErrorScopes('vif: allocating', () => new VifKernel(gpu, geometry, tile, pipelines, gain, reduce));
   }
 
