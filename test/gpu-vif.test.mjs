@@ -1,9 +1,12 @@
 // Differential tests of the GPU VIF kernel (src/kernels/gpu/vif/) against the cpu backend:
 // the 20 int64 accumulators must equal the native addon's vifStats bit for bit, for every
-// bit depth, odd and minimal sizes, random/smooth/extreme content and a golden clip; the
-// binary64 gain path is checked alone against JS doubles (IEEE binary64, like the C++), and
-// the log2 table against log2 computed to 100 bits. Runs on any WebGPU adapter (lavapipe on
-// a CPU-only machine). GPU_VIF_SEED=<n> replays a run, GPU_VIF_N=<n> resizes the gain test.
+// bit depth, odd and minimal sizes, random/smooth/extreme content and a golden clip. The
+// per-pixel gain arithmetic is checked alone against JS doubles (IEEE binary64, like the
+// C++): the software binary64 path value for value, the fast path's terms, and that the fast
+// path's intervals really contain the doubles r and P (with the margin they leave); the log2
+// table against log2 computed to 110 bits. Runs on any WebGPU adapter (lavapipe on a CPU-only
+// machine). GPU_VIF_SEED=<n> replays a run, GPU_VIF_N=<n> resizes the gain test,
+// GPU_VIF_ALL_TILES=1 adds two more tile shapes (each compiles its own pipelines).
 import assert from 'node:assert/strict';
 import { readFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
@@ -284,59 +287,116 @@ describe('gpu VIF kernel (bit-exact with the cpu backend)', function () {
     assert.ok(closest > 1e-6, `log2 lands ${closest} ulp from a binary32 midpoint`);
   });
 
-  it('computes the binary64 gain path exactly like IEEE doubles (randomized)', async function () {
+  it('computes the gain terms exactly like IEEE doubles, fast path and binary64 path (randomized)', async function () {
     const R = makeRng(SEED ^ 0x6a1);
     const n = GAIN_N;
     const input = new Int32Array(3 * n);
-    const logUniform = (lo, hi) => Math.min(hi, Math.floor(Math.exp(Math.log(lo) + R.unit() * (Math.log(hi) - Math.log(lo)))));
+    const kinds = new Uint8Array(n);
+    const logUniform = (lo, hi) => Math.max(lo, Math.min(hi, Math.floor(Math.exp(Math.log(lo) + R.unit() * (Math.log(hi) - Math.log(lo))))));
     const S1MIN = 131072, MAX = 2147483647;
+    const clampI = (v) => Math.max(1, Math.min(MAX, v));
+    const KIND_COUNT = 12;
     for (let i = 0; i < n; i++) {
       let s1, s2, s12;
-      switch (R.int(9)) {
+      const kind = R.int(KIND_COUNT);
+      kinds[i] = kind;
+      switch (kind) {
         case 0: s1 = R.range(S1MIN, MAX); s2 = R.range(1, MAX); s12 = R.range(1, MAX); break;
         case 1: s1 = logUniform(S1MIN, MAX); s2 = logUniform(1, MAX); s12 = logUniform(1, MAX); break;
         case 2: s1 = logUniform(S1MIN, MAX); s12 = s1; s2 = s1; break; // identical frames
-        case 3: s1 = logUniform(S1MIN, MAX); s12 = Math.max(1, Math.min(MAX, s1 + R.range(-3, 3))); s2 = Math.max(1, s12 + R.range(-3, 3)); break; // g ~ 1
-        case 4: s1 = logUniform(S1MIN, 21474836); s12 = Math.min(MAX, Math.max(1, 100 * s1 + R.range(-200, 200))); s2 = logUniform(1, MAX); break; // g ~ 100
-        case 5: { // residual near an integer: s2 ~ s12^2 / s1
+        case 3: s1 = logUniform(S1MIN, MAX); s12 = clampI(s1 + R.range(-3, 3)); s2 = clampI(s12 + R.range(-3, 3)); break; // g ~ 1
+        case 4: s1 = logUniform(S1MIN, 21474836); s12 = clampI(100 * s1 + R.range(-200, 200)); s2 = logUniform(1, MAX); break; // g ~ 100
+        case 5: { // r near an integer: s2 ~ s12^2 / s1
           s1 = logUniform(S1MIN, MAX); s12 = logUniform(1, Math.min(MAX, Math.floor(Math.sqrt(s1 * MAX))));
-          s2 = Math.max(1, Math.min(MAX, Math.round((s12 * s12) / s1) + R.range(-2, 2)));
+          s2 = clampI(Math.round((s12 * s12) / s1) + R.range(-2, 2));
           break;
         }
         case 6: s1 = logUniform(S1MIN, MAX); s12 = logUniform(1, s1); s2 = logUniform(1, MAX); break; // g < 1
-        case 7: s1 = R.pick([S1MIN, S1MIN + 1, MAX, MAX - 1, 1 << 30, (1 << 30) - 1]); s12 = R.pick([1, 2, s1, s1 - 1, MAX, 100 * 131072]); s2 = R.pick([1, MAX, s1, s12]); break;
+        case 7: s1 = R.pick([S1MIN, S1MIN + 1, MAX, MAX - 1, 1 << 30, (1 << 30) - 1, 21474836, 21474837]); s12 = R.pick([1, 2, s1, s1 - 1, s1 + 1, MAX, 100 * 131072, Math.min(MAX, 100 * s1), Math.min(MAX, 100 * s1 + 1)]); s2 = R.pick([1, MAX, s1, s12]); break;
+        case 8: { // s12^2 / s1 an integer: e* and P* a hair below integers (r and p near steps)
+          const c = logUniform(1, 64), a = logUniform(1, 2048);
+          s1 = a * a * c;
+          if (s1 < S1MIN || s1 > MAX) { s1 = S1MIN * c; s12 = logUniform(1, MAX); s2 = logUniform(1, MAX); break; }
+          const b = logUniform(1, Math.floor(MAX / (a * c)));
+          s12 = a * b * c;
+          s2 = clampI(b * b * c + R.range(-2, 3));
+          break;
+        }
+        case 9: { // p + base on a log2q step: t ~ a multiple of 2^k
+          s1 = logUniform(S1MIN, MAX);
+          const bits = R.range(18, 44), step = 2 ** (bits - 16);
+          const target = Math.floor((2 ** bits + R.int(2 ** 16) * step) / step) * step - S1MIN;
+          s12 = clampI(Math.round(Math.sqrt(Math.max(1, target) * s1)) + R.range(-1, 1));
+          s2 = R.bool() ? R.range(1, 4) : logUniform(1, MAX);
+          break;
+        }
+        case 10: { // base on a log2q step: r ~ a multiple of 2^k
+          s1 = logUniform(S1MIN, MAX); s12 = logUniform(1, s1);
+          const e = (s12 * s12) / s1, bits = R.range(18, 30), step = 2 ** (bits - 16);
+          s2 = clampI(Math.round(e) + Math.floor((2 ** bits - S1MIN) / step) * step + R.range(-1, 2));
+          break;
+        }
         default: { // from real-looking 8-bit statistics: Q16 variances of 8-bit samples
           const v1 = 2 + R.unit() * 4000, v2 = R.unit() * 4000, rho = R.unit() * 2 - 0.5;
-          s1 = Math.floor(v1 * 65536); s2 = Math.max(1, Math.floor(v2 * 65536)); s12 = Math.max(1, Math.floor(rho * Math.sqrt(v1 * Math.max(v2, 1e-3)) * 65536));
+          s1 = Math.floor(v1 * 65536); s2 = clampI(Math.floor(v2 * 65536)); s12 = clampI(Math.floor(rho * Math.sqrt(v1 * Math.max(v2, 1e-3)) * 65536));
           break;
         }
       }
       input.set([s1, s2, s12], 3 * i);
     }
+    const W = 16; // words per entry
     const code = composeWgsl(['vif/vif-gain.wgsl'], `
       @group(0) @binding(0) var<storage, read> inp: array<i32>;
       @group(0) @binding(1) var<storage, read_write> outp: array<u32>;
+      @group(0) @binding(2) var<storage, read> log2_tab: array<u32>;
       @compute @workgroup_size(64)
       fn main(@builtin(global_invocation_id) id: vec3<u32>) {
         let i = id.y * 65535u * 64u + id.x;
         if (i == 0u) {
-          outp[5u * ${n}u] = VIF_GAIN_EPS.x;
-          outp[5u * ${n}u + 1u] = VIF_GAIN_EPS.y;
+          outp[${W}u * ${n}u] = VIF_GAIN_EPS.x;
+          outp[${W}u * ${n}u + 1u] = VIF_GAIN_EPS.y;
+          for (var e = 0u; e < 14u; e = e + 1u) {
+            outp[${W}u * ${n}u + 2u + e] = VIF_DELTA_BITS[e];
+          }
         }
         if (i >= ${n}u) { return; }
-        let r = vif_gain_args(inp[3u * i], inp[3u * i + 1u], inp[3u * i + 2u]);
-        outp[5u * i] = r.base;
-        outp[5u * i + 1u] = r.p_def.x;
-        outp[5u * i + 2u] = r.p_def.y;
-        outp[5u * i + 3u] = r.p_egl.x;
-        outp[5u * i + 4u] = r.p_egl.y;
+        let s1 = inp[3u * i];
+        let s2 = inp[3u * i + 1u];
+        let s12 = inp[3u * i + 2u];
+        let r = vif_gain_args(s1, s2, s12);
+        let x = vif_gain_terms_exact(s1, s2, s12);
+        let f = vif_gain_terms_fast(s1, s2, s12);
+        let o = ${W}u * i;
+        outp[o] = r.base;
+        outp[o + 1u] = r.p_def.x;
+        outp[o + 2u] = r.p_def.y;
+        outp[o + 3u] = r.p_egl.x;
+        outp[o + 4u] = r.p_egl.y;
+        outp[o + 5u] = x.x | (x.y << 16u);
+        outp[o + 6u] = f.x | (f.y << 16u);
+        outp[o + 7u] = f.z;
+        let c = vif_gain_enclose(s1, s2, s12);
+        outp[o + 8u] = select(0u, 1u, c.has_r);
+        outp[o + 9u] = c.i;
+        outp[o + 10u] = bitcast<u32>(c.y);
+        outp[o + 11u] = bitcast<u32>(c.er);
+        outp[o + 12u] = c.q.x;
+        outp[o + 13u] = c.q.y;
+        outp[o + 14u] = bitcast<u32>(c.z);
+        outp[o + 15u] = bitcast<u32>(c.ep);
       }`);
     const pipeline = await gpu.createComputePipeline(code, { label: 'vif gain test' });
     const d = gpu.device;
     const inBuf = d.createBuffer({ size: input.byteLength, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST });
     d.queue.writeBuffer(inBuf, 0, input);
-    const outBuf = d.createBuffer({ size: (5 * n + 2) * 4, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC });
-    const bg = d.createBindGroup({ layout: pipeline.getBindGroupLayout(0), entries: [{ binding: 0, resource: { buffer: inBuf } }, { binding: 1, resource: { buffer: outBuf } }] });
+    const outBuf = d.createBuffer({ size: (W * n + 16) * 4, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC });
+    const table = vifLog2Table();
+    const tabBuf = d.createBuffer({ size: table.byteLength, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST });
+    d.queue.writeBuffer(tabBuf, 0, table);
+    const bg = d.createBindGroup({
+      layout: pipeline.getBindGroupLayout(0),
+      entries: [inBuf, outBuf, tabBuf].map((buffer, binding) => ({ binding, resource: { buffer } })),
+    });
     const enc = d.createCommandEncoder();
     const pass = enc.beginComputePass();
     pass.setPipeline(pipeline);
@@ -346,21 +406,70 @@ describe('gpu VIF kernel (bit-exact with the cpu backend)', function () {
     pass.end();
     d.queue.submit([enc.finish()]);
     const out = new Uint32Array(await gpu.read(outBuf));
-    inBuf.destroy();
-    outBuf.destroy();
+    for (const b of [inBuf, outBuf, tabBuf]) b.destroy();
 
-    assert.deepEqual([out[5 * n], out[5 * n + 1]], f64Bits(65536 * 1.0e-10), 'VIF_GAIN_EPS is 65536 * 1e-10');
+    assert.deepEqual([out[W * n], out[W * n + 1]], f64Bits(65536 * 1.0e-10), 'VIF_GAIN_EPS is 65536 * 1e-10');
+    const f32 = new Float32Array(1), f32bits = new Uint32Array(f32.buffer);
+    for (let e = 17; e <= 30; e++) {
+      const delta = (2 ** e + 65536 * 1.0e-10) - 2 ** e;
+      // the same for every s1 of the binade (no rounding tie): its largest member agrees
+      assert.equal((2 ** (e + 1) - 1 + 65536 * 1.0e-10) - (2 ** (e + 1) - 1), delta);
+      f32[0] = delta;
+      assert.equal(f32[0], delta, 'delta exact in binary32');
+      assert.equal(out[W * n + 2 + e - 17], f32bits[0], `VIF_DELTA_BITS[${e - 17}]`);
+    }
+    const log2q = (x) => { // x: bigint >= 2^17
+      const k = x.toString(2).length - 16;
+      return table[Number(x >> BigInt(k)) - 32768] + 2048 * k;
+    };
+    const outF = new Float32Array(out.buffer);
+    let worstR = 0, worstP = 0;
     const bad = [];
+    const fallbacks = new Array(KIND_COUNT).fill(0), counts = new Array(KIND_COUNT).fill(0);
     const u64 = (lo, hi) => (BigInt(hi) << 32n) | BigInt(lo);
     for (let i = 0; i < n && bad.length < 10; i++) {
       const [s1, s2, s12] = input.subarray(3 * i, 3 * i + 3);
       const [base, pDef, pEgl] = gainArgsRef(s1, s2, s12);
-      const got = [out[5 * i], u64(out[5 * i + 1], out[5 * i + 2]), u64(out[5 * i + 3], out[5 * i + 4])];
+      const lb = log2q(BigInt(base));
+      const num = log2q(pDef + BigInt(base)) - lb, egl = log2q(pEgl + BigInt(base)) - lb;
+      const o = W * i;
+      const got = [out[o], u64(out[o + 1], out[o + 2]), u64(out[o + 3], out[o + 4])];
+      const what = `(${s1}, ${s2}, ${s12}) [kind ${kinds[i]}]`;
       if (got[0] !== base || got[1] !== pDef || got[2] !== pEgl) {
-        bad.push(`(${s1}, ${s2}, ${s12}): gpu base ${got[0]} p100 ${got[1]} p1 ${got[2]}; js ${base} ${pDef} ${pEgl}`);
+        bad.push(`${what}: binary64 path base ${got[0]} p100 ${got[1]} p1 ${got[2]}; js ${base} ${pDef} ${pEgl}`);
+      }
+      if ((out[o + 5] & 0xffff) !== num || out[o + 5] >>> 16 !== egl) {
+        bad.push(`${what}: binary64 path terms ${out[o + 5] & 0xffff}, ${out[o + 5] >>> 16}; js ${num}, ${egl}`);
+      }
+      // The enclosures hold the doubles: r (when has_r, else r < 0) and P (unless g > 100).
+      const gain = s12 / (s1 + 65536 * 1.0e-10);
+      const r = s2 - gain * s12;
+      if (out[o + 8]) {
+        const dev = Math.abs((r - out[o + 9]) - outF[o + 10]);
+        worstR = Math.max(worstR, dev / outF[o + 11]);
+        if (!(dev <= outF[o + 11])) bad.push(`${what}: r = ${r} outside ${out[o + 9]} + ${outF[o + 10]} +- ${outF[o + 11]}`);
+      } else if (!(r < 0)) {
+        bad.push(`${what}: r = ${r} but the enclosure says r < 0`);
+      }
+      if (!(100 < gain)) {
+        const gl = Math.min(gain, 100);
+        const P = (gl * gl) * s1;
+        const dev = Math.abs((P - Number(u64(out[o + 12], out[o + 13]))) - outF[o + 14]);
+        worstP = Math.max(worstP, dev / outF[o + 15]);
+        if (!(dev <= outF[o + 15])) bad.push(`${what}: P = ${P} outside ${u64(out[o + 12], out[o + 13])} + ${outF[o + 14]} +- ${outF[o + 15]}`);
+      }
+      counts[kinds[i]]++;
+      if (out[o + 7] === 0) fallbacks[kinds[i]]++;
+      else if ((out[o + 6] & 0xffff) !== num || out[o + 6] >>> 16 !== egl) {
+        bad.push(`${what}: fast path terms ${out[o + 6] & 0xffff}, ${out[o + 6] >>> 16}; js ${num}, ${egl} (base ${base} p100 ${pDef} p1 ${pEgl})`);
       }
     }
-    assert.equal(bad.length, 0, `gain path differs:\n  ${bad.join('\n  ')}`);
+    assert.equal(bad.length, 0, `gain terms differ:\n  ${bad.join('\n  ')}`);
+    const rates = fallbacks.map((f, k) => `${k}: ${(100 * f / Math.max(1, counts[k])).toFixed(2)}%`);
+    console.log(`      fast path undecided (binary64 fallback) by input kind: ${rates.join(', ')}`);
+    console.log(`      largest deviation of the doubles from the enclosures' centres, in radii: r ${worstR.toFixed(4)}, P ${worstP.toFixed(4)}`);
+    // The kinds drawn like real statistics must almost never need the fallback.
+    for (const k of [0, 1, 2, 6, 11]) assert.ok(fallbacks[k] <= counts[k] * 0.01 + 2, `kind ${k}: ${fallbacks[k]} of ${counts[k]} fall back`);
   });
 
   it('matches the cpu backend at every bit depth on random sizes and content', async function () {
@@ -413,10 +522,12 @@ describe('gpu VIF kernel (bit-exact with the cpu backend)', function () {
 
   it('matches with other tile shapes (16 KB workgroup memory, small workgroups)', async function () {
     const R = makeRng(SEED ^ 0x711e);
-    const tiles = [VIF_SMALL_TILE, { workgroupSize: 64, tileWidth: 16, tileHeight: 8 }];
+    // Each tile shape compiles its own pipelines (slow on lavapipe): GPU_VIF_ALL_TILES=1 adds more.
+    const tiles = [VIF_SMALL_TILE];
+    if (process.env.GPU_VIF_ALL_TILES) tiles.push({ workgroupSize: 64, tileWidth: 16, tileHeight: 8 }, { workgroupSize: 128, tileWidth: 64, tileHeight: 8 });
     const cases = [];
     for (const tile of tiles) {
-      for (const bd of [8, 12]) {
+      for (const bd of tile === VIF_SMALL_TILE ? [12] : [8, 16]) {
         const w = R.range(33, 150), h = R.range(33, 100);
         const [ref, dis] = content(R.pick(['smooth+noise', 'noise', 'sparse']), w, h, bd, R);
         cases.push({ name: 'tiles', w, h, bd, ref, dis, tile });

@@ -1,17 +1,18 @@
 // #include "vif-gain.wgsl"
-// #include "vif-log2.wgsl"
 //
 // vif-gain-pass.wgsl: the log-domain numerators (stats 0 and 1 of every scale). One
 // workgroup per tile of any scale (tile = wg.y * groups_x + wg.x, scales one after the
 // other); it takes the (sigma1_sq, sigma2_sq, sigma12) triples that vif-stats.wgsl queued
-// in the tile's region, runs each through the binary64 gain path (vif-gain.wgsl), adds
+// in the tile's region, computes for each (vif-gain.wgsl)
 //   log2q(p(100) + base) - log2q(base)   and   log2q(p(1) + base) - log2q(base)
 // and writes the two workgroup sums (fixed tree) as the tile's partials of stats 0 and 1.
+// Each entry goes through vif_gain_terms_fast; the few it cannot decide are listed in
+// workgroup memory and then shared out over the whole workgroup for the software binary64
+// (vif_gain_terms_exact), so that slow path runs with all lanes busy.
 //
-// Kept apart from the filtering so that the software binary64 code (large, many registers)
-// is compiled once for all scales and bit depths and does not limit the occupancy of the
-// filtering passes; queue entries are spread over all invocations, so the slow path runs
-// with every lane busy.
+// Kept apart from the filtering so that the binary64 code (large, many registers) is
+// compiled once for all scales and bit depths and does not limit the occupancy of the
+// filtering passes.
 
 const GAIN_WG: u32 = 256u;
 
@@ -33,8 +34,14 @@ struct VifGainParams {
 @group(0) @binding(3) var<storage, read> log2_tab: array<u32>;
 @group(0) @binding(4) var<uniform> G: VifGainParams;
 
+// Entries the fast path left undecided (indices into the queue); beyond SLOW_MAX (possible
+// only with tiles of more than 512 pixels) they are done on the spot.
+const SLOW_MAX: u32 = 512u;
+
 var<workgroup> red_num: array<u32, GAIN_WG>;
 var<workgroup> red_egl: array<u32, GAIN_WG>;
+var<workgroup> slow: array<u32, SLOW_MAX>;
+var<workgroup> slow_count: atomic<u32>;
 
 @compute @workgroup_size(GAIN_WG)
 fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
@@ -42,18 +49,44 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) l
   if (tile >= G.total_tiles) {
     return; // the whole workgroup: tile is uniform
   }
+  if (lid == 0u) {
+    atomicStore(&slow_count, 0u);
+  }
+  workgroupBarrier();
   let n = gain_count[tile];
   let region = tile * G.queue_stride;
-  // Per tile: at most 2^14 entries (vif-kernel.ts) of < 2^17 each: u32 sums are exact.
+  // Per tile: at most 2^14 entries (vif-kernel.ts) of < 2^17 each: u32 sums are exact, and
+  // the order of the terms does not matter.
   var num = 0u;
   var egl = 0u;
   for (var q = lid; q < n; q = q + GAIN_WG) {
     let e = region + 3u * q;
-    let g = vif_gain_args(bitcast<i32>(gain_queue[e]), bitcast<i32>(gain_queue[e + 1u]),
-                          bitcast<i32>(gain_queue[e + 2u]));
-    let lb = log2q32(g.base);
-    num = num + (log2q64(i64_add_u32(g.p_def, g.base)) - lb);
-    egl = egl + (log2q64(i64_add_u32(g.p_egl, g.base)) - lb);
+    let s1 = bitcast<i32>(gain_queue[e]);
+    let s2 = bitcast<i32>(gain_queue[e + 1u]);
+    let s12 = bitcast<i32>(gain_queue[e + 2u]);
+    let f = vif_gain_terms_fast(s1, s2, s12);
+    if (f.z != 0u) {
+      num = num + f.x;
+      egl = egl + f.y;
+    } else {
+      let at = atomicAdd(&slow_count, 1u);
+      if (at < SLOW_MAX) {
+        slow[at] = e;
+      } else {
+        let t = vif_gain_terms_exact(s1, s2, s12);
+        num = num + t.x;
+        egl = egl + t.y;
+      }
+    }
+  }
+  workgroupBarrier();
+  let ns = min(atomicLoad(&slow_count), SLOW_MAX);
+  for (var i = lid; i < ns; i = i + GAIN_WG) {
+    let e = slow[i];
+    let t = vif_gain_terms_exact(bitcast<i32>(gain_queue[e]), bitcast<i32>(gain_queue[e + 1u]),
+                                 bitcast<i32>(gain_queue[e + 2u]));
+    num = num + t.x;
+    egl = egl + t.y;
   }
   red_num[lid] = num;
   red_egl[lid] = egl;

@@ -9,8 +9,13 @@
  *               per-pixel contributions, a fixed workgroup tree, one partial per tile for
  *               stats 2..4; the pixels that need the gain are queued in the tile's region of
  *               the gain queue; the same pass decimates the tile into the next scale's image.
- *   gain        vif-gain-pass.wgsl, one workgroup per tile of all scales: the binary64 gain
- *               path (lib/f64.wgsl) over the tile's queue, partials of stats 0 and 1.
+ *   gain        vif-gain-pass.wgsl, one workgroup per tile of all scales: the per-pixel
+ *               double arithmetic of the gain over the tile's queue, partials of stats 0 and 1.
+ *               Each pixel first takes a fast path that encloses the doubles r and P in
+ *               intervals (exact 64-bit integer division plus f32 corrections with proven error
+ *               bounds) and is exact whenever the log2 terms are constant on those intervals;
+ *               the rest (about 1 in 1000) runs the software binary64 of lib/f64.wgsl
+ *               (vif-gain.wgsl explains both).
  *   reduce      vif-reduce.wgsl, 20 workgroups: each sums one accumulator's partials in a
  *               fixed order and writes it to the stats slot.
  *
@@ -44,7 +49,7 @@ export const VIF_FILTERS: readonly (readonly number[])[] = [
 export interface VifTileConfig {
   /** Invocations per workgroup (a power of two). */
   workgroupSize: number;
-  /** Tile width and height in pixels of the scale's image (even; product a multiple of workgroupSize). */
+  /** Tile width and height in pixels of the scale's image (even; product a multiple of workgroupSize, at most 32 pixels per invocation). */
   tileWidth: number;
   tileHeight: number;
 }
@@ -97,8 +102,36 @@ interface StatsVariant {
   tile: VifTileConfig;
 }
 
-function wgslArray(values: readonly number[]): string {
-  return `array<u32, ${values.length}>(${values.map((v) => `${v}u`).join(', ')})`;
+/**
+ * The four filters of a statistics pass, unrolled with literal taps (vif-stats.wgsl's
+ * v_filter, h_filter, dv_filter, dh_filter): no tap table for a backend to index at run time.
+ */
+function filterFunctions(taps: readonly number[], dtaps: readonly number[] | undefined): string {
+  const pairs = (t: readonly number[], line: (k: number, tap: number) => string): string =>
+    t.slice(1).map((tap, i) => line(i + 1, tap)).join('\n');
+  const down = (name: string, stride: string): string => (dtaps
+    ? [
+      `fn ${name}(c: u32) -> vec2<u32> {`,
+      `  var a = ${dtaps[0]}u * unpack2(smem[c]);`,
+      pairs(dtaps, (k, t) => `  a = a + ${t}u * (unpack2(smem[c - ${k}u${stride}]) + unpack2(smem[c + ${k}u${stride}]));`),
+      '  return a;',
+      '}',
+    ]
+    : [`fn ${name}(c: u32) -> vec2<u32> {`, '  return vec2<u32>(0u);', '}']).join('\n');
+  return [
+    'fn v_filter(c: u32) -> VAcc {',
+    `  var a = v_centre(smem[c], ${taps[0]}u);`,
+    pairs(taps, (k, t) => `  v_pair(&a, smem[c - ${k}u * IN_W], smem[c + ${k}u * IN_W], ${t}u);`),
+    '  return a;',
+    '}',
+    'fn h_filter(c: u32) -> VAcc {',
+    `  var a = h_centre(h_load(c), ${taps[0]}u);`,
+    pairs(taps, (k, t) => `  h_pair(&a, h_load(c - ${k}u), h_load(c + ${k}u), ${t}u);`),
+    '  return a;',
+    '}',
+    down('dv_filter', ' * IN_W'),
+    down('dh_filter', ''),
+  ].join('\n');
 }
 
 /** Workgroup memory words of a statistics pass (the largest of its phases). */
@@ -122,7 +155,7 @@ function statsShader(v: StatsVariant): string {
   const { scale, bitDepth, tile } = v;
   const taps = VIF_FILTERS[scale]!;
   const hasDown = scale + 1 < SCALES;
-  const dtaps = hasDown ? VIF_FILTERS[scale + 1]! : [0];
+  const dtaps = hasDown ? VIF_FILTERS[scale + 1]! : undefined;
   const input: InputKind = scale > 0 ? 'packed' : bitDepth === 8 ? 'luma8' : 'luma16';
   const wide = !(scale === 0 && bitDepth === 8);
   const muShift = scale === 0 ? bitDepth : 16;
@@ -136,10 +169,8 @@ function statsShader(v: StatsVariant): string {
     `const TH: u32 = ${tile.tileHeight}u;`,
     `const PIX: u32 = ${pix}u;`,
     `const HALF: u32 = ${taps.length - 1}u;`,
-    `const TAPS = ${wgslArray(taps)};`,
     `const HAS_DOWN: bool = ${hasDown};`,
-    `const DHALF: u32 = ${dtaps.length - 1}u;`,
-    `const DTAPS = ${wgslArray(dtaps)};`,
+    `const DHALF: u32 = ${dtaps ? dtaps.length - 1 : 0}u;`,
     `const WIDE: bool = ${wide};`,
     `const MU_SHIFT: u32 = ${muShift}u;`,
     `const MU_ROUND: u32 = ${2 ** (muShift - 1)}u;`,
@@ -149,6 +180,7 @@ function statsShader(v: StatsVariant): string {
     `const DOWN_SHIFT: u32 = ${downShift}u;`,
     `const DOWN_ROUND: u32 = ${2 ** (downShift - 1)}u;`,
     `const SMEM: u32 = ${smemWords(scale, tile)}u;`,
+    filterFunctions(taps, dtaps),
   ];
   if (input === 'packed') {
     lines.push(
@@ -243,7 +275,7 @@ function validateTile(tile: VifTileConfig): void {
   const { workgroupSize: wg, tileWidth: tw, tileHeight: th } = tile;
   const ok = Number.isInteger(wg) && wg >= 32 && (wg & (wg - 1)) === 0 &&
     Number.isInteger(tw) && Number.isInteger(th) && tw >= 2 && th >= 2 && tw % 2 === 0 && th % 2 === 0 &&
-    (tw * th) % wg === 0 && tw * th <= 1 << 14;
+    (tw * th) % wg === 0 && (tw * th) / wg <= 32 && tw * th <= 1 << 14;
   if (!ok) throw new BackendError('E_GPU', `vif: bad tile shape ${JSON.stringify(tile)}`);
 }
 
@@ -455,24 +487,61 @@ export class VifKernel implements FrameKernel {
   }
 
   encode(encoder: GPUCommandEncoder, planes: LumaPlanes, out: StatsSlot): void {
+    const pass = encoder.beginComputePass({ label: 'vif' });
+    this.#record(planes, out, (_label, body) => body(pass));
+    pass.end();
+  }
+
+  /**
+   * As encode(), with each dispatch in a compute pass of its own that writes its begin and end
+   * timestamps to querySet[first + 2i], [first + 2i + 1] (needs 'timestamp-query'); returns the
+   * dispatches' labels in order (at most 6, so 12 queries).
+   */
+  encodeProfiled(encoder: GPUCommandEncoder, planes: LumaPlanes, out: StatsSlot, querySet: GPUQuerySet, first = 0): string[] {
+    const labels: string[] = [];
+    this.#record(planes, out, (label, body) => {
+      const i = labels.length;
+      labels.push(label);
+      const pass = encoder.beginComputePass({
+        label: `vif ${label}`,
+        timestampWrites: { querySet, beginningOfPassWriteIndex: first + 2 * i, endOfPassWriteIndex: first + 2 * i + 1 },
+      });
+      body(pass);
+      pass.end();
+    });
+    return labels;
+  }
+
+  /** The dispatches, in order; `run` provides the pass each one is recorded into. */
+  #record(planes: LumaPlanes, out: StatsSlot, run: (label: string, body: (pass: GPUComputePassEncoder) => void) => void): void {
     if (this.#destroyed) throw new BackendError('E_GPU', 'vif: kernel used after destroy()');
     const reduceGroup = this.#reduceGroup(out);
-    const pass = encoder.beginComputePass({ label: 'vif' });
     if (this.#active) {
+      const { width, height, bitDepth } = this.geometry;
+      const bytes = width * height * (bitDepth === 8 ? 1 : 2);
+      for (const [name, b] of [['ref', planes.ref], ['dis', planes.dis]] as const) {
+        if (b.size < bytes) throw new BackendError('E_GPU', `vif: ${name} luma buffer holds ${b.size} bytes, the frame needs ${bytes}`);
+      }
+      const input = this.#inputGroup(planes.ref, planes.dis);
       for (let s = 0; s < SCALES; s++) {
         const g = this.#scales[s]!;
-        pass.setPipeline(this.#statsPipelines[s]!);
-        pass.setBindGroup(0, s === 0 ? this.#inputGroup(planes.ref, planes.dis) : this.#scaleGroups[s]!);
-        pass.dispatchWorkgroups(g.tilesX, g.tilesY);
+        run(`scale ${s}`, (pass) => {
+          pass.setPipeline(this.#statsPipelines[s]!);
+          pass.setBindGroup(0, s === 0 ? input : this.#scaleGroups[s]!);
+          pass.dispatchWorkgroups(g.tilesX, g.tilesY);
+        });
       }
-      pass.setPipeline(this.#gainPipeline);
-      pass.setBindGroup(0, this.#gainGroup!);
-      pass.dispatchWorkgroups(...this.#gainGroups);
+      run('gain', (pass) => {
+        pass.setPipeline(this.#gainPipeline);
+        pass.setBindGroup(0, this.#gainGroup!);
+        pass.dispatchWorkgroups(...this.#gainGroups);
+      });
     }
-    pass.setPipeline(this.#reducePipeline);
-    pass.setBindGroup(0, reduceGroup);
-    pass.dispatchWorkgroups(VIF_STATS_LEN);
-    pass.end();
+    run('reduce', (pass) => {
+      pass.setPipeline(this.#reducePipeline);
+      pass.setBindGroup(0, reduceGroup);
+      pass.dispatchWorkgroups(VIF_STATS_LEN);
+    });
   }
 
   destroy(): void {

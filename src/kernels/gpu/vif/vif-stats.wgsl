@@ -6,9 +6,9 @@
 //
 //   WG, TW, TH           workgroup size, tile size (TW, TH even; TW * TH = PIX * WG)
 //   PIX                  pixels of the tile per invocation
-//   HALF, TAPS           the scale's statistics filter: half width, taps (centre first)
-//   HAS_DOWN, DHALF, DTAPS   whether this pass also builds the next scale's image, and
-//                        that (next scale's) filter; DHALF <= HALF
+//   HALF                 the half width of the scale's statistics filter
+//   HAS_DOWN, DHALF      whether this pass also builds the next scale's image, and the half
+//                        width of that (next scale's) filter; DHALF <= HALF
 //   WIDE                 whether sample products need more than 16 bits (all but 8-bit
 //                        scale 0): then they are filtered as 16-bit halves
 //   MU_SHIFT, MU_ROUND   vertical rounding shift of the means (and its half)
@@ -16,7 +16,12 @@
 //   DOWN_SHIFT, DOWN_ROUND            of the down-sampling's vertical pass
 //   SMEM                 words of workgroup memory (the largest of the phases below)
 //   the bindings, and load_pair(i) -> ref | dis << 16 of sample i of the scale's image,
-//   and store_next(i, v) (writes the next scale's image; a no-op at scale 3).
+//   and store_next(i, v) (writes the next scale's image; a no-op at scale 3);
+//   the filters, unrolled with their taps as literals (sums over smem around index c):
+//     v_filter(c) -> VAcc      the statistics filter down a column of IN (v_centre, v_pair)
+//     h_filter(c) -> VAcc      the statistics filter along a row of V (h_centre, h_pair)
+//     dv_filter(c) -> vec2     the next scale's filter down a column of IN, ref and dis
+//     dh_filter(c) -> vec2     the same along a row of D
 //
 // Images of scales 1..3 are one u32 per pixel: ref | dis << 16 (both < 2^16), row-major,
 // stride = width. Scale 0 reads the luma planes (lib/luma.wgsl).
@@ -29,13 +34,13 @@
 //  3. horizontal filtering: per pixel mu1, mu2, xx, yy, xy, then sigma1_sq, sigma2_sq,
 //     sigma12 (kept in registers); the down-sampled pixels of the tile go to next_img;
 //  4. cheap per-pixel contributions (stats 2, 3, 4); the pixels that need the gain
-//     (sigma1_sq >= 2^17, sigma12 > 0, sigma2_sq > 0) are appended, as (sigma1_sq,
-//     sigma2_sq, sigma12), to the tile's own region of gain_queue (3 * TW * TH words at
-//     tile * 3 * TW * TH; their order varies, their integer sum does not), their number to
-//     gain_count[tile];
+//     (sigma1_sq >= 2^17, sigma12 > 0, sigma2_sq > 0) are written, as (sigma1_sq,
+//     sigma2_sq, sigma12) in pixel order (a workgroup prefix scan places them), to the
+//     tile's own region of gain_queue (3 * TW * TH words at tile * 3 * TW * TH), their
+//     number to gain_count[tile];
 //  5. fixed-order workgroup tree of the 3 sums; invocation 0 writes the tile's partials,
 //     partials[part_base + k * part_stride + tile] for stat k = 2, 3, 4 (vif.h's order).
-// vif-gain-pass.wgsl then runs the binary64 gain path over the queues and writes stats 0, 1.
+// vif-gain-pass.wgsl then computes the gain terms of the queued pixels: stats 0 and 1.
 // No invocation returns early: pixels outside the image contribute zero.
 //
 // All sums are plain u32 arithmetic, exact by the bounds in vif.h: every filter sums to
@@ -67,7 +72,6 @@ const NSQ_I: i32 = 131072;
 const VIF_NSQ: u32 = 131072u;
 
 var<workgroup> smem: array<u32, SMEM>;
-var<workgroup> qcount: atomic<u32>;
 
 // Mirror without repeating the edge (valid for -n < i < 2n - 1), then clamp: the clamp only
 // matters for the halo of tiles that stick out of the image, whose pixels are not counted.
@@ -81,6 +85,69 @@ fn mirror_clamp(i: i32, n: u32) -> u32 {
     j = 2 * (m - 1) - j;
   }
   return u32(clamp(j, 0, m - 1));
+}
+
+// ---- filter steps (the unrolled filters call them once per tap pair)
+
+// Sums of one filter position. Vertical: m = (sum F a, sum F d), lo / hi = sums of F times
+// the low / high 16 bits of (a^2, d^2, a d). Horizontal: m = (sum F vmu1, sum F vmu2),
+// lo / hi = sums of F times the low / high 16 bits of (vxx, vyy, vxy).
+struct VAcc {
+  m: vec2<u32>,
+  lo: vec3<u32>,
+  hi: vec3<u32>,
+}
+
+fn unpack2(p: u32) -> vec2<u32> {
+  return vec2<u32>(p & 0xffffu, p >> 16u);
+}
+
+fn products(s: vec2<u32>) -> vec3<u32> {
+  return vec3<u32>(s.x * s.x, s.y * s.y, s.x * s.y); // < 2^32 each
+}
+
+fn v_centre(p: u32, t: u32) -> VAcc {
+  let s = unpack2(p);
+  let q = products(s);
+  var a: VAcc;
+  a.m = t * s;
+  a.lo = t * (q & vec3<u32>(0xffffu));
+  a.hi = vec3<u32>(0u);
+  if (WIDE) {
+    a.hi = t * (q >> vec3<u32>(16u));
+  }
+  return a;
+}
+
+fn v_pair(a: ptr<function, VAcc>, pu: u32, pd: u32, t: u32) {
+  let su = unpack2(pu);
+  let sd = unpack2(pd);
+  let qu = products(su);
+  let qd = products(sd);
+  (*a).m = (*a).m + t * (su + sd);
+  (*a).lo = (*a).lo + t * ((qu & vec3<u32>(0xffffu)) + (qd & vec3<u32>(0xffffu)));
+  if (WIDE) {
+    (*a).hi = (*a).hi + t * ((qu >> vec3<u32>(16u)) + (qd >> vec3<u32>(16u)));
+  }
+}
+
+// The four V planes at index c: (means, vxx, vyy, vxy).
+fn h_load(c: u32) -> vec4<u32> {
+  return vec4<u32>(smem[c], smem[c + VP], smem[c + 2u * VP], smem[c + 3u * VP]);
+}
+
+fn h_centre(v: vec4<u32>, t: u32) -> VAcc {
+  var a: VAcc;
+  a.m = t * unpack2(v.x);
+  a.lo = t * (v.yzw & vec3<u32>(0xffffu));
+  a.hi = t * (v.yzw >> vec3<u32>(16u));
+  return a;
+}
+
+fn h_pair(a: ptr<function, VAcc>, l: vec4<u32>, r: vec4<u32>, t: u32) {
+  (*a).m = (*a).m + t * (unpack2(l.x) + unpack2(r.x));
+  (*a).lo = (*a).lo + t * ((l.yzw & vec3<u32>(0xffffu)) + (r.yzw & vec3<u32>(0xffffu)));
+  (*a).hi = (*a).hi + t * ((l.yzw >> vec3<u32>(16u)) + (r.yzw >> vec3<u32>(16u)));
 }
 
 // u32((u64(a) * b + 2^31) >> 32)
@@ -104,9 +171,6 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) l
   let h = P.h;
   let x0 = wg.x * TW;
   let y0 = wg.y * TH;
-  if (lid == 0u) {
-    atomicStore(&qcount, 0u);
-  }
 
   // ---- 1. the tile and its halo
   for (var i = lid; i < IN_W * IN_H; i = i + WG) {
@@ -118,72 +182,19 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) l
 
   // ---- 2. vertical passes
   for (var i = lid; i < VP; i = i + WG) {
-    let centre = (i / IN_W + HALF) * IN_W + i % IN_W;
-    let p = smem[centre];
-    let a = p & 0xffffu;
-    let d = p >> 16u;
-    let t0 = TAPS[0];
-    var sa = t0 * a;
-    var sd = t0 * d;
-    let aa = a * a;
-    let dd = d * d;
-    let ad = a * d;
-    var aa_lo = t0 * (aa & 0xffffu);
-    var dd_lo = t0 * (dd & 0xffffu);
-    var ad_lo = t0 * (ad & 0xffffu);
-    var aa_hi = 0u;
-    var dd_hi = 0u;
-    var ad_hi = 0u;
-    if (WIDE) {
-      aa_hi = t0 * (aa >> 16u);
-      dd_hi = t0 * (dd >> 16u);
-      ad_hi = t0 * (ad >> 16u);
-    }
-    for (var k = 1u; k <= HALF; k = k + 1u) {
-      let t = TAPS[k];
-      let pu = smem[centre - k * IN_W];
-      let pd = smem[centre + k * IN_W];
-      let au = pu & 0xffffu;
-      let du = pu >> 16u;
-      let ab = pd & 0xffffu;
-      let db = pd >> 16u;
-      sa = sa + t * (au + ab);
-      sd = sd + t * (du + db);
-      let aau = au * au;
-      let ddu = du * du;
-      let adu = au * du;
-      let aab = ab * ab;
-      let ddb = db * db;
-      let adb = ab * db;
-      aa_lo = aa_lo + t * ((aau & 0xffffu) + (aab & 0xffffu));
-      dd_lo = dd_lo + t * ((ddu & 0xffffu) + (ddb & 0xffffu));
-      ad_lo = ad_lo + t * ((adu & 0xffffu) + (adb & 0xffffu));
-      if (WIDE) {
-        aa_hi = aa_hi + t * ((aau >> 16u) + (aab >> 16u));
-        dd_hi = dd_hi + t * ((ddu >> 16u) + (ddb >> 16u));
-        ad_hi = ad_hi + t * ((adu >> 16u) + (adb >> 16u));
-      }
-    }
-    smem[V_OFF + i] = ((sa + MU_ROUND) >> MU_SHIFT) | (((sd + MU_ROUND) >> MU_SHIFT) << 16u);
-    smem[V_OFF + VP + i] = second_moment(aa_hi, aa_lo);
-    smem[V_OFF + 2u * VP + i] = second_moment(dd_hi, dd_lo);
-    smem[V_OFF + 3u * VP + i] = second_moment(ad_hi, ad_lo);
+    let a = v_filter((i / IN_W + HALF) * IN_W + i % IN_W);
+    let mu = (a.m + vec2<u32>(MU_ROUND)) >> vec2<u32>(MU_SHIFT);
+    smem[V_OFF + i] = mu.x | (mu.y << 16u);
+    smem[V_OFF + VP + i] = second_moment(a.hi.x, a.lo.x);
+    smem[V_OFF + 2u * VP + i] = second_moment(a.hi.y, a.lo.y);
+    smem[V_OFF + 3u * VP + i] = second_moment(a.hi.z, a.lo.z);
   }
   if (HAS_DOWN) {
     // Even tile rows only (y0 is even); D column j is IN column j + HALF - DHALF.
     for (var i = lid; i < D_W * (TH / 2u); i = i + WG) {
-      let centre = (2u * (i / D_W) + HALF) * IN_W + i % D_W + HALF - DHALF;
-      let p = smem[centre];
-      var sa = DTAPS[0] * (p & 0xffffu);
-      var sd = DTAPS[0] * (p >> 16u);
-      for (var k = 1u; k <= DHALF; k = k + 1u) {
-        let t = DTAPS[k];
-        let pu = smem[centre - k * IN_W];
-        let pd = smem[centre + k * IN_W];
-        sa = sa + t * ((pu & 0xffffu) + (pd & 0xffffu));
-        sd = sd + t * ((pu >> 16u) + (pd >> 16u));
-      }
-      smem[D_OFF + i] = ((sa + DOWN_ROUND) >> DOWN_SHIFT) | (((sd + DOWN_ROUND) >> DOWN_SHIFT) << 16u);
+      let v = (dv_filter((2u * (i / D_W) + HALF) * IN_W + i % D_W + HALF - DHALF) + vec2<u32>(DOWN_ROUND)) >>
+              vec2<u32>(DOWN_SHIFT);
+      smem[D_OFF + i] = v.x | (v.y << 16u);
     }
   }
   workgroupBarrier();
@@ -194,45 +205,13 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) l
     let i = lid + j * WG;
     let x = i % TW;
     let r = i / TW;
-    let c = V_OFF + r * IN_W + x + HALF;
-    let t0 = TAPS[0];
-    let m = smem[c];
-    var mu1 = t0 * (m & 0xffffu);
-    var mu2 = t0 * (m >> 16u);
-    let vxx = smem[c + VP];
-    let vyy = smem[c + 2u * VP];
-    let vxy = smem[c + 3u * VP];
-    var xx_lo = t0 * (vxx & 0xffffu);
-    var xx_hi = t0 * (vxx >> 16u);
-    var yy_lo = t0 * (vyy & 0xffffu);
-    var yy_hi = t0 * (vyy >> 16u);
-    var xy_lo = t0 * (vxy & 0xffffu);
-    var xy_hi = t0 * (vxy >> 16u);
-    for (var k = 1u; k <= HALF; k = k + 1u) {
-      let t = TAPS[k];
-      let ml = smem[c - k];
-      let mr = smem[c + k];
-      mu1 = mu1 + t * ((ml & 0xffffu) + (mr & 0xffffu));
-      mu2 = mu2 + t * ((ml >> 16u) + (mr >> 16u));
-      let xl = smem[c + VP - k];
-      let xr = smem[c + VP + k];
-      xx_lo = xx_lo + t * ((xl & 0xffffu) + (xr & 0xffffu));
-      xx_hi = xx_hi + t * ((xl >> 16u) + (xr >> 16u));
-      let yl = smem[c + 2u * VP - k];
-      let yr = smem[c + 2u * VP + k];
-      yy_lo = yy_lo + t * ((yl & 0xffffu) + (yr & 0xffffu));
-      yy_hi = yy_hi + t * ((yl >> 16u) + (yr >> 16u));
-      let cl = smem[c + 3u * VP - k];
-      let cr = smem[c + 3u * VP + k];
-      xy_lo = xy_lo + t * ((cl & 0xffffu) + (cr & 0xffffu));
-      xy_hi = xy_hi + t * ((cl >> 16u) + (cr >> 16u));
-    }
-    let xx = xx_hi + ((xx_lo + 32768u) >> 16u);
-    let yy = yy_hi + ((yy_lo + 32768u) >> 16u);
-    let xy = xy_hi + ((xy_lo + 32768u) >> 16u);
-    let s1 = bitcast<i32>(xx - mul_q32(mu1, mu1));
-    let s2 = max(bitcast<i32>(yy - mul_q32(mu2, mu2)), 0);
-    let s12 = bitcast<i32>(xy - mul_q32(mu1, mu2));
+    let a = h_filter(V_OFF + r * IN_W + x + HALF);
+    let mu1 = a.m.x;
+    let mu2 = a.m.y;
+    let m2 = a.hi + ((a.lo + vec3<u32>(32768u)) >> vec3<u32>(16u)); // xx, yy, xy
+    let s1 = bitcast<i32>(m2.x - mul_q32(mu1, mu1));
+    let s2 = max(bitcast<i32>(m2.y - mul_q32(mu2, mu2)), 0);
+    let s12 = bitcast<i32>(m2.z - mul_q32(mu1, mu2));
     let inside = select(0, 1, x0 + x < w && y0 + r < h);
     sig[j] = vec4<i32>(s1, s2, s12, inside);
   }
@@ -243,18 +222,8 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) l
       let gx = wg.x * (TW / 2u) + ox;
       let gy = wg.y * (TH / 2u) + oy;
       if (gx < P.nw && gy < P.nh) {
-        let c = D_OFF + oy * D_W + 2u * ox + DHALF;
-        let p = smem[c];
-        var sa = DTAPS[0] * (p & 0xffffu);
-        var sd = DTAPS[0] * (p >> 16u);
-        for (var k = 1u; k <= DHALF; k = k + 1u) {
-          let t = DTAPS[k];
-          let pl = smem[c - k];
-          let pr = smem[c + k];
-          sa = sa + t * ((pl & 0xffffu) + (pr & 0xffffu));
-          sd = sd + t * ((pl >> 16u) + (pr >> 16u));
-        }
-        store_next(gy * P.nw + gx, ((sa + 32768u) >> 16u) | (((sd + 32768u) >> 16u) << 16u));
+        let v = (dh_filter(D_OFF + oy * D_W + 2u * ox + DHALF) + vec2<u32>(32768u)) >> vec2<u32>(16u);
+        store_next(gy * P.nw + gx, v.x | (v.y << 16u));
       }
     }
   }
@@ -265,8 +234,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) l
   var den_log = 0u;
   var num_non_log = vec2<u32>(0u, 0u);
   var den_non_log = 0u;
-  let tile = P.tile_base + wg.y * P.tiles_x + wg.x;
-  let region = tile * (3u * TW * TH);
+  var need = 0u; // bit j: pixel j needs the gain
   for (var j = 0u; j < PIX; j = j + 1u) {
     let s = sig[j];
     if (s.w != 0) {
@@ -276,14 +244,38 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) l
       } else {
         den_log = den_log + log2q32(u32(s.x) + VIF_NSQ) - 17u * 2048u;
         if (s.z > 0 && s.y > 0) {
-          let q = region + 3u * atomicAdd(&qcount, 1u);
-          gain_queue[q] = u32(s.x);
-          gain_queue[q + 1u] = u32(s.y);
-          gain_queue[q + 2u] = u32(s.z);
+          need = need | (1u << j);
         }
       }
     }
   }
+  // Queue positions: an inclusive scan of the counts over the workgroup (Hillis-Steele,
+  // ping-pong between smem[0..WG) and smem[WG..2WG)), so entries go in pixel order.
+  let count = countOneBits(need);
+  smem[lid] = count;
+  workgroupBarrier();
+  var src = 0u;
+  for (var o = 1u; o < WG; o = o << 1u) {
+    var v = smem[src + lid];
+    if (lid >= o) {
+      v = v + smem[src + lid - o];
+    }
+    src = WG - src;
+    smem[src + lid] = v;
+    workgroupBarrier();
+  }
+  let queued = smem[src + WG - 1u];
+  var q = (P.tile_base + wg.y * P.tiles_x + wg.x) * (3u * TW * TH) + 3u * (smem[src + lid] - count);
+  for (var j = 0u; j < PIX; j = j + 1u) {
+    if ((need & (1u << j)) != 0u) {
+      let s = sig[j];
+      gain_queue[q] = u32(s.x);
+      gain_queue[q + 1u] = u32(s.y);
+      gain_queue[q + 2u] = u32(s.z);
+      q = q + 3u;
+    }
+  }
+  workgroupBarrier();
 
   // ---- 5. workgroup sums (u32 words are exact: per tile, den_log < 2^15 * TW * TH and
   // den_non_log <= TW * TH; num_non_log needs 64 bits)
@@ -310,6 +302,6 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) l
     partials[t + 2u * st] = vec2<u32>(smem[0], 0u);
     partials[t + 3u * st] = vec2<u32>(smem[WG], smem[2u * WG]);
     partials[t + 4u * st] = vec2<u32>(smem[3u * WG], 0u);
-    gain_count[tile] = atomicLoad(&qcount);
+    gain_count[P.tile_base + wg.y * P.tiles_x + wg.x] = queued;
   }
 }
