@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { goldenDir } from './helpers/env.mjs';
 import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -13,7 +14,7 @@ import { openFfmpegSource } from '../dist/decode/ffmpeg-source.js';
 import { choosePixelFormat, parseFfmpegBanner, lastErrorLine } from '../dist/decode/ffmpeg-probe.js';
 import { installerFfmpegPath, locateFfmpeg, resolveFfmpegPath } from '../dist/decode/ffmpeg-path.js';
 
-const GOLDEN = '/work/shared/golden';
+const GOLDEN = goldenDir;
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 let tmp;
 

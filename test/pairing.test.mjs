@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict';
+import { goldenDir } from './helpers/env.mjs';
 
 import { pairFrames } from '../dist/decode/pair-frames.js';
 import { openFrameSource } from '../dist/decode/open-source.js';
 
-const GOLDEN = '/work/shared/golden';
+const GOLDEN = goldenDir;
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 /**
