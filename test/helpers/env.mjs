@@ -8,8 +8,10 @@ const root = resolve(fileURLToPath(new URL('../..', import.meta.url)));
 export const goldenDir = process.env.VMAF_GOLDEN ?? resolve(root, '../shared/golden');
 export const modelsDir = process.env.VMAF_MODELS ?? resolve(root, '../shared/models');
 
-/** The cpu backend always; the gpu backend where a WebGPU adapter exists (lavapipe in CI). VMAF_BACKENDS=cpu,gpu overrides. */
+/**
+ * Both backends: the gpu backend's tests run on any WebGPU adapter, Mesa's lavapipe in CI
+ * (scripts/install-lavapipe.sh). VMAF_BACKENDS=cpu (or gpu) narrows a run.
+ */
 export function backendsUnderTest() {
-  if (process.env.VMAF_BACKENDS) return process.env.VMAF_BACKENDS.split(',');
-  return ['cpu'];
+  return (process.env.VMAF_BACKENDS ?? 'cpu,gpu').split(',');
 }
