@@ -4,6 +4,8 @@
 //   --frames N        clip length (default 120; the clip is made once and cached in bench/.cache)
 //   --threads N       frames at once for every measurement (default: os.availableParallelism())
 //   --only a,b        run only these suites (default all: see bench/suites/index.mjs)
+//   --repeat N        run every suite N times (interleaved) and report each row's fastest run:
+//                     on a shared machine interference only ever slows a run down
 //   --json            print the results as JSON instead of a markdown table
 //
 // Every measurement runs in a child process, one at a time, on the same clip; fps is frames
@@ -31,13 +33,13 @@ const OTHER_LOAD_WARNING = 0.25;
 function usage(message) {
   if (message) process.stderr.write(`bench: ${message}\n`);
   process.stderr.write(
-    'usage: node bench/run.mjs [--frames N] [--threads N] [--only ' + SUITES.map((s) => s.name).join(',') + '] [--json]\n',
+    'usage: node bench/run.mjs [--frames N] [--threads N] [--only ' + SUITES.map((s) => s.name).join(',') + '] [--repeat N] [--json]\n',
   );
   process.exit(message ? 2 : 0);
 }
 
 function parseArgs(argv) {
-  const opts = { frames: 120, threads: availableParallelism(), only: null, json: false };
+  const opts = { frames: 120, threads: availableParallelism(), only: null, json: false, repeat: 1 };
   for (let i = 0; i < argv.length; i++) {
     let [flag, value] = argv[i].split(/=(.*)/s, 2);
     const next = () => {
@@ -66,6 +68,9 @@ function parseArgs(argv) {
         if (unknown.length) usage(`unknown suite ${unknown.join(', ')}`);
         break;
       }
+      case '--repeat':
+        opts.repeat = positive(next());
+        break;
       case '--json':
         opts.json = true;
         break;
@@ -191,8 +196,20 @@ async function main() {
       continue;
     }
     if (suite.device) Object.assign(device, await suite.device(ctx));
-    for (const row of await suite.run(ctx)) rows.push({ ...row, suite: suite.name });
   }
+  const runnable = chosen.filter((s) => !skipped.some((k) => k.suite === s.name));
+  const runs = new Map(); // suite/name -> rows of every repeat
+  for (let i = 0; i < opts.repeat; i++) {
+    if (opts.repeat > 1) log(`run ${i + 1} of ${opts.repeat}`);
+    for (const suite of runnable) {
+      for (const row of await suite.run(ctx)) {
+        const key = `${suite.name}\0${row.name}`;
+        if (!runs.has(key)) runs.set(key, []);
+        runs.get(key).push({ ...row, suite: suite.name });
+      }
+    }
+  }
+  for (const all of runs.values()) rows.push(bestRow(all));
 
   const report = {
     date: new Date().toISOString(),
@@ -203,6 +220,7 @@ async function main() {
     native: nativeBuild(),
     clip: { description: clipDescription(ctx.clip), width: ctx.clip.width, height: ctx.clip.height, frames: opts.frames, sizesMiB: ctx.clip.sizesMiB, dir: relative(root, ctx.clip.dir) },
     threads: opts.threads,
+    repeat: opts.repeat,
     command: `node bench/run.mjs ${process.argv.slice(2).join(' ')}`.trim(),
     suites: chosen.map((s) => ({ name: s.name, title: s.title })),
     skipped,
@@ -227,6 +245,14 @@ function rowNumbers(r, frames, selfMaxRssKiB) {
   };
 }
 
+/** The fastest run (a failed run wins: failures are not hidden), with every run's fps. */
+function bestRow(all) {
+  const failed = all.find((r) => r.error);
+  if (failed) return failed;
+  const best = all.reduce((a, b) => (b.wallS < a.wallS ? b : a));
+  return all.length === 1 ? best : { ...best, fpsRuns: all.map((r) => r.fps), wallRuns: all.map((r) => r.wallS), otherCoresRuns: all.map((r) => r.otherCores) };
+}
+
 function lastJsonLine(text) {
   const line = text.trim().split('\n').at(-1);
   try {
@@ -249,7 +275,7 @@ function markdown(report) {
   lines.push(`- device: ${d.cpu}, ${d.cores} cores, ${d.memoryGiB} GiB${extra}`);
   lines.push(`- load average (1/5/15 min): ${report.loadavg.before.join(' ')} before, ${report.loadavg.after.join(' ')} after`);
   lines.push(`- clip: ${report.clip.description}`);
-  lines.push(`- threads: ${report.threads}`);
+  lines.push(`- threads: ${report.threads}${report.repeat > 1 ? `; every row is the fastest of ${report.repeat} runs (fps of all runs in brackets)` : ''}`);
   lines.push(`- node ${report.node}; ${report.ffmpeg.version}`);
   if (report.native.newerSources?.length) lines.push(`- note: the native addon (built ${report.native.built}) is older than src/kernels/cpu/${report.native.newerSources.join(', ')}`);
   lines.push(`- command: \`${report.command}\``, '');
@@ -257,7 +283,7 @@ function markdown(report) {
   lines.push('|---|--:|--:|--:|--:|--:|--:|--:|--:|---|');
   for (const r of report.rows) {
     lines.push(
-      `| ${cell(r.name)}${r.error ? ' (FAILED)' : ''} | ${r.threads ?? 'auto'} | ${f(r.fps, 2)} | ${f(r.wallS, 2)} | ${f(r.maxRssMiB, 0)} | ${f(r.treeRssMiB, 0)} | ${f(r.cpuCores, 2)} | ${f(r.otherCores, 2)} | ${f(r.vmaf, 4)} | \`${cell(r.command)}\` |`,
+      `| ${cell(r.name)}${r.error ? ' (FAILED)' : ''} | ${r.threads ?? 'auto'} | ${f(r.fps, 2)}${r.fpsRuns ? ` [${r.fpsRuns.map((x) => f(x, 1)).join(', ')}]` : ''} | ${f(r.wallS, 2)} | ${f(r.maxRssMiB, 0)} | ${f(r.treeRssMiB, 0)} | ${f(r.cpuCores, 2)} | ${f(r.otherCores, 2)} | ${f(r.vmaf, 4)} | \`${cell(r.command)}\` |`,
     );
   }
   lines.push('');

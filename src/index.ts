@@ -4,25 +4,29 @@
  *   scoreIterator() an async iterator
  *   scoreStream()   a Node Readable in object mode
  *   scoreEvents()   an emitter of typed `frame`, `end` and `error` events
+ * and the same four for a ladder (one reference, several renditions, the reference decoded
+ * once): scoreLadder(), scoreLadderIterator(), scoreLadderStream(), scoreLadderEvents().
  */
 import type { Readable } from 'node:stream';
 import type { Observable } from 'rxjs';
 import type { FrameInput } from './decode/open-source.js';
 import { score, scoreDeliveries, type ScoreOptions } from './pipeline/score.js';
-import { ScoreEmitter, toAsyncIterator, toReadable } from './pipeline/run-views.js';
+import { scoreLadder, scoreLadderDeliveries, type LadderOptions, type LadderResult, type RenditionInput } from './pipeline/ladder.js';
+import { LadderEmitter, ScoreEmitter, toAsyncIterator, toReadable } from './pipeline/run-views.js';
 import type { FrameResult } from './pipeline/writers/types.js';
 
-export { score };
+export { score, scoreLadder };
 export type { ScoreOptions, FrameInput };
-export { ScoreEmitter, type ScoreEventMap } from './pipeline/run-views.js';
+export type { LadderOptions, LadderResult, Rendition, RenditionInput } from './pipeline/ladder.js';
+export { ScoreEmitter, LadderEmitter, type ScoreEventMap, type LadderEventMap } from './pipeline/run-views.js';
 export { RunPooling } from './pipeline/summary.js';
 export type { FrameResult, RunSummary, PooledMetric, LogFormat, LogWriter } from './pipeline/writers/types.js';
 export { createLogWriter } from './pipeline/writers/index.js';
 export { loadModel, parseModelSpec, type Model, type ModelSpec } from './pipeline/model/index.js';
 export { PooledStats } from './pipeline/pooling.js';
 export { openFrameSource } from './decode/open-source.js';
-export { pairFrames } from './decode/pair-frames.js';
-export type { Frame, FrameFormat, FrameSource, FramePair, FeatureValues, FrameFeatures } from './types.js';
+export { pairFrames, groupFrames } from './decode/pair-frames.js';
+export type { Frame, FrameFormat, FrameSource, FramePair, FrameGroup, FeatureValues, FrameFeatures, GroupFeatures } from './types.js';
 export type { FeatureBackend, BackendKind } from './kernels/backend.js';
 export { VmafError, UsageError, InputError, ModelError, BackendError, type VmafErrorCode } from './errors.js';
 export { VERSION, LIBVMAF_VERSION } from './version.js';
@@ -37,4 +41,19 @@ export function scoreStream(reference: FrameInput, distorted: FrameInput, option
 
 export function scoreEvents(reference: FrameInput, distorted: FrameInput, options?: ScoreOptions): ScoreEmitter {
   return new ScoreEmitter(score(reference, distorted, options) as Observable<FrameResult>);
+}
+
+/** scoreLadder() as an async iterator of { rendition, result }; a slow consumer pauses decoding. */
+export function scoreLadderIterator(reference: FrameInput, renditions: readonly RenditionInput[], options?: LadderOptions): AsyncIterableIterator<LadderResult> {
+  return toAsyncIterator(scoreLadderDeliveries(reference, renditions, options));
+}
+
+/** scoreLadder() as a Readable in object mode, one { rendition, result } per chunk. */
+export function scoreLadderStream(reference: FrameInput, renditions: readonly RenditionInput[], options?: LadderOptions): Readable {
+  return toReadable(scoreLadderDeliveries(reference, renditions, options));
+}
+
+/** scoreLadder() as events: `frame` ({ rendition, result }), `end` (summaries by rendition name), `error`. */
+export function scoreLadderEvents(reference: FrameInput, renditions: readonly RenditionInput[], options?: LadderOptions): LadderEmitter {
+  return new LadderEmitter(scoreLadder(reference, renditions, options));
 }

@@ -68,3 +68,34 @@ export interface FrameFeatures {
   refPts?: number;
   disPts?: number;
 }
+
+/**
+ * One reference frame and the frames of several distorted inputs (a ladder's renditions)
+ * at the same position: groupFrames yields these, FeatureBackend.extractMany reads them.
+ * The reference frame is read once and shared by every rendition.
+ */
+export interface FrameGroup {
+  /** Index of the scored frame in the output, counting from 0. */
+  index: number;
+  ref: Frame;
+  /**
+   * One entry per distorted input, in the order they were given: its frame, or undefined
+   * once that input has ended (the others go on until the reference or the last of them ends).
+   */
+  dis: ReadonlyArray<Frame | undefined>;
+  /** As FramePair.scored: false when --subsample leaves the frame out. Absent means true. */
+  scored?: boolean;
+}
+
+/** A FrameGroup's features: one entry per distorted input, in the group's order. */
+export interface GroupFeatures {
+  index: number;
+  /** Presentation time of the reference frame where known. */
+  refPts?: number;
+  /**
+   * Per distorted input: its frame's features, or undefined where there are none (the input
+   * has ended, or the group is not scored). Groups that are not scored are emitted too (all
+   * entries undefined), so a consumer can count every group it sent.
+   */
+  renditions: ReadonlyArray<FrameFeatures | undefined>;
+}

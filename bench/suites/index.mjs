@@ -21,5 +21,6 @@
 import cpu from './cpu.mjs';
 import ffmpegLibvmaf from './ffmpeg-libvmaf.mjs';
 import decode from './decode.mjs';
+import gpu from './gpu.mjs';
 
-export const SUITES = [cpu, ffmpegLibvmaf, decode];
+export const SUITES = [cpu, ffmpegLibvmaf, decode, gpu];

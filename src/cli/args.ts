@@ -2,28 +2,54 @@ import { parseArgs } from 'node:util';
 import { UsageError } from '../errors.js';
 import type { LogFormat } from '../pipeline/writers/types.js';
 import type { ScoreOptions } from '../pipeline/score.js';
+import { resolveRenditions, type LadderOptions } from '../pipeline/ladder.js';
+
+/** One -d: a distorted input (a rendition of the reference). */
+export interface CliRendition {
+  path: string;
+  /** Its name: name=, else the file's base name without the extension. */
+  name: string;
+  /** skip=: frames dropped from its start (else --frame_skip_dist). */
+  frameSkip?: number;
+  /** Its log: -o with {name} replaced by the name (undefined without -o, or for a combined log). */
+  output?: string;
+}
 
 /** What the command line asks for, validated. */
 export interface CliArgs {
   reference: string;
-  distorted: string;
-  score: ScoreOptions;
+  /** The -d inputs, in order: one for a plain run, several for a ladder. */
+  renditions: CliRendition[];
+  /** Several -d: a ladder (renditions scaled to the reference unless --no-scale, logs per rendition). */
+  ladder: boolean;
+  score: LadderOptions;
+  /** -o as given: a path, '-', or a pattern with {name}. */
   output?: string;
+  /** One NDJSON stream for every rendition (--ndjson, several -d, -o without {name}); lines carry "rendition". */
+  combined: boolean;
   format: LogFormat;
   precision?: number;
   quiet: boolean;
 }
 
+/** The placeholder -o replaces with each rendition's name. */
+export const NAME_PLACEHOLDER = '{name}';
+
 export type CliCommand = { kind: 'help' } | { kind: 'version' } | { kind: 'run'; args: CliArgs };
 
-export const USAGE = `Usage: vmaf-stream -r REF -d DIS [options]
+export const USAGE = `Usage: vmaf-stream -r REF -d DIS [-d DIS2 ...] [options]
 
 Scores DIS against REF with VMAF, frame by frame, as the frames are decoded.
 Inputs: any file or URL ffmpeg reads, .y4m and raw .yuv (read natively), '-' for stdin, named pipes.
+Several -d score a ladder: every rendition against REF, which is decoded once.
 
 libvmaf's options:
  --reference/-r PATH        reference input
- --distorted/-d PATH        distorted input
+ --distorted/-d DIS         distorted input; repeat for a ladder of renditions. DIS is a PATH,
+                            or colon-delimited keys as -m: name=LABEL, skip=N, path=PATH
+                            (path= last: it takes the rest, colons included), e.g.
+                            -d name=720p:path=out/720p.mp4. The name (default: the file's base
+                            name without extension) labels results and logs; names are unique
  --width/-w N               width of raw .yuv input
  --height/-h N              height of raw .yuv input
  --pixel_format/-p FMT      pixel format of raw input (420/422/444)
@@ -31,7 +57,9 @@ libvmaf's options:
  --model/-m PARAMS          model, colon delimited: version=NAME | path=FILE, name=LABEL,
                             enable_transform, disable_clip; repeat for several models
                             (default version=vmaf_v0.6.1:name=vmaf)
- --output/-o PATH           log file ('-' for standard output)
+ --output/-o PATH           log file ('-' for standard output); with several -d a pattern
+                            with {name}, one log per rendition (-o logs/{name}.json), or, with
+                            --ndjson, one stream whose lines carry "rendition"
  --xml | --json | --csv | --sub    log format (default xml)
  --threads N                frames computed at once by the cpu backend (default: cores)
  --frame_cnt N              score at most N frames
@@ -48,14 +76,16 @@ vmaf-stream's own:
  --backend cpu|gpu|auto     feature backend (default auto: gpu when a hardware GPU exists)
  --gpu-adapter NAME         pick a WebGPU adapter by name
  --ffmpeg PATH              ffmpeg binary (default $FFMPEG_PATH, then the bundled one)
- --scale                    scale the distorted input to the reference's size (bicubic)
+ --scale                    scale the distorted input to the reference's size (bicubic);
+                            the default with several -d
+ --no-scale                 with several -d: a rendition of another size is an error
  --help                     this text
 
 Exit status: 0 done, 1 input or runtime error, 2 usage error.`;
 
 const OPTIONS = {
   reference: { type: 'string', short: 'r' },
-  distorted: { type: 'string', short: 'd' },
+  distorted: { type: 'string', short: 'd', multiple: true },
   width: { type: 'string', short: 'w' },
   height: { type: 'string', short: 'h' },
   pixel_format: { type: 'string', short: 'p' },
@@ -80,6 +110,7 @@ const OPTIONS = {
   'gpu-adapter': { type: 'string' },
   ffmpeg: { type: 'string' },
   scale: { type: 'boolean' },
+  'no-scale': { type: 'boolean' },
   help: { type: 'boolean' },
 } as const;
 
@@ -93,10 +124,40 @@ export function parseCommandLine(argv: string[]): CliCommand {
   if (values.help) return { kind: 'help' };
   if (values.version) return { kind: 'version' };
   if (!values.reference) throw new UsageError('missing --reference/-r');
-  if (!values.distorted) throw new UsageError('missing --distorted/-d');
+  if (!values.distorted || values.distorted.length === 0) throw new UsageError('missing --distorted/-d');
 
   const formats = (['xml', 'json', 'csv', 'sub', 'ndjson'] as const).filter((f) => values[f]);
   if (formats.length > 1) throw new UsageError(`choose one log format, not ${formats.map((f) => `--${f}`).join(' and ')}`);
+  const format = formats[0] ?? 'xml';
+  if (values.scale && values['no-scale']) throw new UsageError('choose --scale or --no-scale, not both');
+
+  const specs = values.distorted.map(parseDistorted);
+  const named = resolveRenditions(specs.map((d) => ({ input: d.path, ...(d.name !== undefined ? { name: d.name } : {}) })));
+  const ladder = specs.length > 1;
+  const output = values.output;
+  const patterned = output?.includes(NAME_PLACEHOLDER) ?? false;
+  if (ladder && output !== undefined && !patterned && format !== 'ndjson') {
+    throw new UsageError(
+      `-o ${output}: with ${specs.length} distorted inputs, each gets its own log: give a pattern with ${NAME_PLACEHOLDER} ` +
+        `(e.g. -o logs/${NAME_PLACEHOLDER}.${format}), or --ndjson for one stream whose lines name their rendition`,
+    );
+  }
+  if (patterned && output === '-') throw new UsageError('-o - cannot take a pattern');
+  const renditions = specs.map((d, k): CliRendition => {
+    const r: CliRendition = { path: d.path, name: named[k]!.name };
+    if (d.frameSkip !== undefined) r.frameSkip = d.frameSkip;
+    if (output !== undefined && (patterned || !ladder)) {
+      if (patterned && /[/\\\0]/.test(r.name)) throw new UsageError(`the rendition name "${r.name}" cannot go into a file name (-o ${output}): give it another name=`);
+      r.output = output.split(NAME_PLACEHOLDER).join(r.name);
+    }
+    return r;
+  });
+  const outputs = new Set<string>();
+  for (const r of renditions) {
+    if (r.output === undefined || r.output === '-') continue;
+    if (outputs.has(r.output)) throw new UsageError(`two renditions would write the same log ${r.output}`);
+    outputs.add(r.output);
+  }
 
   const backend = values.backend ?? 'auto';
   if (backend !== 'cpu' && backend !== 'gpu' && backend !== 'auto') {
@@ -115,9 +176,11 @@ export function parseCommandLine(argv: string[]): CliCommand {
     kind: 'run',
     args: {
       reference: values.reference,
-      distorted: values.distorted,
-      output: values.output,
-      format: formats[0] ?? 'xml',
+      renditions,
+      ladder,
+      output,
+      combined: ladder && output !== undefined && !patterned,
+      format,
       precision: optionalInt(values.precision, '--precision', 1, 17),
       quiet: values.quiet ?? false,
       score: {
@@ -134,11 +197,45 @@ export function parseCommandLine(argv: string[]): CliCommand {
         pixelFormat: pixelFormat as ScoreOptions['pixelFormat'],
         bitDepth,
         ffmpegPath: values.ffmpeg,
-        scale: values.scale ?? false,
+        // A ladder scales renditions to the reference unless told not to; one pair only with --scale.
+        scale: ladder ? !values['no-scale'] : (values.scale ?? false),
         gpuAdapter: values['gpu-adapter'],
       },
     },
   };
+}
+
+/** One -d: a plain path, or name=LABEL:skip=N:path=PATH (path= last, taking the rest). */
+export function parseDistorted(text: string): { path: string; name?: string; frameSkip?: number } {
+  if (!/^(name|path|skip)=/.test(text)) return { path: text };
+  const out: { path?: string; name?: string; frameSkip?: number } = {};
+  let rest = text;
+  while (rest !== '') {
+    if (rest.startsWith('path=')) {
+      out.path = rest.slice('path='.length);
+      break;
+    }
+    const colon = rest.indexOf(':');
+    const token = colon < 0 ? rest : rest.slice(0, colon);
+    rest = colon < 0 ? '' : rest.slice(colon + 1);
+    const eq = token.indexOf('=');
+    const key = eq < 0 ? token : token.slice(0, eq);
+    const value = eq < 0 ? undefined : token.slice(eq + 1);
+    if (key === 'name') {
+      if (!value) throw new UsageError(`-d ${text}: name= needs a value`);
+      if (out.name !== undefined) throw new UsageError(`-d ${text}: name= given twice`);
+      out.name = value;
+    } else if (key === 'skip') {
+      out.frameSkip = optionalInt(value ?? '', `-d ${text}: skip=`, 0);
+    } else {
+      throw new UsageError(`-d ${text}: unknown key "${key}"; expected name=LABEL, skip=N, path=PATH (path= last)`);
+    }
+  }
+  if (!out.path) throw new UsageError(`-d ${text}: missing path=PATH (it comes last: -d name=720p:path=720p.mp4)`);
+  const result: { path: string; name?: string; frameSkip?: number } = { path: out.path };
+  if (out.name !== undefined) result.name = out.name;
+  if (out.frameSkip !== undefined) result.frameSkip = out.frameSkip;
+  return result;
 }
 
 function optionalInt(text: string | undefined, flag: string, min: number, max = Number.MAX_SAFE_INTEGER): number | undefined {

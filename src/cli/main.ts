@@ -1,11 +1,13 @@
 import { createWriteStream } from 'node:fs';
 import { once } from 'node:events';
+import type { Writable } from 'node:stream';
+import { finished } from 'node:stream/promises';
 import { parseCommandLine, USAGE, type CliArgs } from './args.js';
 import { ProgressLine } from './progress.js';
-import { scoreDeliveries } from '../pipeline/score.js';
+import { scoreLadderDeliveries } from '../pipeline/ladder.js';
 import { RunPooling } from '../pipeline/summary.js';
 import { createLogWriter } from '../pipeline/writers/index.js';
-import type { LogWriter, LogWriterOptions } from '../pipeline/writers/types.js';
+import type { LogWriter } from '../pipeline/writers/types.js';
 import { UsageError, VmafError } from '../errors.js';
 import { VERSION, LIBVMAF_VERSION } from '../version.js';
 
@@ -41,29 +43,77 @@ export async function main(argv: string[]): Promise<number> {
   }
 }
 
+/** One rendition's side of the run: its pooling and its log. */
+interface RenditionRun {
+  name: string;
+  pooling: RunPooling;
+  /** Where its log goes (its own file, or the combined stream). */
+  out: NodeJS.WritableStream | undefined;
+  label: string | undefined;
+  writer: LogWriter | undefined;
+}
+
 async function run(args: CliArgs): Promise<void> {
   const stderr = process.stderr;
   const progress = stderr.isTTY && !args.quiet ? new ProgressLine(stderr, args.score.frameCnt) : undefined;
-  const pooling = new RunPooling();
   // The log's header names the frame size, known once the reference is open.
-  let logOptions: LogWriterOptions | undefined;
-  let writer: LogWriter | undefined;
-  const out = args.output === undefined ? undefined : await openOutput(args.output);
+  let frameSize: { width: number; height: number } | undefined;
+  const runs: RenditionRun[] = args.renditions.map((r) => ({ name: r.name, pooling: new RunPooling(), out: undefined, label: r.output, writer: undefined }));
+  // A ladder's combined NDJSON: one stream, one writer per rendition, lines tagged with the name.
+  const combined = args.combined && args.output !== undefined ? await openOutput(args.output) : undefined;
+  try {
+    for (const [k, r] of args.renditions.entries()) {
+      if (combined) {
+        runs[k]!.out = combined;
+        runs[k]!.label = args.output;
+      } else if (r.output !== undefined) {
+        runs[k]!.out = await openOutput(r.output);
+      }
+    }
+  } catch (error) {
+    for (const r of runs) if (r.out && r.out !== process.stdout) (r.out as Writable).destroy();
+    throw error;
+  }
+  if (combined && typeof (combined as Writable).setMaxListeners === 'function') {
+    // Each writer listens for 'error' and 'drain' on the shared stream.
+    const stream = combined as Writable;
+    stream.setMaxListeners(Math.max(stream.getMaxListeners(), 2 * runs.length + 10));
+  }
+  const writerFor = (r: RenditionRun): LogWriter => {
+    r.writer ??= createLogWriter(args.format, r.out!, {
+      precision: args.precision,
+      version: LOG_VERSION,
+      label: r.label,
+      ...frameSize,
+      ...(combined ? { end: false, rendition: r.name } : {}),
+    });
+    return r.writer;
+  };
+  const byName = new Map(runs.map((r) => [r.name, r]));
+  let framesSeen = -1;
 
   await new Promise<void>((resolve, reject) => {
-    const subscription = scoreDeliveries(args.reference, args.distorted, {
-      ...args.score,
-      onWarning: (message) => stderr.write(`${progress ? '\n' : ''}vmaf-stream: warning: ${message}\n`),
-      onFormat: (format) => {
-        logOptions = { precision: args.precision, version: LOG_VERSION, width: format.width, height: format.height, label: args.output };
+    const subscription = scoreLadderDeliveries(
+      args.reference,
+      args.renditions.map((r) => ({ input: r.path, name: r.name, ...(r.frameSkip !== undefined ? { frameSkip: r.frameSkip } : {}) })),
+      {
+        ...args.score,
+        onWarning: (message) => stderr.write(`${progress ? '\n' : ''}vmaf-stream: warning: ${message}\n`),
+        onFormat: (format) => {
+          frameSize = { width: format.width, height: format.height };
+        },
       },
-    }).subscribe({
-      next: ({ result, delivered }) => {
-        pooling.add(result);
-        progress?.frameDone();
-        if (!out) return delivered();
+    ).subscribe({
+      next: ({ result: { rendition, result }, delivered }) => {
+        const r = byName.get(rendition)!;
+        r.pooling.add(result);
+        if (result.index > framesSeen) {
+          framesSeen = result.index;
+          progress?.frameDone();
+        }
+        if (!r.out) return delivered();
         try {
-          writer ??= createLogWriter(args.format, out, logOptions ?? { precision: args.precision, version: LOG_VERSION, label: args.output });
+          const writer = writerFor(r);
           // A slow log reader holds the frame's credit, so decoding waits for it.
           if (writer.writeFrame(result)) delivered();
           else writer.ready().then(delivered, (error: unknown) => fail(error));
@@ -86,16 +136,22 @@ async function run(args: CliArgs): Promise<void> {
   });
 
   progress?.finish();
-  const summary = pooling.summary(LOG_VERSION);
-  if (out) {
-    writer ??= createLogWriter(args.format, out, logOptions ?? { precision: args.precision, version: LOG_VERSION, label: args.output });
-    await writer.end(summary);
+  const summaries = runs.map((r) => ({ run: r, summary: r.pooling.summary(LOG_VERSION) }));
+  for (const { run: r, summary } of summaries) if (r.out) await writerFor(r).end(summary);
+  if (combined && combined !== process.stdout) {
+    combined.end();
+    await finished(combined as Writable).catch((error: unknown) => {
+      throw new VmafError('E_OUTPUT', `cannot write the log ${args.output}: ${(error as Error).message}`, { cause: error });
+    });
   }
-  if (summary.frameCount === 0) throw new VmafError('E_INPUT_EMPTY', 'no frames were scored');
+  if (summaries.every(({ summary }) => summary.frameCount === 0)) throw new VmafError('E_INPUT_EMPTY', 'no frames were scored');
   if (!args.quiet || args.output === undefined) {
-    // Model scores only, as libvmaf prints them; the features stay in the log.
-    for (const [name, pooled] of Object.entries(summary.pooled)) {
-      if (!isFeatureName(name)) stderr.write(`${name}: ${pooled.mean.toFixed(6)}\n`);
+    // Model scores only, as libvmaf prints them; the features stay in the log. A ladder
+    // prints each rendition's, its name first.
+    for (const { run: r, summary } of summaries) {
+      for (const [name, pooled] of Object.entries(summary.pooled)) {
+        if (!isFeatureName(name)) stderr.write(`${args.ladder ? `${r.name}: ` : ''}${name}: ${pooled.mean.toFixed(6)}\n`);
+      }
     }
   }
 }

@@ -21,6 +21,11 @@ export interface FfmpegInputInfo {
   demuxer?: string;
   /** The first video stream, if any. */
   video?: FfmpegVideoStream;
+  /**
+   * The input's start time in seconds ("Duration: ..., start: 1.480000"): the presentation
+   * time ffmpeg maps to 0 in its output (1.4 s and more in MPEG-TS, 0 in most files).
+   */
+  startTime?: number;
 }
 
 /** Splits on commas outside parentheses and brackets. */
@@ -63,6 +68,12 @@ export function parseFfmpegBanner(stderr: string): FfmpegInputInfo {
     info.video = video;
   }
   return info;
+}
+
+/** The input's start time from the banner's "Duration: ..., start: 1.480000" line. */
+export function parseStartTime(stderr: string): number | undefined {
+  const start = /^\s*Duration: .*?\bstart: (-?\d+(?:\.\d+)?)/m.exec(stderr);
+  return start ? Number(start[1]) : undefined;
 }
 
 /** Lines of ffmpeg's stderr that carry no diagnosis. */
@@ -227,6 +238,8 @@ export async function probeInput(
     child.on('close', () => resolve(Buffer.concat(parts).toString('utf8')));
   });
   const info = parseFfmpegBanner(stderr);
+  const startTime = parseStartTime(stderr);
+  if (startTime !== undefined) info.startTime = startTime;
   if (info.demuxer === undefined) throw ffmpegFailure(label, stderr);
   if (info.demuxer === 'tty') {
     throw new InputError('E_INPUT_FORMAT', label, 'is not a video: ffmpeg reads it only as ANSI text art (tty demuxer)');

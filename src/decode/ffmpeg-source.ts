@@ -5,6 +5,10 @@
  * nothing; other formats become the nearest planar YUV at the same depth (RGB → 4:4:4).
  * Optional scaling (scaleTo) uses bicubic, as `scale=W:H:flags=bicubic`.
  *
+ * Presentation times: ffmpeg writes frames at a constant rate from 0 (frame i at i / fps);
+ * where the input was probed, its start time is added, so a frame's pts is its time in the
+ * input (an MPEG-TS frame at 1.48 s says 1.48, not 0). Unprobed streams count from 0.
+ *
  * ffmpeg's stderr is kept: a missing or non-video input becomes an InputError naming the
  * input and quoting ffmpeg's last error line; an input with no frames, E_INPUT_EMPTY.
  */
@@ -119,7 +123,21 @@ export class FfmpegSource implements FrameSource {
     const inner = this.reader[Symbol.asyncIterator]();
     const mapError = (err: unknown) => this.mapError(err);
     return {
-      next: () => inner.next().catch((err: unknown) => { throw mapError(err); }),
+      next: () =>
+        inner.next().then(
+          (step) => {
+            // ffmpeg's output starts at 0 (constant frame rate): the input's own time is
+            // its start time (known from the probe) plus that.
+            const offset = this.inputInfo?.startTime;
+            if (!step.done && step.value.pts !== undefined && offset !== undefined && Number.isFinite(offset) && offset !== 0) {
+              step.value.pts += offset;
+            }
+            return step;
+          },
+          (err: unknown) => {
+            throw mapError(err);
+          },
+        ),
       return: async (value?: unknown) => (inner.return ? inner.return(value) : { done: true, value: undefined }),
     };
   }

@@ -22,7 +22,7 @@
  * the frames of each pair it gets. pairFrames does not close the sources.
  */
 import { InputError, UsageError } from '../errors.js';
-import type { Frame, FrameFormat, FramePair, FrameSource } from '../types.js';
+import type { Frame, FrameFormat, FrameGroup, FramePair, FrameSource } from '../types.js';
 
 export interface PairFramesOptions {
   /** Frames of the reference dropped before pairing (libvmaf --frame_skip_ref). */
@@ -119,22 +119,30 @@ async function drain(it: AsyncIterator<Frame>): Promise<{ frames: number; failed
   }
 }
 
-/** Both next frames, read concurrently; a frame read alongside a failure is released. */
-async function nextPair(ri: AsyncIterator<Frame>, di: AsyncIterator<Frame>): Promise<[Result, Result]> {
-  const [a, b] = await Promise.allSettled([ri.next(), di.next()]);
-  if (a.status === 'rejected' || b.status === 'rejected') {
-    if (a.status === 'fulfilled' && !a.value.done) a.value.value.release();
-    if (b.status === 'fulfilled' && !b.value.done) b.value.value.release();
-    throw a.status === 'rejected' ? a.reason : (b as PromiseRejectedResult).reason;
+/** One step: the reference's next frame and each active distorted input's, read concurrently. */
+type Step = [Result, Array<Result | undefined>];
+
+/**
+ * The next frame of the reference and of every active distorted input, read concurrently;
+ * on a failure the frames read alongside are released and the first failure (the
+ * reference's, then the distorted inputs' in order) is thrown.
+ */
+async function nextStep(ri: AsyncIterator<Frame>, dis: ReadonlyArray<AsyncIterator<Frame> | undefined>): Promise<Step> {
+  const settled = await Promise.allSettled([ri.next(), ...dis.map((it) => (it ? it.next() : Promise.resolve(undefined)))]);
+  const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
+  if (failed) {
+    for (const s of settled) if (s.status === 'fulfilled' && s.value && !s.value.done) s.value.value.release();
+    throw failed.reason;
   }
-  return [a.value, b.value];
+  const values = settled.map((s) => (s as PromiseFulfilledResult<Result | undefined>).value);
+  return [values[0]!, values.slice(1)];
 }
 
-function releasePair(pending: Promise<[Result, Result]>): void {
+function releaseStep(pending: Promise<Step>): void {
   pending.then(
-    ([a, b]) => {
-      if (!a.done) a.value.release();
-      if (!b.done) b.value.release();
+    ([r, ds]) => {
+      if (!r.done) r.value.release();
+      for (const d of ds) if (d && !d.done) d.value.release();
     },
     () => {},
   );
@@ -145,23 +153,62 @@ export async function* pairFrames(
   dis: FrameSource,
   options: PairFramesOptions = {},
 ): AsyncGenerator<FramePair, void, undefined> {
+  for await (const group of groupFrames(ref, [dis], options)) {
+    yield { index: group.index, ref: group.ref, dis: group.dis[0]!, scored: group.scored !== false };
+  }
+}
+
+export interface GroupFramesOptions extends Omit<PairFramesOptions, 'frameSkipDist'> {
+  /** Frames dropped from the start of each distorted input: one count for all, or one per input. */
+  frameSkipDist?: number | ReadonlyArray<number | undefined> | undefined;
+}
+
+/**
+ * pairFrames for one reference and several distorted inputs (a ladder's renditions): the
+ * reference is read once and each of its frames is grouped with the frame of every
+ * distorted input at the same position. pairFrames is this with one distorted input, and
+ * each distorted input of a group sees exactly what pairFrames would give it alone:
+ *
+ * - frameSkipRef, frameCnt, subsample and minDimension as in pairFrames; frameSkipDist
+ *   applies to every distorted input, or one count per input;
+ * - formats are checked for every input first (the reference's error first, then the
+ *   distorted inputs' in order); an input with no frame at all is E_INPUT_EMPTY;
+ * - a distorted input shorter than the reference ends alone: later groups carry undefined
+ *   for it, the others go on; grouping stops when the reference ends or the last distorted
+ *   input does. Each input of another length than the reference gets pairFrames' warning,
+ *   with both counts (the reference's once it is known: at the end of the run).
+ *
+ * Every input is read concurrently, and the next group is read while the consumer works
+ * on the current one. The consumer releases the frames of each group it gets; skipped,
+ * unpaired and read-ahead frames are released here. groupFrames does not close the sources.
+ */
+export async function* groupFrames(
+  ref: FrameSource,
+  dis: readonly FrameSource[],
+  options: GroupFramesOptions = {},
+): AsyncGenerator<FrameGroup, void, undefined> {
+  if (dis.length === 0) throw new UsageError('groupFrames needs at least one distorted input');
   const skipRef = count('frameSkipRef', options.frameSkipRef, 0);
-  const skipDist = count('frameSkipDist', options.frameSkipDist, 0);
+  const skipDistOption = options.frameSkipDist;
+  const skipDist = dis.map((_, k) =>
+    count('frameSkipDist', typeof skipDistOption === 'object' && skipDistOption !== null ? skipDistOption[k] : skipDistOption, 0),
+  );
   const frameCnt = count('frameCnt', options.frameCnt, 0);
   const subsample = count('subsample', options.subsample, 1);
   const minDimension = count('minDimension', options.minDimension, DEFAULT_MIN_DIMENSION);
 
-  // Formats first, the reference's error before the distorted one's.
-  const [rf, df] = await Promise.allSettled([ref.format(), dis.format()]);
-  if (rf.status === 'rejected') throw rf.reason;
-  if (df.status === 'rejected') throw df.reason;
-  checkFormats(ref, rf.value, dis, df.value, minDimension);
+  // Formats first, the reference's error before the distorted ones'.
+  const formats = await Promise.allSettled([ref.format(), ...dis.map((d) => d.format())]);
+  for (const f of formats) if (f.status === 'rejected') throw f.reason;
+  const [rf, ...dfs] = formats.map((f) => (f as PromiseFulfilledResult<FrameFormat>).value);
+  dis.forEach((d, k) => checkFormats(ref, rf!, d, dfs[k]!, minDimension));
 
   const ri = ref[Symbol.asyncIterator]();
-  const di = dis[Symbol.asyncIterator]();
-  let pending: Promise<[Result, Result]> | undefined;
+  const disIts: Array<AsyncIterator<Frame> | undefined> = dis.map((d) => d[Symbol.asyncIterator]());
+  const all = [ri, ...disIts] as AsyncIterator<Frame>[];
+  let pending: Promise<Step> | undefined;
   try {
-    const [refSkipped, disSkipped] = await Promise.all([skipFrames(ri, skipRef), skipFrames(di, skipDist)]);
+    const [refSkipped, ...disSkipped] = await Promise.all([skipFrames(ri, skipRef), ...disIts.map((it, k) => skipFrames(it!, skipDist[k]!))]);
     const skipNote = (skipped: number, asked: number) => (asked > 0 ? ` (${skipped} skipped)` : '');
     const emptyError = (source: FrameSource, skipped: number, asked: number) =>
       new InputError(
@@ -171,55 +218,83 @@ export async function* pairFrames(
           ? `no frames left to score: it has ${plural(skipped, 'frame')}, and the first ${asked} are skipped`
           : 'has no frames',
       );
+    const refNote = skipNote(refSkipped!, skipRef);
+    /** pairFrames' warning for inputs of different lengths. */
+    const warn = (shorter: FrameSource, shorterText: string, longer: FrameSource, longerText: string, paired: number) =>
+      options.onWarning?.(
+        `${shorter.label} ended before ${longer.label}: ${shorter.label} has ${shorterText}, ${longer.label} has ${longerText}; ` +
+          `scored the first ${plural(paired, 'frame')} of each`,
+      );
+    /** The frames of a longer input: read to its end (unless countRemaining is false). */
+    const longerCount = async (it: AsyncIterator<Frame>, before: number): Promise<string> => {
+      if (options.countRemaining === false) return `more than ${before - 1}`;
+      const rest = await drain(it);
+      return rest.failed ? `at least ${before + rest.frames}` : String(before + rest.frames);
+    };
+    // Distorted inputs that ended before the reference: warned about once its count is known.
+    const endedEarly: Array<{ k: number; paired: number }> = [];
+    const warnEndedEarly = (refText: string) => {
+      for (const { k, paired } of endedEarly) {
+        warn(dis[k]!, `${plural(disSkipped[k]! + paired, 'frame')}${skipNote(disSkipped[k]!, skipDist[k]!)}`, ref, `${refText}${refNote}`, paired);
+      }
+    };
 
     let index = 0;
-    pending = nextPair(ri, di);
+    pending = nextStep(ri, disIts);
     while (pending) {
-      const [r, d] = await pending;
+      const [r, ds] = await pending;
       pending = undefined;
-      if (r.done || d.done) {
-        if (!r.done) r.value.release();
-        if (!d.done) d.value.release();
-        if (index === 0) {
-          if (r.done) throw emptyError(ref, refSkipped, skipRef);
-          throw emptyError(dis, disSkipped, skipDist);
+      if (r.done) {
+        for (const d of ds) if (d && !d.done) d.value.release();
+        if (index === 0) throw emptyError(ref, refSkipped!, skipRef);
+        warnEndedEarly(String(refSkipped! + index));
+        // The reference is the shorter one for every input still going.
+        for (let k = 0; k < ds.length; k++) {
+          const d = ds[k];
+          if (!d || d.done) continue;
+          const longerText = await longerCount(disIts[k]!, disSkipped[k]! + index + 1);
+          warn(ref, `${plural(refSkipped! + index, 'frame')}${refNote}`, dis[k]!, `${longerText}${skipNote(disSkipped[k]!, skipDist[k]!)}`, index);
         }
-        if (r.done && d.done) return;
-        const [shorter, longer, shorterSkipped, longerSkipped, longerIt] = r.done
-          ? [ref, dis, refSkipped, disSkipped, di]
-          : [dis, ref, disSkipped, refSkipped, ri];
-        const shorterCount = shorterSkipped + index;
-        let longerText: string;
-        if (options.countRemaining === false) {
-          longerText = `more than ${longerSkipped + index}`;
-        } else {
-          const rest = await drain(longerIt);
-          const total = longerSkipped + index + 1 + rest.frames;
-          longerText = rest.failed ? `at least ${total}` : String(total);
-        }
-        options.onWarning?.(
-          `${shorter.label} ended before ${longer.label}: ${shorter.label} has ${plural(shorterCount, 'frame')}` +
-            `${skipNote(shorterSkipped, shorter === ref ? skipRef : skipDist)}, ${longer.label} has ${longerText}` +
-            `${skipNote(longerSkipped, longer === ref ? skipRef : skipDist)}; ` +
-            `scored the first ${plural(index, 'frame')} of each`,
-        );
         return;
       }
-      // Read the next pair while the consumer works on this one.
-      if (frameCnt === 0 || index + 1 < frameCnt) {
-        pending = nextPair(ri, di);
-        // Its failure is re-thrown when the next pair is awaited; until then (the consumer
-        // may be busy with this pair for a while) it must not count as unhandled.
-        pending.catch(() => {});
+      const endedNow = ds.flatMap((d, k) => (d?.done ? [k] : []));
+      if (index === 0 && endedNow.length > 0) {
+        r.value.release();
+        for (const d of ds) if (d && !d.done) d.value.release();
+        const k = endedNow[0]!;
+        throw emptyError(dis[k]!, disSkipped[k]!, skipDist[k]!);
       }
-      const pair: FramePair = { index, ref: r.value, dis: d.value, scored: subsample <= 1 || index % subsample === 0 };
+      for (const k of endedNow) {
+        disIts[k] = undefined;
+        endedEarly.push({ k, paired: index });
+      }
+      if (disIts.every((it) => it === undefined)) {
+        // Every distorted input has ended: the reference is the longer one.
+        r.value.release();
+        warnEndedEarly(await longerCount(ri, refSkipped! + index + 1));
+        return;
+      }
+      // Read the next group while the consumer works on this one.
+      if (frameCnt === 0 || index + 1 < frameCnt) {
+        pending = nextStep(ri, disIts);
+        // Its failure is re-thrown when the next group is awaited; until then (the consumer
+        // may be busy with this group for a while) it must not count as unhandled.
+        pending.catch(() => {});
+      } else if (endedEarly.length > 0) {
+        warnEndedEarly(`at least ${refSkipped! + index + 1}`);
+      }
+      const group: FrameGroup = {
+        index,
+        ref: r.value,
+        dis: ds.map((d) => (d && !d.done ? d.value : undefined)),
+        scored: subsample <= 1 || index % subsample === 0,
+      };
       index++;
-      yield pair;
+      yield group;
     }
   } finally {
     // The consumer stopped early, or an error: free what was read ahead, stop the readers.
-    if (pending) releasePair(pending);
-    ri.return?.()?.catch(() => {});
-    di.return?.()?.catch(() => {});
+    if (pending) releaseStep(pending);
+    for (const it of all) it.return?.()?.catch(() => {});
   }
 }

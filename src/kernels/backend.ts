@@ -1,5 +1,5 @@
-import type { Observable } from 'rxjs';
-import type { FrameFeatures, FramePair } from '../types.js';
+import { map, mergeMap, type Observable } from 'rxjs';
+import type { FrameFeatures, FrameGroup, FramePair, GroupFeatures } from '../types.js';
 
 export type BackendKind = 'cpu' | 'gpu';
 
@@ -13,6 +13,29 @@ export interface FeatureBackend {
   readonly kind: BackendKind;
   /** For messages: the adapter or the thread count. */
   readonly description: string;
+  /** One distorted input: extractMany with groups of one, its pairs' features. */
   extract(pairs: Observable<FramePair>): Observable<FrameFeatures>;
+  /**
+   * One reference against several distorted inputs (a ladder's renditions): each group's
+   * reference frame is read once for all of them; the gpu backend uploads it once, both
+   * backends compute its motion once. Every group must have as many `dis` entries as the
+   * first. One GroupFeatures comes out per group, in order, with each rendition's features
+   * exactly as extract() would give for that rendition's pairs alone (a rendition that ends
+   * early gets its last frame's integer_motion2 as if its own stream had ended there).
+   * The backend releases every frame of every group it receives, exactly once.
+   */
+  extractMany(groups: Observable<FrameGroup>): Observable<GroupFeatures>;
   close(): Promise<void>;
+}
+
+/** A pair as a group of one. */
+export function pairToGroup(pair: FramePair): FrameGroup {
+  const group: FrameGroup = { index: pair.index, ref: pair.ref, dis: [pair.dis] };
+  if (pair.scored !== undefined) group.scored = pair.scored;
+  return group;
+}
+
+/** FeatureBackend.extract on top of extractMany: pairs as groups of one, their features out. */
+export function extractPairs(backend: Pick<FeatureBackend, 'extractMany'>, pairs: Observable<FramePair>): Observable<FrameFeatures> {
+  return backend.extractMany(pairs.pipe(map(pairToGroup))).pipe(mergeMap((group) => (group.renditions[0] ? [group.renditions[0]] : [])));
 }

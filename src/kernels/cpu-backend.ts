@@ -11,6 +11,11 @@
  * their job computes only the SAD, their distorted frame is released on arrival, and they
  * produce no output but count as neighbours for integer_motion2.
  *
+ * A ladder (extractMany: one reference, several distorted inputs) computes each group's
+ * renditions as separate threadpool jobs, the motion SAD once per group (in the first
+ * rendition's job); at most `threads` jobs run at once whatever the number of renditions.
+ * extract() is extractMany with groups of one.
+ *
  * Frame ownership: a pair's distorted frame is released as soon as its job is done; its
  * reference frame once its own job and the next pair's job (which reads it as the
  * previous frame) are both done, or when the stream ends. Pairs not yet started when the
@@ -27,13 +32,14 @@
  */
 import { availableParallelism } from 'node:os';
 import { Observable, map, tap } from 'rxjs';
-import type { FeatureBackend } from './backend.js';
-import type { Frame, FrameFeatures, FramePair } from '../types.js';
+import { extractPairs, type FeatureBackend } from './backend.js';
+import type { Frame, FrameFeatures, FrameGroup, FramePair, GroupFeatures } from '../types.js';
 import { BackendError, VmafError } from '../errors.js';
-import { loadNative } from './native.js';
+import { loadNative, type FrameStatsResult } from './native.js';
 import { featureValues, motionScoreFromSad } from './native-features.js';
 import { orderedMergeMap } from '../pipeline/ordered-merge-map.js';
-import { withMotion2, type MotionFrame } from '../pipeline/motion2.js';
+import { withGroupMotion2, type MotionEntry, type MotionGroup } from '../pipeline/motion2.js';
+import { Credits } from '../pipeline/credits.js';
 
 export interface CpuBackendOptions {
   /** Frame pairs computed at once. Default: the number of cores. */
@@ -59,26 +65,29 @@ class Held {
   }
 }
 
-/** One pair and the frames its job reads. */
+/** One group and the frames its jobs read. */
 interface Job {
-  pair: FramePair;
+  group: FrameGroup;
   ref: Held;
-  /** Undefined once let go of (a pair that is not scored). */
-  dis: Held | undefined;
-  /** The previous pair's reference frame; absent for the first pair. */
+  /** Per rendition: its frame, for a scored group; undefined where absent or not needed. */
+  dis: Array<Held | undefined>;
+  /** Per rendition: whether it has a frame in this group (scored or not). */
+  present: boolean[];
+  /** The previous group's reference frame; absent for the first group. */
   prev: Held | undefined;
   scored: boolean;
 }
 
+/** Per rendition: its stats (scored), null (present, not scored), undefined (absent). */
+type RenditionStats = { stats: BigInt64Array; disPts: number | undefined } | null | undefined;
+
 interface JobResult {
   index: number;
   refPts: number | undefined;
-  disPts: number | undefined;
   width: number;
   height: number;
   bitDepth: number;
-  /** Null for a pair that is not scored. */
-  stats: BigInt64Array | null;
+  renditions: RenditionStats[];
   sad: bigint | null;
 }
 
@@ -100,70 +109,114 @@ export class CpuBackend implements FeatureBackend {
   }
 
   extract(pairs: Observable<FramePair>): Observable<FrameFeatures> {
-    return new Observable<FrameFeatures>((subscriber) => {
+    return extractPairs(this, pairs);
+  }
+
+  extractMany(groups: Observable<FrameGroup>): Observable<GroupFeatures> {
+    return new Observable<GroupFeatures>((subscriber) => {
       if (this.closed) {
         subscriber.error(new BackendError('E_NATIVE', 'the cpu backend is closed'));
         return;
       }
       const native = loadNative();
+      // Threadpool jobs at once, over all groups and renditions.
+      const slots = new Credits(this.threads);
       const waiting = new Set<Job>(); // received, not started
-      let lastRef: Held | undefined; // the latest reference, held for the next pair's job
+      let lastRef: Held | undefined; // the latest reference, held for the next group's job
+      let width: number | undefined; // renditions per group
 
-      const toJob = (pair: FramePair): Job => {
-        const ref = new Held(pair.ref);
-        const dis = pair.dis === pair.ref ? ref.retain() : new Held(pair.dis);
-        const scored = pair.scored !== false;
-        const job: Job = { pair, ref, dis, prev: lastRef, scored }; // takes over lastRef's hold
+      const toJob = (group: FrameGroup): Job => {
+        // One hold per use; a frame given twice (ref === dis) is held twice, released once.
+        const held = new Map<Frame, Held>();
+        const hold = (frame: Frame): Held => {
+          const h = held.get(frame);
+          if (h) return h.retain();
+          const fresh = new Held(frame);
+          held.set(frame, fresh);
+          return fresh;
+        };
+        const ref = hold(group.ref);
+        const dis = group.dis.map((frame) => (frame ? hold(frame) : undefined));
+        const scored = group.scored !== false;
+        const job: Job = { group, ref, dis, present: group.dis.map((frame) => frame !== undefined), prev: lastRef, scored }; // takes over lastRef's hold
         lastRef = ref.retain();
         if (!scored) {
-          // Read for motion only: the distorted frame is not needed.
-          dis.drop();
-          job.dis = undefined;
+          // Read for motion only: the distorted frames are not needed.
+          for (const h of dis) h?.drop();
+          job.dis = dis.map(() => undefined);
         }
         waiting.add(job);
+        width ??= group.dis.length;
+        if (group.dis.length !== width) {
+          throw new BackendError('E_NATIVE', `cpu backend, frame ${group.index}: a group of ${group.dis.length} distorted frames in a stream of ${width}`);
+        }
         return job;
       };
 
       const dropJob = (job: Job): void => {
         job.ref.drop();
-        job.dis?.drop();
+        for (const h of job.dis) h?.drop();
         job.prev?.drop();
+      };
+
+      /** A threadpool job, started once a slot is free. */
+      const limited = async <T>(start: () => Promise<T>): Promise<T> => {
+        await slots.acquire();
+        try {
+          return await start();
+        } finally {
+          slots.release();
+        }
       };
 
       const run = async (job: Job): Promise<JobResult> => {
         waiting.delete(job);
-        const { pair } = job;
+        const { group } = job;
         try {
-          const { ref, dis } = pair;
+          const ref = group.ref;
           const { width, height, bitDepth } = ref.format;
           const prev = job.prev?.frame;
-          if (prev) assertSameGeometry(prev, ref, pair.index, 'previous reference');
-          const base = { index: pair.index, refPts: ref.pts, width, height, bitDepth };
+          if (prev) assertSameGeometry(prev, ref, group.index, 'previous reference');
+          const base = { index: group.index, refPts: ref.pts, width, height, bitDepth };
           if (!job.scored) {
-            // `dis` is already released: not even its pts is read.
-            const sad = prev ? await native.computeMotionSad(prev.luma, ref.luma, width, height, bitDepth) : null;
-            return { ...base, disPts: undefined, stats: null, sad };
+            // The distorted frames are already released: not even their pts are read.
+            const sad = prev ? await limited(() => native.computeMotionSad(prev.luma, ref.luma, width, height, bitDepth)) : null;
+            return { ...base, renditions: job.present.map((p) => (p ? null : undefined)), sad };
           }
-          assertSameGeometry(dis, ref, pair.index, 'distorted');
-          const disPts = dis.pts;
-          const { stats, sad } = await native.computeFrameStats(ref.luma, dis.luma, width, height, bitDepth, prev?.luma);
-          return { ...base, disPts, stats, sad };
+          for (const h of job.dis) if (h) assertSameGeometry(h.frame, ref, group.index, 'distorted');
+          // Motion reads the reference only: its SAD comes with the first rendition's job.
+          const first = job.dis.findIndex((h) => h !== undefined);
+          const settled = await Promise.allSettled(
+            job.dis.map((h, k) =>
+              h ? limited(() => native.computeFrameStats(ref.luma, h.frame.luma, width, height, bitDepth, k === first ? prev?.luma : undefined)) : undefined,
+            ),
+          );
+          // Every job has finished (none reads the frames any more) before an error goes out.
+          const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
+          if (failed) throw failed.reason;
+          const results = settled.map((s) => (s as PromiseFulfilledResult<FrameStatsResult | undefined>).value);
+          const renditions = job.dis.map((h, k): RenditionStats => (h ? { stats: results[k]!.stats, disPts: h.frame.pts } : undefined));
+          const sad = first >= 0 ? results[first]!.sad : null;
+          return { ...base, renditions, sad };
         } catch (error) {
-          throw asBackendError(error, pair.index);
+          throw asBackendError(error, group.index);
         } finally {
           dropJob(job);
         }
       };
 
-      const finish = (r: JobResult): MotionFrame => {
+      const finish = (r: JobResult): MotionGroup => {
         try {
           const motionScore = r.sad === null ? 0 : motionScoreFromSad(r.sad, r.width, r.height);
-          if (r.stats === null) return { index: r.index, features: {}, motionScore, scored: false };
-          const finished = native.finishFeatures(r.stats, r.width, r.height, r.bitDepth);
-          const frame: MotionFrame = { index: r.index, features: featureValues(finished, motionScore), motionScore };
-          if (r.refPts !== undefined) frame.refPts = r.refPts;
-          if (r.disPts !== undefined) frame.disPts = r.disPts;
-          return frame;
+          const renditions = r.renditions.map((x): MotionEntry | null | undefined => {
+            if (!x) return x;
+            const entry: MotionEntry = { features: featureValues(native.finishFeatures(x.stats, r.width, r.height, r.bitDepth), motionScore) };
+            if (x.disPts !== undefined) entry.disPts = x.disPts;
+            return entry;
+          });
+          const group: MotionGroup = { index: r.index, motionScore, renditions };
+          if (r.refPts !== undefined) group.refPts = r.refPts;
+          return group;
         } catch (error) {
           throw asBackendError(error, r.index);
         }
@@ -174,14 +227,14 @@ export class CpuBackend implements FeatureBackend {
         lastRef = undefined;
       };
 
-      const subscription = pairs
+      const subscription = groups
         .pipe(
           map(toJob),
-          // The last pair has no successor to read its reference.
+          // The last group has no successor to read its reference.
           tap({ complete: releaseLastRef }),
           orderedMergeMap(run, this.threads),
           map(finish),
-          withMotion2(),
+          withGroupMotion2(),
         )
         .subscribe(subscriber);
 

@@ -13,8 +13,8 @@
  * from a frame that is not scored: such frames pass through here with `scored: false`,
  * count as neighbours, and are not emitted.
  */
-import { Observable, type OperatorFunction } from 'rxjs';
-import type { FeatureValues, FrameFeatures } from '../types.js';
+import { Observable, map, mergeMap, type OperatorFunction } from 'rxjs';
+import type { FeatureValues, FrameFeatures, GroupFeatures } from '../types.js';
 import { MOTION2_KEY } from '../kernels/native-features.js';
 
 /** One frame before integer_motion2 is known. */
@@ -45,32 +45,67 @@ export function motion2Sequence(scores: readonly number[]): number[] {
   return scores.map((score, i) => motion2Value(score, scores[i + 1], i === 0));
 }
 
-function complete(frame: MotionFrame, motion2: number): FrameFeatures {
-  const out: FrameFeatures = { index: frame.index, features: { ...frame.features, [MOTION2_KEY]: motion2 } };
-  if (frame.refPts !== undefined) out.refPts = frame.refPts;
-  if (frame.disPts !== undefined) out.disPts = frame.disPts;
+/** One rendition's frame before integer_motion2 is known (see MotionGroup). */
+export interface MotionEntry {
+  /** Every feature except integer_motion2. */
+  features: FeatureValues;
+  disPts?: number;
+}
+
+/**
+ * A group of frames sharing one reference frame (a ladder's renditions), before
+ * integer_motion2 is known. Motion reads the reference only, so the group has one motion score.
+ */
+export interface MotionGroup {
+  index: number;
+  /** The reference frame's motion score (0 for the first frame of the stream). */
+  motionScore: number;
+  refPts?: number;
+  /**
+   * Per rendition: its features (a scored frame), null (it has a frame here, not scored:
+   * a neighbour for motion2 only), or undefined (the rendition has ended: its previous
+   * frame was its last).
+   */
+  renditions: ReadonlyArray<MotionEntry | null | undefined>;
+}
+
+function complete(index: number, refPts: number | undefined, entry: MotionEntry, motion2: number): FrameFeatures {
+  const out: FrameFeatures = { index, features: { ...entry.features, [MOTION2_KEY]: motion2 } };
+  if (refPts !== undefined) out.refPts = refPts;
+  if (entry.disPts !== undefined) out.disPts = entry.disPts;
   return out;
 }
 
 /**
- * Fills in integer_motion2: holds each frame until the next one arrives (or the source
- * completes), then emits it unless it has `scored: false`. Frames must arrive in order,
- * unscored ones included. On error the held frame is dropped and the error passes through.
+ * withMotion2 for groups: holds each group until the next one arrives (or the source
+ * completes), then emits it with integer_motion2 filled in for each rendition that has a
+ * scored frame in it. A rendition absent from the next group has ended, so its frame here
+ * is its last (motion2 = its own score), exactly as in a run of that rendition alone.
+ * Every group is emitted, also those with no scored frame (all entries undefined).
+ * Groups must arrive in order. On error the held group is dropped and the error passes through.
  */
-export function withMotion2(): OperatorFunction<MotionFrame, FrameFeatures> {
+export function withGroupMotion2(): OperatorFunction<MotionGroup, GroupFeatures> {
   return (source) =>
-    new Observable<FrameFeatures>((subscriber) => {
-      let held: MotionFrame | undefined;
+    new Observable<GroupFeatures>((subscriber) => {
+      let held: MotionGroup | undefined;
       let heldIsFirst = true;
+      const emit = (group: MotionGroup, next: MotionGroup | undefined, isFirst: boolean): void => {
+        const renditions = group.renditions.map((entry, k) => {
+          if (!entry) return undefined;
+          const nextScore = next?.renditions[k] !== undefined ? next.motionScore : undefined;
+          return complete(group.index, group.refPts, entry, motion2Value(group.motionScore, nextScore, isFirst));
+        });
+        const out: GroupFeatures = { index: group.index, renditions };
+        if (group.refPts !== undefined) out.refPts = group.refPts;
+        subscriber.next(out);
+      };
       const subscription = source.subscribe({
-        next(frame) {
+        next(group) {
           const previous = held;
           const previousIsFirst = heldIsFirst;
-          held = frame;
+          held = group;
           heldIsFirst = previous === undefined;
-          if (previous && previous.scored !== false) {
-            subscriber.next(complete(previous, motion2Value(previous.motionScore, frame.motionScore, previousIsFirst)));
-          }
+          if (previous) emit(previous, group, previousIsFirst);
         },
         error(error) {
           held = undefined;
@@ -79,7 +114,7 @@ export function withMotion2(): OperatorFunction<MotionFrame, FrameFeatures> {
         complete() {
           const last = held;
           held = undefined;
-          if (last && last.scored !== false) subscriber.next(complete(last, motion2Value(last.motionScore, undefined, heldIsFirst)));
+          if (last) emit(last, undefined, heldIsFirst);
           subscriber.complete();
         },
       });
@@ -88,4 +123,25 @@ export function withMotion2(): OperatorFunction<MotionFrame, FrameFeatures> {
         subscription.unsubscribe();
       };
     });
+}
+
+/**
+ * Fills in integer_motion2: holds each frame until the next one arrives (or the source
+ * completes), then emits it unless it has `scored: false`. Frames must arrive in order,
+ * unscored ones included. On error the held frame is dropped and the error passes through.
+ * (withGroupMotion2 with one rendition.)
+ */
+export function withMotion2(): OperatorFunction<MotionFrame, FrameFeatures> {
+  return (source) =>
+    source.pipe(
+      map((frame): MotionGroup => {
+        const entry: MotionEntry | null = frame.scored === false ? null : { features: frame.features };
+        if (entry && frame.disPts !== undefined) entry.disPts = frame.disPts;
+        const group: MotionGroup = { index: frame.index, motionScore: frame.motionScore, renditions: [entry] };
+        if (frame.refPts !== undefined) group.refPts = frame.refPts;
+        return group;
+      }),
+      withGroupMotion2(),
+      mergeMap((group) => (group.renditions[0] ? [group.renditions[0]] : [])),
+    );
 }

@@ -2,7 +2,7 @@ import { EventEmitter } from 'node:events';
 import { Readable } from 'node:stream';
 import type { Observable, Subscription } from 'rxjs';
 import type { FrameResult, RunSummary } from './writers/types.js';
-import type { Delivery } from './score.js';
+import type { Delivery, LadderResult } from './ladder.js';
 import { RunPooling } from './summary.js';
 import { VERSION } from '../version.js';
 
@@ -38,13 +38,50 @@ export class ScoreEmitter extends EventEmitter<ScoreEventMap> {
   }
 }
 
+/** The typed events of a ladder run. `end` has each rendition's summary, by name, in order. */
+export interface LadderEventMap {
+  frame: [result: LadderResult];
+  end: [summaries: Record<string, RunSummary>];
+  error: [error: Error];
+}
+
+/** ScoreEmitter for a ladder: `frame` events carry the rendition's name; `stop()` ends the run early. */
+export class LadderEmitter extends EventEmitter<LadderEventMap> {
+  private subscription: Subscription | undefined;
+
+  constructor(results: Observable<LadderResult>) {
+    super();
+    const pooling = new Map<string, RunPooling>();
+    queueMicrotask(() => {
+      this.subscription = results.subscribe({
+        next: (frame) => {
+          let pool = pooling.get(frame.rendition);
+          if (!pool) pooling.set(frame.rendition, (pool = new RunPooling()));
+          pool.add(frame.result);
+          this.emit('frame', frame);
+        },
+        error: (error: Error) => this.emit('error', error),
+        complete: () => {
+          const summaries: Record<string, RunSummary> = {};
+          for (const [name, pool] of pooling) summaries[name] = pool.summary(VERSION);
+          this.emit('end', summaries);
+        },
+      });
+    });
+  }
+
+  stop(): void {
+    this.subscription?.unsubscribe();
+  }
+}
+
 /**
  * An async iterator over the run's results. A result's credit goes back when the consumer
  * takes it, so the queue holds at most the run's credit limit and decoding waits for a
  * slow consumer.
  */
-export function toAsyncIterator(results: Observable<Delivery>): AsyncIterableIterator<FrameResult> {
-  const queue: Delivery[] = [];
+export function toAsyncIterator<T = FrameResult>(results: Observable<Delivery<T>>): AsyncIterableIterator<T> {
+  const queue: Delivery<T>[] = [];
   let failure: unknown;
   let done = false;
   let wake: (() => void) | undefined;
@@ -68,7 +105,7 @@ export function toAsyncIterator(results: Observable<Delivery>): AsyncIterableIte
     });
   };
 
-  const iterator: AsyncIterableIterator<FrameResult> = {
+  const iterator: AsyncIterableIterator<T> = {
     async next() {
       start();
       while (queue.length === 0 && !done) await new Promise<void>((resolve) => (wake = resolve));
@@ -93,7 +130,7 @@ export function toAsyncIterator(results: Observable<Delivery>): AsyncIterableIte
   return iterator;
 }
 
-/** A Readable in object mode, one FrameResult per chunk, honouring the reader's pace. */
-export function toReadable(results: Observable<Delivery>): Readable {
+/** A Readable in object mode, one result per chunk, honouring the reader's pace. */
+export function toReadable<T = FrameResult>(results: Observable<Delivery<T>>): Readable {
   return Readable.from(toAsyncIterator(results), { objectMode: true });
 }

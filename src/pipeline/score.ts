@@ -1,16 +1,10 @@
-import { availableParallelism } from 'node:os';
-import { Observable, defer, finalize, map, mergeMap } from 'rxjs';
+import { Observable, map } from 'rxjs';
 import type { FeatureBackend, BackendKind } from '../kernels/backend.js';
-import { createBackend } from '../kernels/create-backend.js';
-import { openFrameSource, type FrameInput, type SourceOptions } from '../decode/open-source.js';
-import { pairFrames } from '../decode/pair-frames.js';
-import { loadModel, type Model, type ModelSpec, parseModelSpec } from './model/index.js';
+import type { FrameInput } from '../decode/open-source.js';
+import type { ModelSpec } from './model/index.js';
 import type { FrameResult } from './writers/types.js';
-import type { FrameFormat, FramePair } from '../types.js';
-import { Credits } from './credits.js';
-import { pullWithCredits } from './pull-observable.js';
-import { MIN_FRAME_DIMENSION } from '../kernels/limits.js';
-import { UsageError } from '../errors.js';
+import type { FrameFormat } from '../types.js';
+import { labelOf, runLadder, type Delivery, type ResolvedRendition } from './ladder.js';
 
 export type { FrameResult } from './writers/types.js';
 
@@ -36,7 +30,10 @@ export interface ScoreOptions {
   bitDepth?: number;
   /** ffmpeg binary; default FFMPEG_PATH, then @ffmpeg-installer/ffmpeg. */
   ffmpegPath?: string;
-  /** Scale the distorted input to the reference's size (bicubic) instead of failing on a size mismatch. */
+  /**
+   * Scale the distorted input to the reference's size (bicubic) instead of failing on a size
+   * mismatch. Default false for score(), true for scoreLadder().
+   */
   scale?: boolean;
   /** WebGPU adapter name (substring) for the gpu backend. */
   gpuAdapter?: string;
@@ -50,24 +47,8 @@ export interface ScoreOptions {
   onBackend?: (backend: FeatureBackend) => void;
 }
 
-/** What score() needs once the models are loaded and the backend is open. */
-interface ScoreRun {
-  backend: FeatureBackend;
-  models: Model[];
-}
-
-export const DEFAULT_MODEL = 'version=vmaf_v0.6.1:name=vmaf';
-
-export function resolveModelSpecs(models: ScoreOptions['models']): ModelSpec[] {
-  const list = models && models.length > 0 ? models : [DEFAULT_MODEL];
-  return list.map((m) => (typeof m === 'string' ? parseModelSpec(m) : m));
-}
-
-/** One frame's result and the hand-back of its credit, called once the consumer has it. */
-export interface Delivery {
-  result: FrameResult;
-  delivered(): void;
-}
+export { DEFAULT_MODEL, resolveModelSpecs } from './ladder.js';
+export type { Delivery } from './ladder.js';
 
 /**
  * Scores `distorted` against `reference` frame by frame. Cold: each subscription decodes
@@ -87,119 +68,11 @@ export function score(reference: FrameInput, distorted: FrameInput, options: Sco
 /**
  * score() for consumers that take results at their own pace (async iterator, Readable):
  * a frame's credit comes back only when `delivered()` is called, so a slow consumer
- * pauses decoding instead of queueing results.
+ * pauses decoding instead of queueing results. The ladder engine with one rendition.
  */
 export function scoreDeliveries(reference: FrameInput, distorted: FrameInput, options: ScoreOptions = {}): Observable<Delivery> {
-  return defer(() => {
-    const threads = options.threads ?? defaultThreads();
-    const inFlight = options.maxFramesInFlight ?? Math.max(4, threads * 2 + 2);
-    const credits = new Credits(inFlight);
-    const sourceOptions: SourceOptions = {
-      width: options.width,
-      height: options.height,
-      pixelFormat: options.pixelFormat,
-      bitDepth: options.bitDepth,
-      ffmpegPath: options.ffmpegPath,
-      poolSlots: inFlight + 2,
-    };
-    const ref = openFrameSource(reference, { ...sourceOptions, label: labelOf(reference, 'reference') });
-    let dis = openFrameSource(distorted, { ...sourceOptions, label: labelOf(distorted, 'distorted') });
-
-    const run = (async (): Promise<ScoreRun> => {
-      const models = options.noPrediction ? [] : await Promise.all(resolveModelSpecs(options.models).map(loadModel));
-      assertUniqueNames(models);
-      options.onFormat?.(await ref.format());
-      if (options.scale) {
-        const refFormat = await ref.format();
-        const disFormat = await dis.format();
-        if (refFormat.width !== disFormat.width || refFormat.height !== disFormat.height) {
-          await dis.close();
-          dis = openFrameSource(distorted, {
-            ...sourceOptions,
-            label: labelOf(distorted, 'distorted'),
-            scaleTo: { width: refFormat.width, height: refFormat.height },
-          });
-        }
-      }
-      const backend = await createBackend(options.backend ?? 'auto', {
-        threads,
-        gpuAdapter: options.gpuAdapter,
-        onWarning: options.onWarning,
-      });
-      options.onBackend?.(backend);
-      return { backend, models };
-    })();
-
-    let backend: FeatureBackend | undefined;
-    const pairs: AsyncIterable<FramePair> = {
-      [Symbol.asyncIterator]: () =>
-        pairFrames(ref, dis, {
-          frameSkipRef: options.frameSkipRef,
-          frameSkipDist: options.frameSkipDist,
-          frameCnt: options.frameCnt,
-          subsample: options.subsample,
-          minDimension: MIN_FRAME_DIMENSION,
-          onWarning: options.onWarning,
-        })[Symbol.asyncIterator](),
-    };
-
-    return defer(() => run).pipe(
-      mergeMap((opened) => {
-        backend = opened.backend;
-        return opened.backend.extract(pullWithCredits(pairs, credits)).pipe(
-          map((frame): Delivery => ({
-            result: {
-              index: frame.index,
-              features: frame.features,
-              scores: predictAll(opened.models, frame.features),
-              refPts: frame.refPts,
-              disPts: frame.disPts,
-            },
-            // The frame's result is out: the pipeline may pull one more pair.
-            delivered: once(() => credits.release()),
-          })),
-        );
-      }),
-      finalize(() => {
-        void ref.close().catch(() => undefined);
-        void dis.close().catch(() => undefined);
-        void backend?.close().catch(() => undefined);
-      }),
-    );
-  });
-}
-
-function assertUniqueNames(models: Model[]): void {
-  const seen = new Set<string>();
-  for (const model of models) {
-    if (seen.has(model.name)) throw new UsageError(`two models are named "${model.name}": give each its own name= (e.g. -m version=${model.version}:name=other)`);
-    seen.add(model.name);
-  }
-}
-
-function predictAll(models: Model[], features: FrameResult['features']): Record<string, number> {
-  const scores: Record<string, number> = {};
-  for (const model of models) Object.assign(scores, model.predict(features));
-  return scores;
-}
-
-function labelOf(input: FrameInput, fallback: string): string {
-  if (typeof input === 'string') return input;
-  if (typeof input === 'object' && input !== null && 'label' in input && typeof input.label === 'string') return input.label;
-  return fallback;
-}
-
-function defaultThreads(): number {
-  const fromEnv = Number(process.env.VMAF_THREADS);
-  return Number.isInteger(fromEnv) && fromEnv > 0 ? fromEnv : availableParallelism();
-}
-
-function once(fn: () => void): () => void {
-  let called = false;
-  return () => {
-    if (!called) {
-      called = true;
-      fn();
-    }
-  };
+  const rendition: ResolvedRendition = { input: distorted, name: 'distorted', label: labelOf(distorted, 'distorted') };
+  return runLadder(reference, [rendition], { ...options, scale: options.scale === true }).pipe(
+    map((delivery): Delivery => ({ result: delivery.result.result, delivered: delivery.delivered })),
+  );
 }

@@ -400,6 +400,12 @@ export interface StagingPoolOptions {
   gpu: GpuDevice;
   /** Frames in flight: upload, readback and device slots per ring (at least 2). */
   depth: number;
+  /**
+   * Distorted inputs per frame (a ladder's renditions; default 1): the distorted upload
+   * ring and device planes have `depth * renditions` slots, one per rendition and frame in
+   * flight. The reference ring is shared by all of them.
+   */
+  renditions?: number;
   /** Bytes per luma plane (width * height * bytes per sample). */
   lumaBytes: number;
   /** Bytes of one frame's stats (device buffer and readback). */
@@ -412,8 +418,8 @@ export interface StagingPoolOptions {
 
 /**
  * Everything one stream of one frame size needs: an upload ring per input, the reference
- * ring (depth + 1 planes), distorted planes and stats buffers (depth each), the readback
- * ring (depth slots).
+ * ring (depth + 1 planes), distorted planes (depth per rendition) and stats buffers (depth),
+ * the readback ring (depth slots).
  */
 export class StagingPool {
   readonly depth: number;
@@ -430,15 +436,17 @@ export class StagingPool {
     const { gpu, depth, lumaBytes, statsBytes } = options;
     if (!Number.isInteger(depth) || depth < 2) throw new RangeError(`StagingPool: depth must be at least 2, got ${depth}`);
     const label = options.label ?? 'vmaf';
+    const renditions = options.renditions ?? 1;
+    if (!Number.isInteger(renditions) || renditions < 1) throw new RangeError(`StagingPool: renditions must be a positive integer, got ${renditions}`);
     const common = { gpu, fenceTimeoutMs: options.fenceTimeoutMs };
     this.depth = depth;
     this.statsBytes = paddedBytes(statsBytes);
     const made: { destroy(): void }[] = [];
     try {
       made.push((this.refUpload = new UploadRing({ ...common, slots: depth, bytes: lumaBytes, label: `${label} ref` })));
-      made.push((this.disUpload = new UploadRing({ ...common, slots: depth, bytes: lumaBytes, label: `${label} dis` })));
+      made.push((this.disUpload = new UploadRing({ ...common, slots: depth * renditions, bytes: lumaBytes, label: `${label} dis` })));
       made.push((this.references = new ReferenceRing(gpu, { slots: depth + 1, bytes: lumaBytes, label: `${label} ref luma` })));
-      made.push((this.distorted = new DeviceRing(gpu, { slots: depth, bytes: lumaBytes, label: `${label} dis luma` })));
+      made.push((this.distorted = new DeviceRing(gpu, { slots: depth * renditions, bytes: lumaBytes, label: `${label} dis luma` })));
       made.push((this.stats = new DeviceRing(gpu, { slots: depth, bytes: statsBytes, label: `${label} stats` })));
       made.push((this.readback = new ReadbackRing({ ...common, slots: depth, bytes: this.statsBytes + (options.extraReadbackBytes ?? 0), label })));
     } catch (e) {

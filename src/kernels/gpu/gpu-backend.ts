@@ -19,6 +19,14 @@
  *      integer_motion2 (pipeline/motion2.ts) in frame order.
  * Pairs with `scored: false` (--subsample) upload only the reference and run only motion.
  *
+ * A ladder (extractMany: one reference, several distorted inputs per frame) is the same
+ * steps per group: the reference is uploaded once per frame, into the one reference ring
+ * that every rendition reads, and motion (which reads only the reference) runs once; each
+ * rendition present in the group gets its own distorted upload slot and device plane, its
+ * own VIF and ADM passes in the same command buffer, writing its own block of the group's
+ * stats buffer ([rendition 0: vif, adm][rendition 1: vif, adm]...[motion SAD]), which comes
+ * back in one readback. extract() is extractMany with groups of one.
+ *
  * Ordering model
  * --------------
  * WebGPU has a single queue per device. Everything submitted to it (buffer copies, compute
@@ -54,13 +62,13 @@
  * or at teardown (pairs not yet staged).
  */
 import { Observable, map } from 'rxjs';
-import type { FeatureBackend } from '../backend.js';
-import type { Frame, FrameFeatures, FramePair } from '../../types.js';
+import { extractPairs, type FeatureBackend } from '../backend.js';
+import type { Frame, FrameFeatures, FrameGroup, FramePair, GroupFeatures } from '../../types.js';
 import { BackendError, VmafError } from '../../errors.js';
 import { loadNative, type NativeAddon } from '../native.js';
 import { featureValues, motionScoreFromSad } from '../native-features.js';
 import { orderedMergeMap } from '../../pipeline/ordered-merge-map.js';
-import { withMotion2, type MotionFrame } from '../../pipeline/motion2.js';
+import { withGroupMotion2, type MotionEntry, type MotionGroup } from '../../pipeline/motion2.js';
 import { bytesOf } from '../../pool/frame-pool.js';
 import { DEFAULT_FENCE_TIMEOUT_MS, StagingPool, type ReadbackSlot, type UploadSlot } from '../../pool/staging-ring.js';
 import { openGpuDevice, type GpuDevice } from './device.js';
@@ -129,14 +137,26 @@ interface KernelSet {
   motion: FrameKernel;
 }
 
-/** Byte offsets of the accumulators in a frame's stats buffer: [vif][adm][motion SAD]. */
+/**
+ * Byte offsets of the accumulators in a group's stats buffer: one block per rendition,
+ * [vif][adm], then the motion SAD: [r0 vif][r0 adm][r1 vif][r1 adm]...[motion SAD].
+ */
 interface StatsLayout {
-  vifOffset: number;
-  admOffset: number;
-  motionOffset: number;
-  /** int64 values finishFeatures takes (vif + adm). */
+  renditions: number;
+  /** int64 values finishFeatures takes (vif + adm): one rendition's block. */
   finishLength: number;
+  /** Bytes of one rendition's block. */
+  blockBytes: number;
+  /** VIF's offset in a block (ADM follows it). */
+  admInBlock: number;
+  motionOffset: number;
   bytes: number;
+}
+
+function statsLayout(counts: { vif: number; adm: number }, renditions: number): StatsLayout {
+  const finishLength = counts.vif + counts.adm;
+  const blockBytes = finishLength * 8;
+  return { renditions, finishLength, blockBytes, admInBlock: counts.vif * 8, motionOffset: renditions * blockBytes, bytes: renditions * blockBytes + 8 };
 }
 
 const DEFAULT_DEPTH = 3;
@@ -154,7 +174,6 @@ export class GpuBackend implements FeatureBackend {
   readonly timing: boolean;
   readonly #native: NativeAddon;
   readonly #factories: KernelFactories;
-  readonly #layout: StatsLayout;
   readonly #kernels = new Map<string, Promise<KernelSet>>();
   readonly #streams = new Set<GpuStream>();
   readonly #timings = { frames: 0, upload: 0, compute: 0, readback: 0, hostWrite: 0, hostWait: 0 };
@@ -170,9 +189,6 @@ export class GpuBackend implements FeatureBackend {
     this.fenceTimeoutMs = options.fenceTimeoutMs ?? DEFAULT_FENCE_TIMEOUT_MS;
     this.timing = options.timing === true && gpu.features.has('timestamp-query');
     this.description = `gpu, ${gpu.adapterName}${gpu.isSoftware ? ' (software)' : ''}`;
-    const { vif, adm } = native.statsLayout();
-    const finishLength = vif + adm;
-    this.#layout = { vifOffset: 0, admOffset: vif * 8, motionOffset: finishLength * 8, finishLength, bytes: (finishLength + 1) * 8 };
   }
 
   /** Opens the device (and checks the native addon, whose finish step the features need). */
@@ -202,17 +218,21 @@ export class GpuBackend implements FeatureBackend {
   }
 
   extract(pairs: Observable<FramePair>): Observable<FrameFeatures> {
-    return new Observable<FrameFeatures>((subscriber) => {
+    return extractPairs(this, pairs);
+  }
+
+  extractMany(groups: Observable<FrameGroup>): Observable<GroupFeatures> {
+    return new Observable<GroupFeatures>((subscriber) => {
       if (this.#closed) {
         subscriber.error(new BackendError('E_GPU', 'the gpu backend is closed'));
         return;
       }
-      const stream = new GpuStream(this, this.gpu, this.#native, this.#layout);
+      const stream = new GpuStream(this, this.gpu, this.#native);
       this.#streams.add(stream);
 
       // A device failure errors the stream at once, even while no frame is in flight.
-      const source = new Observable<FramePair>((s) => {
-        const sub = pairs.subscribe(s);
+      const source = new Observable<FrameGroup>((s) => {
+        const sub = groups.subscribe(s);
         const off = this.gpu.onFailure((e) => s.error(e));
         return () => {
           off();
@@ -222,10 +242,10 @@ export class GpuBackend implements FeatureBackend {
 
       const subscription = source
         .pipe(
-          map((pair) => stream.admit(pair)),
+          map((group) => stream.admit(group)),
           orderedMergeMap((job) => stream.run(job), this.depth),
           map((r) => stream.finish(r)),
-          withMotion2(),
+          withGroupMotion2(),
         )
         .subscribe(subscriber);
 
@@ -317,12 +337,18 @@ export class GpuBackend implements FeatureBackend {
   }
 }
 
-/** One pair on its way through the backend. */
+/** One group on its way through the backend. */
 interface Job {
-  pair: FramePair;
+  group: FrameGroup;
   scored: boolean;
-  /** Frames not yet released (one entry when ref and dis are the same object). */
+  /** Frames not yet released (one entry per frame object, however often it appears). */
   held: Set<Frame>;
+}
+
+/** Per rendition: whether it has a frame in the group, and its pts (scored groups). */
+interface Presence {
+  present: boolean;
+  disPts: number | undefined;
 }
 
 interface Submitted {
@@ -331,7 +357,7 @@ interface Submitted {
   scored: boolean;
   hasPrev: boolean;
   refPts: number | undefined;
-  disPts: number | undefined;
+  renditions: Presence[];
   read: Promise<ArrayBuffer>;
   scopes: Promise<(GPUError | null)[]>;
   hostWrite: number;
@@ -341,10 +367,9 @@ interface Submitted {
 interface JobResult {
   index: number;
   refPts: number | undefined;
-  disPts: number | undefined;
   geometry: FrameGeometry;
-  /** Null for a pair that is not scored. */
-  stats: BigInt64Array | null;
+  /** Per rendition: its stats (scored), null (present, not scored), undefined (absent). */
+  renditions: Array<{ stats: BigInt64Array; disPts: number | undefined } | null | undefined>;
   /** Null for the first frame (no previous reference). */
   sad: bigint | null;
 }
@@ -356,7 +381,8 @@ class GpuStream {
   readonly #backend: GpuBackend;
   readonly #gpu: GpuDevice;
   readonly #native: NativeAddon;
-  readonly #layout: StatsLayout;
+  /** Set by the first group: how many renditions every group of this stream has. */
+  #layout: StatsLayout | undefined;
   readonly #waiting = new Set<Job>(); // admitted, not yet staged
   readonly #reads = new Set<Promise<unknown>>();
   #pool: StagingPool | undefined;
@@ -367,22 +393,22 @@ class GpuStream {
   #cancelled = false;
   #ended: Promise<void> | undefined;
 
-  constructor(backend: GpuBackend, gpu: GpuDevice, native: NativeAddon, layout: StatsLayout) {
+  constructor(backend: GpuBackend, gpu: GpuDevice, native: NativeAddon) {
     this.#backend = backend;
     this.#gpu = gpu;
     this.#native = native;
-    this.#layout = layout;
   }
 
-  admit(pair: FramePair): Job {
-    const scored = pair.scored !== false;
-    const job: Job = { pair, scored, held: new Set([pair.ref, pair.dis]) };
+  admit(group: FrameGroup): Job {
+    const scored = group.scored !== false;
+    const job: Job = { group, scored, held: new Set([group.ref]) };
+    for (const frame of group.dis) if (frame) job.held.add(frame);
     if (this.#cancelled) {
       releaseAll(job);
       return job;
     }
-    // A pair read for motion only: its distorted frame is not needed.
-    if (!scored && pair.dis !== pair.ref) release(job, pair.dis);
+    // A group read for motion only: its distorted frames are not needed.
+    if (!scored) for (const frame of group.dis) if (frame && frame !== group.ref) release(job, frame);
     this.#waiting.add(job);
     return job;
   }
@@ -395,7 +421,7 @@ class GpuStream {
     try {
       s = await step;
     } catch (error) {
-      throw asBackendError(error, job.pair.index);
+      throw asBackendError(error, job.group.index);
     }
     const done = Promise.all([s.read, this.#gpu.guard(s.scopes, 'error scopes', this.#backend.fenceTimeoutMs)]);
     this.#reads.add(done);
@@ -406,14 +432,18 @@ class GpuStream {
         throw new BackendError('E_GPU', `${this.#gpu.adapterName}: frame ${s.index}: ${gpuError.constructor?.name ?? 'GPUError'}: ${gpuError.message}`);
       }
       this.#gpu.throwIfFailed();
-      const { motionOffset, finishLength, bytes: statsBytes } = this.#layout;
+      const { motionOffset, blockBytes, bytes: statsBytes } = this.#layout!;
       const words = new Uint32Array(bytes, 0, statsBytes / 4);
       const sad = s.hasPrev ? (BigInt(words[motionOffset / 4 + 1]!) << 32n) | BigInt(words[motionOffset / 4]!) : null;
-      const stats = s.scored ? new BigInt64Array(bytes.slice(0, finishLength * 8)) : null;
+      const renditions = s.renditions.map((r, k): JobResult['renditions'][number] => {
+        if (!r.present) return undefined;
+        if (!s.scored) return null;
+        return { stats: new BigInt64Array(bytes.slice(k * blockBytes, (k + 1) * blockBytes)), disPts: r.disPts };
+      });
       if (this.#backend.timing && s.scored && bytes.byteLength >= statsBytes + TIMESTAMPS * 8) {
         this.#backend.recordTiming(new BigUint64Array(bytes, statsBytes, TIMESTAMPS), s.hostWrite, performance.now() - s.submittedAt);
       }
-      return { index: s.index, refPts: s.refPts, disPts: s.disPts, geometry: s.geometry, stats, sad };
+      return { index: s.index, refPts: s.refPts, geometry: s.geometry, renditions, sad };
     } catch (error) {
       this.#broken ??= error;
       throw asBackendError(error, s.index);
@@ -422,85 +452,99 @@ class GpuStream {
     }
   }
 
-  finish(r: JobResult): MotionFrame {
+  finish(r: JobResult): MotionGroup {
     try {
       const { width, height, bitDepth } = r.geometry;
       const motionScore = r.sad === null ? 0 : motionScoreFromSad(r.sad, width, height);
-      if (r.stats === null) return { index: r.index, features: {}, motionScore, scored: false };
-      const finished = this.#native.finishFeatures(r.stats, width, height, bitDepth);
-      const frame: MotionFrame = { index: r.index, features: featureValues(finished, motionScore), motionScore };
-      if (r.refPts !== undefined) frame.refPts = r.refPts;
-      if (r.disPts !== undefined) frame.disPts = r.disPts;
-      return frame;
+      const renditions = r.renditions.map((x): MotionEntry | null | undefined => {
+        if (!x) return x;
+        const entry: MotionEntry = { features: featureValues(this.#native.finishFeatures(x.stats, width, height, bitDepth), motionScore) };
+        if (x.disPts !== undefined) entry.disPts = x.disPts;
+        return entry;
+      });
+      const group: MotionGroup = { index: r.index, motionScore, renditions };
+      if (r.refPts !== undefined) group.refPts = r.refPts;
+      return group;
     } catch (error) {
       throw asBackendError(error, r.index);
     }
   }
 
-  /** Steps 1-4 of the header comment for one pair; runs strictly in frame order. */
+  /** Steps 1-4 of the header comment for one group; runs strictly in frame order. */
   async #submit(job: Job): Promise<Submitted> {
-    const { pair, scored } = job;
+    const { group, scored } = job;
     let refSlot: UploadSlot | undefined;
-    let disSlot: UploadSlot | undefined;
+    const disSlots: Array<UploadSlot | undefined> = [];
     let rb: ReadbackSlot | undefined;
     const pool = (): StagingPool => this.#pool!;
     try {
       this.#check();
-      const { ref, dis } = pair;
+      const { ref } = group;
+      const width = group.dis.length;
+      this.#layout ??= statsLayout(this.#native.statsLayout(), width);
+      const L = this.#layout;
+      if (width !== L.renditions) {
+        throw new BackendError('E_GPU', `frame ${group.index}: a group of ${width} distorted frames in a stream of ${L.renditions}`);
+      }
+      // The distorted frames computed: those of the renditions present, in a scored group.
+      const computed = group.dis.map((dis) => (scored ? dis : undefined));
       const geometry: FrameGeometry = { width: ref.format.width, height: ref.format.height, bitDepth: ref.format.bitDepth };
-      if (this.#geometry) assertSameGeometry(ref.format, this.#geometry, pair.index, 'previous reference');
-      if (scored) assertSameGeometry(dis.format, geometry, pair.index, 'distorted');
-      assertLuma(ref, geometry, pair.index, 'reference');
-      if (scored) assertLuma(dis, geometry, pair.index, 'distorted');
+      if (this.#geometry) assertSameGeometry(ref.format, this.#geometry, group.index, 'previous reference');
+      for (const dis of computed) if (dis) assertSameGeometry(dis.format, geometry, group.index, 'distorted');
+      assertLuma(ref, geometry, group.index, 'reference');
+      for (const dis of computed) if (dis) assertLuma(dis, geometry, group.index, 'distorted');
 
       const kernels = await this.#backend.kernels(geometry);
       this.#check();
       if (!this.#pool) {
         this.#geometry = geometry;
-        this.#pool = this.#makePool(geometry);
+        this.#pool = this.#makePool(geometry, L);
       }
       refSlot = await pool().refUpload.acquire();
       this.#check();
-      if (scored) {
-        disSlot = await pool().disUpload.acquire();
+      for (const [k, dis] of computed.entries()) {
+        if (!dis) continue;
+        disSlots[k] = await pool().disUpload.acquire();
         this.#check();
       }
       rb = await pool().readback.acquire();
       this.#check();
 
-      // Step 2: the host's part. The frames are released as soon as they are copied.
+      // Step 2: the host's part. The frames are released as soon as they are copied: the
+      // reference once for every rendition.
       const t0 = performance.now();
       const refPts = ref.pts;
-      const disPts = scored ? dis.pts : undefined;
+      const renditions = group.dis.map((dis): Presence => ({ present: dis !== undefined, disPts: scored ? dis?.pts : undefined }));
       const samples = geometry.width * geometry.height;
       refSlot.write(bytesOf(ref.luma.subarray(0, samples)));
-      if (disSlot) disSlot.write(bytesOf(dis.luma.subarray(0, samples)));
+      for (const [k, dis] of computed.entries()) if (dis) disSlots[k]!.write(bytesOf(dis.luma.subarray(0, samples)));
       releaseAll(job);
       const hostWrite = performance.now() - t0;
 
       // Step 3: one command buffer.
       const d = this.#gpu.device;
       const { ref: refBuf, prevRef } = pool().references.advance();
-      const disBuf = scored ? pool().distorted.next() : refBuf;
+      const disBufs = computed.map((dis) => (dis ? pool().distorted.next() : undefined));
       const stats = pool().stats.next();
       const queries = this.#backend.timing && scored ? this.#queries[rb.index] : undefined;
-      const L = this.#layout;
       d.pushErrorScope('internal');
       d.pushErrorScope('out-of-memory');
       d.pushErrorScope('validation');
       let scopes: Promise<(GPUError | null)[]>;
       try {
-        const enc = d.createCommandEncoder({ label: `frame ${pair.index}` });
+        const enc = d.createCommandEncoder({ label: `frame ${group.index}` });
         if (queries) marker(enc, queries.set, 0);
         refSlot.encodeCopy(enc, refBuf);
-        if (disSlot) disSlot.encodeCopy(enc, disBuf);
+        for (const [k, disBuf] of disBufs.entries()) if (disBuf) disSlots[k]!.encodeCopy(enc, disBuf);
         if (queries) marker(enc, queries.set, 1);
-        const planes = prevRef ? { ref: refBuf, dis: disBuf, prevRef } : { ref: refBuf, dis: disBuf };
-        if (scored) {
-          kernels.vif.encode(enc, planes, { buffer: stats, offset: L.vifOffset });
-          kernels.adm.encode(enc, planes, { buffer: stats, offset: L.admOffset });
+        for (const [k, disBuf] of disBufs.entries()) {
+          if (!disBuf) continue;
+          const planes = prevRef ? { ref: refBuf, dis: disBuf, prevRef } : { ref: refBuf, dis: disBuf };
+          kernels.vif.encode(enc, planes, { buffer: stats, offset: k * L.blockBytes });
+          kernels.adm.encode(enc, planes, { buffer: stats, offset: k * L.blockBytes + L.admInBlock });
         }
-        kernels.motion.encode(enc, planes, { buffer: stats, offset: L.motionOffset });
+        // Motion reads the reference planes only: once per group.
+        kernels.motion.encode(enc, prevRef ? { ref: refBuf, dis: refBuf, prevRef } : { ref: refBuf, dis: refBuf }, { buffer: stats, offset: L.motionOffset });
         if (queries) marker(enc, queries.set, 2);
         rb.encodeCopy(enc, stats, 0, L.bytes);
         if (queries) {
@@ -517,17 +561,21 @@ class GpuStream {
 
       // Step 4: the fences.
       pool().refUpload.submitted(refSlot);
-      if (disSlot) pool().disUpload.submitted(disSlot);
-      refSlot = disSlot = undefined;
+      refSlot = undefined;
+      for (const [k, slot] of disSlots.entries()) {
+        if (!slot) continue;
+        pool().disUpload.submitted(slot);
+        disSlots[k] = undefined;
+      }
       const read = pool().readback.read(rb, L.bytes + (queries ? TIMESTAMPS * 8 : 0));
       rb = undefined;
       read.catch(() => undefined);
-      return { index: pair.index, geometry, scored, hasPrev: prevRef !== undefined, refPts, disPts, read, scopes, hostWrite, submittedAt };
+      return { index: group.index, geometry, scored, hasPrev: prevRef !== undefined, refPts, renditions, read, scopes, hostWrite, submittedAt };
     } catch (error) {
       releaseAll(job);
       if (this.#pool && !this.#pool.destroyed) {
         if (refSlot) this.#pool.refUpload.release(refSlot);
-        if (disSlot) this.#pool.disUpload.release(disSlot);
+        for (const slot of disSlots) if (slot) this.#pool.disUpload.release(slot);
         if (rb) this.#pool.readback.release(rb);
       }
       // The reference chain is broken: no later frame may be computed.
@@ -542,14 +590,15 @@ class GpuStream {
     this.#gpu.throwIfFailed();
   }
 
-  #makePool(g: FrameGeometry): StagingPool {
+  #makePool(g: FrameGeometry, layout: StatsLayout): StagingPool {
     const backend = this.#backend;
     const lumaBytes = g.width * g.height * (g.bitDepth > 8 ? 2 : 1);
     const pool = new StagingPool({
       gpu: this.#gpu,
       depth: backend.depth,
+      renditions: layout.renditions,
       lumaBytes,
-      statsBytes: this.#layout.bytes,
+      statsBytes: layout.bytes,
       extraReadbackBytes: backend.timing ? TIMESTAMPS * 8 : 0,
       fenceTimeoutMs: backend.fenceTimeoutMs,
       label: `${g.width}x${g.height}`,

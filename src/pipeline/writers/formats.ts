@@ -259,12 +259,21 @@ export class SubWriter extends BaseWriter {
  * form). The last line, written by end(), is the summary: it has `pooled_metrics` and no
  * `frameNum`. Metric values follow the precision option as in the other formats; `fps`
  * is `%.2f`; non-finite values are `null`.
+ *
+ * With a `rendition` name (a ladder's combined log: several writers on one stream), every
+ * line starts with it: `{"rendition":"720p","frameNum":0,…}`, `{"rendition":"720p","version":…}`.
  */
 export class NdjsonWriter extends BaseWriter {
   readonly format = 'ndjson';
+  private readonly lineStart: string;
+
+  constructor(sink: Sink, precision: number | undefined, rendition?: string) {
+    super(sink, precision);
+    this.lineStart = rendition === undefined ? '{' : `{"rendition":${JSON.stringify(rendition)},`;
+  }
 
   protected frameText(result: FrameResult): string {
-    let text = `{"frameNum":${int(result.index)}`;
+    let text = `${this.lineStart}"frameNum":${int(result.index)}`;
     if (result.refPts !== undefined) text += `,"refPts":${ptsText(result.refPts)}`;
     if (result.disPts !== undefined) text += `,"disPts":${ptsText(result.disPts)}`;
     text += ',"metrics":{';
@@ -278,7 +287,7 @@ export class NdjsonWriter extends BaseWriter {
 
   protected closingText(summary: RunSummary): string {
     const fps = Number.isFinite(summary.fps) ? formatFixed(summary.fps, 2) : 'null';
-    let text = `{"version":${JSON.stringify(summary.version)},"fps":${fps},"frameCount":${int(summary.frameCount)},"pooled_metrics":{`;
+    let text = `${this.lineStart}"version":${JSON.stringify(summary.version)},"fps":${fps},"frameCount":${int(summary.frameCount)},"pooled_metrics":{`;
     let first = true;
     for (const [name, pooled] of Object.entries(summary.pooled)) {
       text += `${first ? '' : ','}${jsonKey(name)}:{`;

@@ -41,6 +41,6 @@ export function createLogWriter(format: LogFormat, out: NodeJS.WritableStream, o
     case 'sub':
       return new SubWriter(sink, precision);
     case 'ndjson':
-      return new NdjsonWriter(sink, precision);
+      return new NdjsonWriter(sink, precision, options.rendition);
   }
 }

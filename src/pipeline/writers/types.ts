@@ -67,6 +67,11 @@ export interface LogWriterOptions {
   end?: boolean;
   /** Names the destination in error messages (a path, or '-'). */
   label?: string;
+  /**
+   * NDJSON only: every line (frames and the summary) starts with `"rendition":NAME`, so
+   * the lines of several renditions can share one stream (a ladder's combined log).
+   */
+  rendition?: string;
 }
 
 /**

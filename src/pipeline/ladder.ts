@@ -1,0 +1,345 @@
+/**
+ * The scoring engine: one reference against one or more distorted inputs (a transcoder's
+ * ladder of renditions), as a stream. score() is this engine with one rendition; there is
+ * no other pipeline.
+ *
+ *   reference ─┐                       ┌─ rendition 0's results
+ *   dis 0 ─────┼─ groupFrames ─ credits ─ backend.extractMany ─┼─ rendition 1's results
+ *   dis 1 ─────┘   (one reference frame,      (reference uploaded   └─ ...
+ *                   every rendition's frame)    once, motion once)
+ *
+ * The reference is decoded once; each of its frames goes, in one FrameGroup, with the frame
+ * of every rendition at the same position, and the backend releases it once every
+ * rendition's computation has read it (reference counting in the cpu backend, one staging
+ * copy in the gpu backend), back into the reference's frame pool.
+ *
+ * Memory: a group is pulled only with a credit, and the credit comes back once every
+ * rendition's result of that group has been delivered (at once for a group with none, a
+ * frame --subsample leaves out), so at most `maxFramesInFlight` groups exist at once, and
+ * each source's frame pool holds that many frames plus two.
+ *
+ * Renditions of another size than the reference are scaled to its size (bicubic, through
+ * ffmpeg) when `scale` is on: a regular file is reopened scaled once its size is known;
+ * anything that cannot be read twice (standard input, a named pipe, a URL, a Readable) is
+ * opened through ffmpeg's scaler from the start (a no-op at the same size).
+ */
+import { availableParallelism } from 'node:os';
+import { stat } from 'node:fs/promises';
+import path from 'node:path';
+import { Readable } from 'node:stream';
+import { Observable, defer, finalize, map, mergeMap } from 'rxjs';
+import type { FeatureBackend } from '../kernels/backend.js';
+import { createBackend } from '../kernels/create-backend.js';
+import { isFrameSource, openFrameSource, type FrameInput, type SourceOptions } from '../decode/open-source.js';
+import { groupFrames } from '../decode/pair-frames.js';
+import { loadModel, parseModelSpec, type Model, type ModelSpec } from './model/index.js';
+import type { FrameResult } from './writers/types.js';
+import type { FrameFeatures, FrameGroup, FrameSource } from '../types.js';
+import { Credits } from './credits.js';
+import { pullWithCredits } from './pull-observable.js';
+import { MIN_FRAME_DIMENSION } from '../kernels/limits.js';
+import { UsageError } from '../errors.js';
+import type { ScoreOptions } from './score.js';
+
+/** One rendition of a ladder: its input, and optionally its name and its own frame skip. */
+export interface Rendition {
+  input: FrameInput;
+  /**
+   * Names the rendition in results and logs (`{name}` in the CLI's -o). Default: the file's
+   * base name without its extension (`720p` for `out/720p.mp4`), `stdin` for '-', else
+   * `rendition<N>` (counting from 1). Names must be unique.
+   */
+  name?: string;
+  /** Frames dropped from the start of this rendition (default: options.frameSkipDist). */
+  frameSkip?: number;
+}
+
+/** A rendition: an input alone (its name derived from it) or a Rendition. */
+export type RenditionInput = FrameInput | Rendition;
+
+/** Options of a ladder run: score()'s, except that `scale` defaults to true. */
+export interface LadderOptions extends ScoreOptions {
+  /**
+   * Scale renditions of another size to the reference's size (bicubic, through ffmpeg).
+   * Default true for scoreLadder() (score() keeps false: a size mismatch is an error).
+   */
+  scale?: boolean;
+}
+
+/** One frame's result for one rendition. */
+export interface LadderResult {
+  /** The rendition's name. */
+  rendition: string;
+  result: FrameResult;
+}
+
+/** One result and the hand-back of its credit, called once the consumer has it. */
+export interface Delivery<T = FrameResult> {
+  result: T;
+  delivered(): void;
+}
+
+/** A rendition with its name and label settled. */
+export interface ResolvedRendition {
+  input: FrameInput;
+  name: string;
+  /** Names the input in messages: its path, or a label. */
+  label: string;
+  frameSkip?: number;
+}
+
+export const DEFAULT_MODEL = 'version=vmaf_v0.6.1:name=vmaf';
+
+export function resolveModelSpecs(models: ScoreOptions['models']): ModelSpec[] {
+  const list = models && models.length > 0 ? models : [DEFAULT_MODEL];
+  return list.map((m) => (typeof m === 'string' ? parseModelSpec(m) : m));
+}
+
+/** Whether `x` is a Rendition rather than an input. */
+export function isRendition(x: unknown): x is Rendition {
+  return typeof x === 'object' && x !== null && !(x instanceof Readable) && !isFrameSource(x) && 'input' in x;
+}
+
+/** A rendition's default name: its base name without the extension. */
+export function defaultRenditionName(input: FrameInput, position: number): string {
+  const fallback = `rendition${position + 1}`;
+  let label: string | undefined;
+  if (typeof input === 'string') label = input;
+  else if (isFrameSource(input)) label = input.label;
+  if (label === undefined) return fallback;
+  if (label === '-') return 'stdin';
+  let file = label;
+  if (/^[a-z][a-z0-9+.-]+:\/\//i.test(label)) {
+    try {
+      const url = new URL(label);
+      file = decodeURIComponent(url.pathname) || url.hostname;
+    } catch {
+      // not a URL after all: a path
+    }
+  }
+  const base = path.basename(file.replace(/[/\\]+$/, ''));
+  const name = base.includes('.') && !base.startsWith('.') ? base.slice(0, base.lastIndexOf('.')) : base;
+  return name || fallback;
+}
+
+/** Names and labels for each rendition; UsageError for duplicate or empty names. */
+export function resolveRenditions(renditions: readonly RenditionInput[]): ResolvedRendition[] {
+  if (renditions.length === 0) throw new UsageError('a ladder needs at least one rendition');
+  const seen = new Map<string, number>();
+  return renditions.map((r, k) => {
+    const spec: Rendition = isRendition(r) ? r : { input: r };
+    const name = spec.name ?? defaultRenditionName(spec.input, k);
+    if (typeof name !== 'string' || name === '') throw new UsageError(`rendition ${k + 1} has an empty name: give it one (name=...)`);
+    const other = seen.get(name);
+    if (other !== undefined) {
+      throw new UsageError(
+        `renditions ${other + 1} and ${k + 1} are both named "${name}": names must be unique; give each its own name ` +
+          `(-d name=${name}-2:path=... on the command line, { input, name } in the API)`,
+      );
+    }
+    seen.set(name, k);
+    const resolved: ResolvedRendition = { input: spec.input, name, label: labelOf(spec.input, name) };
+    if (spec.frameSkip !== undefined) resolved.frameSkip = spec.frameSkip;
+    return resolved;
+  });
+}
+
+/** What a run needs once the models are loaded, the inputs open and the backend ready. */
+interface Opened {
+  backend: FeatureBackend;
+  models: Model[];
+  countRemaining: boolean;
+}
+
+/**
+ * Scores every rendition against `reference`, frame by frame: one Delivery per rendition
+ * and frame, in frame order, each frame's renditions in the order given. Cold: each
+ * subscription decodes and scores anew. `scale` is taken as given (false when absent).
+ */
+export function runLadder(reference: FrameInput, renditions: readonly ResolvedRendition[], options: LadderOptions = {}): Observable<Delivery<LadderResult>> {
+  return defer(() => {
+    const threads = options.threads ?? defaultThreads();
+    const inFlight = options.maxFramesInFlight ?? Math.max(4, threads * 2 + 2);
+    const credits = new Credits(inFlight);
+    const sourceOptions: SourceOptions = {
+      width: options.width,
+      height: options.height,
+      pixelFormat: options.pixelFormat,
+      bitDepth: options.bitDepth,
+      ffmpegPath: options.ffmpegPath,
+      poolSlots: inFlight + 2,
+    };
+    const scale = options.scale === true;
+    const names = renditions.map((r) => r.name);
+    const ref = openFrameSource(reference, { ...sourceOptions, label: labelOf(reference, 'reference') });
+    // Filled as the renditions are opened (at once without scaling); closed at the end.
+    const dis: Array<FrameSource | undefined> = [];
+    const open = (k: number, scaleTo?: { width: number; height: number }): FrameSource => {
+      const r = renditions[k]!;
+      const source = openFrameSource(r.input, scaleTo ? { ...sourceOptions, label: r.label, scaleTo } : { ...sourceOptions, label: r.label });
+      dis[k] = source;
+      return source;
+    };
+    if (!scale) renditions.forEach((_, k) => open(k));
+
+    const run = (async (): Promise<Opened> => {
+      const models = options.noPrediction ? [] : await Promise.all(resolveModelSpecs(options.models).map(loadModel));
+      assertUniqueNames(models);
+      const kinds = await Promise.all([reference, ...renditions.map((r) => r.input)].map(inputKind));
+      if (scale) renditions.forEach((_, k) => kinds[k + 1] !== 'stream' && open(k));
+      const refFormat = await ref.format();
+      options.onFormat?.(refFormat);
+      if (scale) {
+        const size = { width: refFormat.width, height: refFormat.height };
+        for (const k of renditions.keys()) {
+          // What cannot be read twice goes through the scaler from the start.
+          if (kinds[k + 1] === 'stream') {
+            open(k, size);
+            continue;
+          }
+          if (kinds[k + 1] !== 'file') continue; // a FrameSource: as it is
+          const format = await dis[k]!.format();
+          if (format.width !== size.width || format.height !== size.height) {
+            await dis[k]!.close();
+            open(k, size);
+          }
+        }
+      }
+      const backend = await createBackend(options.backend ?? 'auto', {
+        threads,
+        gpuAdapter: options.gpuAdapter,
+        onWarning: options.onWarning,
+      });
+      options.onBackend?.(backend);
+      // A live input may never end: never read one to its end just to count its frames.
+      return { backend, models, countRemaining: kinds.every((kind) => kind === 'file') };
+    })();
+
+    let backend: FeatureBackend | undefined;
+    let countRemaining = true;
+    const groups: AsyncIterable<FrameGroup> = {
+      [Symbol.asyncIterator]: () =>
+        groupFrames(ref, dis as FrameSource[], {
+          frameSkipRef: options.frameSkipRef,
+          frameSkipDist: renditions.map((r) => r.frameSkip ?? options.frameSkipDist),
+          frameCnt: options.frameCnt,
+          subsample: options.subsample,
+          minDimension: MIN_FRAME_DIMENSION,
+          onWarning: options.onWarning,
+          countRemaining,
+        })[Symbol.asyncIterator](),
+    };
+
+    return defer(() => run).pipe(
+      mergeMap((opened) => {
+        backend = opened.backend;
+        countRemaining = opened.countRemaining;
+        return opened.backend.extractMany(pullWithCredits(groups, credits)).pipe(
+          mergeMap((group): Array<Delivery<LadderResult>> => {
+            const present = group.renditions.flatMap((frame, k) => (frame ? [{ frame, k }] : []));
+            // The group's credit comes back once each of its results has been delivered.
+            if (present.length === 0) {
+              credits.release();
+              return [];
+            }
+            let left = present.length;
+            const delivered = () => {
+              if (--left === 0) credits.release();
+            };
+            return present.map(({ frame, k }) => ({
+              result: { rendition: names[k]!, result: frameResult(frame, opened.models) },
+              delivered: once(delivered),
+            }));
+          }),
+        );
+      }),
+      finalize(() => {
+        void ref.close().catch(() => undefined);
+        for (const source of dis) void source?.close().catch(() => undefined);
+        void backend?.close().catch(() => undefined);
+      }),
+    );
+  });
+}
+
+function frameResult(frame: FrameFeatures, models: Model[]): FrameResult {
+  return {
+    index: frame.index,
+    features: frame.features,
+    scores: predictAll(models, frame.features),
+    refPts: frame.refPts,
+    disPts: frame.disPts,
+  };
+}
+
+/**
+ * 'file': a regular file (read twice at will); 'stream': standard input, a named pipe, a
+ * device, a URL or other ffmpeg protocol, a Readable (read once, maybe never ending);
+ * 'source': a FrameSource (taken as it is).
+ */
+async function inputKind(input: FrameInput): Promise<'file' | 'stream' | 'source'> {
+  if (isFrameSource(input)) return 'source';
+  if (typeof input !== 'string' || input === '-') return 'stream';
+  try {
+    return (await stat(input)).isFile() ? 'file' : 'stream';
+  } catch {
+    // Not on disk: a URL or protocol (ffmpeg), or missing (the source reports that).
+    return /^[a-z][a-z0-9+.-]+:/i.test(input) ? 'stream' : 'file';
+  }
+}
+
+function assertUniqueNames(models: Model[]): void {
+  const seen = new Set<string>();
+  for (const model of models) {
+    if (seen.has(model.name)) throw new UsageError(`two models are named "${model.name}": give each its own name= (e.g. -m version=${model.version}:name=other)`);
+    seen.add(model.name);
+  }
+}
+
+function predictAll(models: Model[], features: FrameResult['features']): Record<string, number> {
+  const scores: Record<string, number> = {};
+  for (const model of models) Object.assign(scores, model.predict(features));
+  return scores;
+}
+
+export function labelOf(input: FrameInput, fallback: string): string {
+  if (typeof input === 'string') return input;
+  if (typeof input === 'object' && input !== null && 'label' in input && typeof input.label === 'string') return input.label;
+  return fallback;
+}
+
+function defaultThreads(): number {
+  const fromEnv = Number(process.env.VMAF_THREADS);
+  return Number.isInteger(fromEnv) && fromEnv > 0 ? fromEnv : availableParallelism();
+}
+
+function once(fn: () => void): () => void {
+  let called = false;
+  return () => {
+    if (!called) {
+      called = true;
+      fn();
+    }
+  };
+}
+
+/**
+ * Scores a ladder: every rendition against one reference, decoded once. One LadderResult
+ * per rendition and frame, as soon as it is known (one frame after the frame arrives), in
+ * frame order, each frame's renditions in the order given. Renditions of another size are
+ * scaled to the reference's unless `scale: false`. Each rendition's results are exactly
+ * those of score(reference, rendition) (with scale on where its size differs).
+ */
+export function scoreLadder(reference: FrameInput, renditions: readonly RenditionInput[], options: LadderOptions = {}): Observable<LadderResult> {
+  return scoreLadderDeliveries(reference, renditions, options).pipe(
+    map((delivery) => {
+      delivery.delivered();
+      return delivery.result;
+    }),
+  );
+}
+
+/** scoreLadder() for consumers that take results at their own pace (see scoreDeliveries). */
+export function scoreLadderDeliveries(reference: FrameInput, renditions: readonly RenditionInput[], options: LadderOptions = {}): Observable<Delivery<LadderResult>> {
+  return defer(() => runLadder(reference, resolveRenditions(renditions), { ...options, scale: options.scale ?? true }));
+}
