@@ -159,7 +159,10 @@ function statsLayout(counts: { vif: number; adm: number }, renditions: number): 
   return { renditions, finishLength, blockBytes, admInBlock: counts.vif * 8, motionOffset: renditions * blockBytes, bytes: renditions * blockBytes + 8 };
 }
 
-const DEFAULT_DEPTH = 3;
+// Frames in flight between the host and the GPU. Measured on an H100 at 1080p from host
+// memory: depth 3 gave 970 fps, depth 6 gave 1060 (the host's staging copies of frame N+k
+// overlap more GPU work); each level costs one staging slot per input and one readback slot.
+const DEFAULT_DEPTH = 6;
 /** Timestamps per frame: before the uploads, after them, after the kernels, after the stats copy. */
 const TIMESTAMPS = 4;
 
