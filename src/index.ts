@@ -12,13 +12,43 @@ import type { Observable } from 'rxjs';
 import type { FrameInput } from './decode/open-source.js';
 import { score, scoreDeliveries, type ScoreOptions } from './pipeline/score.js';
 import { scoreLadder, scoreLadderDeliveries, type LadderOptions, type LadderResult, type RenditionInput } from './pipeline/ladder.js';
-import { LadderEmitter, ScoreEmitter, toAsyncIterator, toReadable } from './pipeline/run-views.js';
+import { LadderEmitter, ScoreEmitter, toAsyncIterator, toReadable, withQcEvents, emitOn } from './pipeline/run-views.js';
 import type { FrameResult } from './pipeline/writers/types.js';
 
 export { score, scoreLadder };
 export type { ScoreOptions, FrameInput };
 export type { LadderOptions, LadderResult, Rendition, RenditionInput } from './pipeline/ladder.js';
-export { ScoreEmitter, LadderEmitter, type ScoreEventMap, type LadderEventMap } from './pipeline/run-views.js';
+export { ScoreEmitter, LadderEmitter, type ScoreEventMap, type LadderEventMap, type QcEventMap } from './pipeline/run-views.js';
+// Live QC: rolling windows, alerts, alignment, drift (as options of a run, or as operators to compose).
+export {
+  rollingWindows,
+  windowLine,
+  parseSpan,
+  type RollingWindowSpec,
+  type WindowStats,
+  type WindowLine,
+  type Span,
+  type SpanInput,
+  type RenditionResult,
+} from './pipeline/windows.js';
+export { alerts, alertLine, parseAlertSpec, type AlertSpec, type AlertEvent, type AlertLine, type AlertOptions, type Comparator, type AlertStat } from './pipeline/alerts.js';
+export {
+  alignmentLine,
+  driftLine,
+  type QcOptions,
+  type WindowOptions,
+  type AlignmentNotice,
+  type DriftNotice,
+  type AlignmentLine,
+  type DriftLine,
+  type AlignMode,
+  type AlignmentReport,
+  type DriftEvent,
+  type DriftEventKind,
+  type DriftMonitorOptions,
+} from './pipeline/qc.js';
+export { alignPairs, alignSources, searchOffset, DriftMonitor, type AlignPairsOptions, type AlignSourcesOptions, type AlignedSources, type OffsetSearchResult } from './pipeline/align.js';
+export { ReportBuilder, type ReportAlert, type ReportRendition, type ReportSummary, type ReportBuilderOptions } from './report/index.js';
 export { RunPooling } from './pipeline/summary.js';
 export type { FrameResult, RunSummary, PooledMetric, LogFormat, LogWriter } from './pipeline/writers/types.js';
 export { createLogWriter } from './pipeline/writers/index.js';
@@ -39,8 +69,11 @@ export function scoreStream(reference: FrameInput, distorted: FrameInput, option
   return toReadable(scoreDeliveries(reference, distorted, options));
 }
 
+/** score() as typed events: `frame`, `end`, `error`, and the QC events `window`, `alert`, `alignment`, `drift`. */
 export function scoreEvents(reference: FrameInput, distorted: FrameInput, options?: ScoreOptions): ScoreEmitter {
-  return new ScoreEmitter(score(reference, distorted, options) as Observable<FrameResult>);
+  let emitter: ScoreEmitter | undefined;
+  emitter = new ScoreEmitter(score(reference, distorted, withQcEvents(options, emitOn(() => emitter!))) as Observable<FrameResult>);
+  return emitter;
 }
 
 /** scoreLadder() as an async iterator of { rendition, result }; a slow consumer pauses decoding. */
@@ -53,7 +86,12 @@ export function scoreLadderStream(reference: FrameInput, renditions: readonly Re
   return toReadable(scoreLadderDeliveries(reference, renditions, options));
 }
 
-/** scoreLadder() as events: `frame` ({ rendition, result }), `end` (summaries by rendition name), `error`. */
+/**
+ * scoreLadder() as events: `frame` ({ rendition, result }), `end` (summaries by rendition
+ * name), `error`, and the QC events `window`, `alert`, `alignment`, `drift` (each with its rendition).
+ */
 export function scoreLadderEvents(reference: FrameInput, renditions: readonly RenditionInput[], options?: LadderOptions): LadderEmitter {
-  return new LadderEmitter(scoreLadder(reference, renditions, options));
+  let emitter: LadderEmitter | undefined;
+  emitter = new LadderEmitter(scoreLadder(reference, renditions, withQcEvents(options, emitOn(() => emitter!))));
+  return emitter;
 }

@@ -251,3 +251,119 @@ class ReplaySource implements FrameSource {
     };
   }
 }
+
+/**
+ * alignSources: alignment for a ladder (one reference, several distorted inputs read by
+ * groupFrames). Each distorted input k gets its own offset o_k (searched, given, or 0 where
+ * its mode is undefined); the reference, shared by all of them, is skipped by the largest
+ * positive offset P = max(0, o_k), and input k by P − o_k on top of its own skip, so that
+ * its frame i shows reference frame i + o_k. With one input this is alignPairs' pairing
+ * exactly (P = max(0, o)); with several, an input whose offset is below P starts P − o_k
+ * frames later than it would alone: its results are those of its single-pair run with the
+ * skips of its report (frameSkipRef, frameSkipDist).
+ *
+ * The search reads the first K frames of the reference and of every input searched
+ * (after the user's skips), copies them and releases the originals at once, then replays
+ * them ahead of the rest (as alignPairs). The sources returned are to be read once (by
+ * groupFrames, with the skips returned); closing them does nothing: the caller closes the
+ * originals. An input with no frame after its skip gets no search and no report (offset 0:
+ * groupFrames reports it empty).
+ */
+export interface AlignSourcesOptions extends Pick<AlignPairsOptions, 'searchRange' | 'searchFrames' | 'maxBufferBytes' | 'search' | 'minDimension'> {
+  /** Per distorted input: 'auto', an offset, or undefined (not aligned: offset 0, no report). */
+  modes: ReadonlyArray<AlignMode | undefined>;
+  /** The user's skips, applied first. */
+  frameSkipRef?: number | undefined;
+  frameSkipDist?: ReadonlyArray<number | undefined> | undefined;
+}
+
+export interface AlignedSources {
+  ref: FrameSource;
+  dis: FrameSource[];
+  /** What groupFrames is given (on the sources returned). */
+  frameSkipRef: number;
+  frameSkipDist: number[];
+  /** Per distorted input: its alignment, or undefined (not aligned, or empty). */
+  reports: Array<AlignmentReport | undefined>;
+}
+
+export async function alignSources(ref: FrameSource, dis: readonly FrameSource[], options: AlignSourcesOptions): Promise<AlignedSources> {
+  const { modes } = options;
+  if (modes.length !== dis.length) throw new UsageError(`alignSources: ${modes.length} modes for ${dis.length} distorted inputs`);
+  for (const mode of modes) {
+    if (mode !== undefined && mode !== 'auto' && !Number.isInteger(mode)) {
+      throw new UsageError(`align: the offset must be a whole number of frames or 'auto', got ${String(mode)}`);
+    }
+  }
+  const userSkipRef = wholeNumber('frameSkipRef', options.frameSkipRef, 0);
+  const userSkipDist = dis.map((_, k) => wholeNumber('frameSkipDist', options.frameSkipDist?.[k], 0));
+  const offsets = modes.map((mode) => (typeof mode === 'number' ? mode : 0));
+  const searched: Array<Pick<AlignmentReport, 'psnr' | 'confidence' | 'confident' | 'static' | 'runnerUp' | 'search' | 'framesSearched'> | undefined> = dis.map(() => undefined);
+  const auto = modes.flatMap((mode, k) => (mode === 'auto' ? [k] : []));
+
+  let refSource = ref;
+  const disSources = [...dis];
+  // Frames already read (and released) by the prefetch of the user's skips: replayed as placeholders.
+  let refSkipped = userSkipRef;
+  const disSkipped = [...userSkipDist];
+
+  if (auto.length > 0) {
+    const range = wholeNumber('searchRange', options.searchRange, DEFAULT_SEARCH_RANGE);
+    const formats = await Promise.allSettled([ref.format(), ...auto.map((k) => dis[k]!.format())]);
+    for (const f of formats) if (f.status === 'rejected') throw f.reason;
+    const [rf, ...dfs] = formats.map((f) => (f as PromiseFulfilledResult<FrameFormat>).value);
+    auto.forEach((k, j) => checkFormats(ref, rf!, dis[k]!, dfs[j]!, options.minDimension ?? DEFAULT_MIN_DIMENSION));
+    const k = searchFramesFor(rf!, range, options.searchFrames, options.maxBufferBytes ?? DEFAULT_MAX_BUFFER_BYTES);
+
+    const iterators = [ref, ...auto.map((i) => dis[i]!)].map((source) => source[Symbol.asyncIterator]());
+    const stopAll = () => {
+      for (const it of iterators) it.return?.()?.catch(() => {});
+    };
+    const fetched = await Promise.allSettled(iterators.map((it, j) => prefetch(it, j === 0 ? userSkipRef : userSkipDist[auto[j - 1]!]!, k)));
+    const failed = fetched.find((f): f is PromiseRejectedResult => f.status === 'rejected');
+    if (failed) {
+      stopAll();
+      throw failed.reason;
+    }
+    const [refBuf, ...disBufs] = fetched.map((f) => (f as PromiseFulfilledResult<Prefetched>).value);
+    try {
+      auto.forEach((i, j) => {
+        const disBuf = disBufs[j]!;
+        if (refBuf!.frames.length === 0 || disBuf.frames.length === 0) return;
+        const search = searchOffset(refBuf!.frames.map((f) => f.luma), disBuf.frames.map((f) => f.luma), rf!, { ...options.search, range });
+        offsets[i] = search.offset;
+        searched[i] = {
+          psnr: search.psnr, confidence: search.confidence, confident: search.confident, static: search.static,
+          runnerUp: search.runnerUp, search, framesSearched: { ref: refBuf!.frames.length, dis: disBuf.frames.length },
+        };
+      });
+    } catch (error) {
+      stopAll();
+      throw error;
+    }
+    refSource = new ReplaySource(ref, iterators[0]!, refBuf!);
+    refSkipped = refBuf!.skipped;
+    auto.forEach((i, j) => {
+      disSources[i] = new ReplaySource(dis[i]!, iterators[j + 1]!, disBufs[j]!);
+      disSkipped[i] = disBufs[j]!.skipped;
+    });
+  }
+
+  const lead = Math.max(0, ...offsets);
+  const reports = modes.map((mode, i): AlignmentReport | undefined => {
+    if (mode === undefined) return undefined;
+    const skips = { frameSkipRef: userSkipRef + lead, frameSkipDist: userSkipDist[i]! + lead - offsets[i]! };
+    if (mode !== 'auto') {
+      return { offset: mode, mode: 'fixed', psnr: undefined, confidence: 1, confident: true, static: false, runnerUp: undefined, ...skips, search: undefined, framesSearched: undefined };
+    }
+    const found = searched[i];
+    return found ? { offset: offsets[i]!, mode: 'auto', ...found, ...skips } : undefined;
+  });
+  return {
+    ref: refSource,
+    dis: disSources,
+    frameSkipRef: refSkipped + lead,
+    frameSkipDist: disSkipped.map((skipped, i) => skipped + lead - offsets[i]!),
+    reports,
+  };
+}

@@ -3,6 +3,9 @@ import { UsageError } from '../errors.js';
 import type { LogFormat } from '../pipeline/writers/types.js';
 import type { ScoreOptions } from '../pipeline/score.js';
 import { resolveRenditions, type LadderOptions } from '../pipeline/ladder.js';
+import { parseSpan, type Span } from '../pipeline/windows.js';
+import { parseAlertSpec, type AlertSpec } from '../pipeline/alerts.js';
+import type { AlignMode } from '../align/align-pairs.js';
 
 /** One -d: a distorted input (a rendition of the reference). */
 export interface CliRendition {
@@ -11,6 +14,8 @@ export interface CliRendition {
   name: string;
   /** skip=: frames dropped from its start (else --frame_skip_dist). */
   frameSkip?: number;
+  /** align=: its own alignment (else --align). */
+  align?: AlignMode;
   /** Its log: -o with {name} replaced by the name (undefined without -o, or for a combined log). */
   output?: string;
 }
@@ -30,6 +35,8 @@ export interface CliArgs {
   format: LogFormat;
   precision?: number;
   quiet: boolean;
+  /** --report: the HTML report's path. */
+  report?: string;
 }
 
 /** The placeholder -o replaces with each rendition's name. */
@@ -46,8 +53,8 @@ Several -d score a ladder: every rendition against REF, which is decoded once.
 libvmaf's options:
  --reference/-r PATH        reference input
  --distorted/-d DIS         distorted input; repeat for a ladder of renditions. DIS is a PATH,
-                            or colon-delimited keys as -m: name=LABEL, skip=N, path=PATH
-                            (path= last: it takes the rest, colons included), e.g.
+                            or colon-delimited keys as -m: name=LABEL, skip=N, align=auto|N,
+                            path=PATH (path= last: it takes the rest, colons included), e.g.
                             -d name=720p:path=out/720p.mp4. The name (default: the file's base
                             name without extension) labels results and logs; names are unique
  --width/-w N               width of raw .yuv input
@@ -81,6 +88,27 @@ vmaf-stream's own:
  --no-scale                 with several -d: a rendition of another size is an error
  --help                     this text
 
+Live QC:
+ --window SPAN              rolling windows in the NDJSON log: {"type":"window",...} lines with
+                            mean, min, max, harmonic mean and a low percentile over the last
+                            SPAN (60f: frames, 2s or 500ms: time)
+ --window-hop SPAN          how often a window is emitted (default: half the window)
+ --window-metrics LIST      metrics pooled, comma separated (default: every model's score)
+ --window-percentile P      percentiles per window, comma separated or repeated (default 5)
+ --alert SPEC               an alert, repeatable: [RENDITION:]METRIC<N [for SPAN], or
+                            STAT(METRIC)<N over SPAN [for SPAN] with STAT mean, min, max,
+                            harmonic_mean, pN; comparators < <= > >=. Each start and clear
+                            is printed on stderr (even with -q) and logged in NDJSON
+                            ({"type":"alert",...}), e.g. --alert 'vmaf<60 for 0.5s'
+ --align auto|N             align the distorted input on the reference: auto searches the
+                            offset (by luma PSNR of the first frames; per rendition in a
+                            ladder), N scores distorted frame i against reference frame i+N;
+                            the offset is printed on stderr and logged ({"type":"alignment"})
+ --align-range N            auto: offsets from -N to N are searched (default 10)
+ --report PATH              write a self-contained HTML report at the end (and on Ctrl-C)
+Dropped and repeated frames of the distorted stream are always watched for: printed on
+stderr and logged ({"type":"drift",...}).
+
 Exit status: 0 done, 1 input or runtime error, 2 usage error.`;
 
 const OPTIONS = {
@@ -112,6 +140,14 @@ const OPTIONS = {
   scale: { type: 'boolean' },
   'no-scale': { type: 'boolean' },
   help: { type: 'boolean' },
+  window: { type: 'string' },
+  'window-hop': { type: 'string' },
+  'window-metrics': { type: 'string' },
+  'window-percentile': { type: 'string', multiple: true },
+  alert: { type: 'string', multiple: true },
+  align: { type: 'string' },
+  'align-range': { type: 'string' },
+  report: { type: 'string' },
 } as const;
 
 export function parseCommandLine(argv: string[]): CliCommand {
@@ -146,6 +182,7 @@ export function parseCommandLine(argv: string[]): CliCommand {
   const renditions = specs.map((d, k): CliRendition => {
     const r: CliRendition = { path: d.path, name: named[k]!.name };
     if (d.frameSkip !== undefined) r.frameSkip = d.frameSkip;
+    if (d.align !== undefined) r.align = d.align;
     if (output !== undefined && (patterned || !ladder)) {
       if (patterned && /[/\\\0]/.test(r.name)) throw new UsageError(`the rendition name "${r.name}" cannot go into a file name (-o ${output}): give it another name=`);
       r.output = output.split(NAME_PLACEHOLDER).join(r.name);
@@ -172,6 +209,49 @@ export function parseCommandLine(argv: string[]): CliCommand {
     throw new UsageError(`--bitdepth must be 8, 10, 12 or 16, not ${bitDepth}`);
   }
 
+  // Live QC.
+  const windowFlags = (['window-hop', 'window-metrics', 'window-percentile'] as const).filter((f) => values[f] !== undefined);
+  if (values.window === undefined && windowFlags.length > 0) throw new UsageError(`--${windowFlags[0]} needs --window SPAN`);
+  let windows: LadderOptions['windows'];
+  if (values.window !== undefined) {
+    if (format !== 'ndjson' || output === undefined) {
+      throw new UsageError('--window writes its windows into the NDJSON log: add --ndjson -o PATH (or -o - for standard output)');
+    }
+    const window: Span = parseSpan(values.window, 'window');
+    windows = { window };
+    if (values['window-hop'] !== undefined) windows.hop = parseSpan(values['window-hop'], 'hop');
+    if (values['window-metrics'] !== undefined) {
+      const metrics = values['window-metrics'].split(',').map((m) => m.trim());
+      if (metrics.some((m) => !/^[A-Za-z_][A-Za-z0-9_]*$/.test(m))) throw new UsageError(`--window-metrics "${values['window-metrics']}": expected metric names separated by commas (e.g. vmaf,vmaf_neg)`);
+      windows.metrics = metrics;
+    }
+    if (values['window-percentile'] !== undefined) {
+      windows.percentiles = values['window-percentile'].flatMap((text) =>
+        text.split(',').map((p) => {
+          const value = Number(p.trim());
+          if (p.trim() === '' || !(value >= 0 && value <= 100)) throw new UsageError(`--window-percentile "${text}": expected numbers from 0 to 100 (e.g. 5 or 1,5)`);
+          return value;
+        }),
+      );
+    }
+  }
+  const names = renditions.map((r) => r.name);
+  const alerts = (values.alert ?? []).map((text): AlertSpec => {
+    const spec = parseAlertSpec(text);
+    if (spec.rendition === undefined) return spec;
+    if (!names.includes(spec.rendition)) {
+      throw new UsageError(`--alert "${spec.text}": there is no rendition named "${spec.rendition}" (the renditions are ${names.map((n) => `"${n}"`).join(', ')})`);
+    }
+    if (ladder) return spec;
+    // A single pair's results carry no rendition: its own name is the same as none.
+    const { rendition: _, ...unprefixed } = spec;
+    return unprefixed;
+  });
+  const align = values.align === undefined ? undefined : parseAlign(values.align, '--align');
+  const alignRange = optionalInt(values['align-range'], '--align-range', 0, 1000);
+  if (alignRange !== undefined && align !== 'auto' && !renditions.some((r) => r.align === 'auto')) throw new UsageError('--align-range goes with --align auto');
+  if (values.report !== undefined && values.report === '') throw new UsageError('--report needs a path');
+
   return {
     kind: 'run',
     args: {
@@ -183,7 +263,12 @@ export function parseCommandLine(argv: string[]): CliCommand {
       format,
       precision: optionalInt(values.precision, '--precision', 1, 17),
       quiet: values.quiet ?? false,
+      ...(values.report !== undefined ? { report: values.report } : {}),
       score: {
+        ...(windows ? { windows } : {}),
+        ...(alerts.length > 0 ? { alerts } : {}),
+        ...(align !== undefined ? { align } : {}),
+        ...(alignRange !== undefined ? { alignRange } : {}),
         backend,
         threads: optionalInt(values.threads, '--threads', 1),
         models: values.model,
@@ -205,10 +290,26 @@ export function parseCommandLine(argv: string[]): CliCommand {
   };
 }
 
-/** One -d: a plain path, or name=LABEL:skip=N:path=PATH (path= last, taking the rest). */
-export function parseDistorted(text: string): { path: string; name?: string; frameSkip?: number } {
-  if (!/^(name|path|skip)=/.test(text)) return { path: text };
-  const out: { path?: string; name?: string; frameSkip?: number } = {};
+/** --align's value: 'auto' or a whole number of frames (may be negative). */
+export function parseAlign(text: string, flag: string): AlignMode {
+  if (text === 'auto') return 'auto';
+  if (!/^[-+]?\d+$/.test(text) || !Number.isSafeInteger(Number(text))) {
+    throw new UsageError(`${flag} needs auto or a whole number of frames (distorted frame i against reference frame i+N), not "${text}"`);
+  }
+  return Number(text);
+}
+
+interface DistortedSpec {
+  path: string;
+  name?: string;
+  frameSkip?: number;
+  align?: AlignMode;
+}
+
+/** One -d: a plain path, or name=LABEL:skip=N:align=auto|N:path=PATH (path= last, taking the rest). */
+export function parseDistorted(text: string): DistortedSpec {
+  if (!/^(name|path|skip|align)=/.test(text)) return { path: text };
+  const out: Partial<DistortedSpec> = {};
   let rest = text;
   while (rest !== '') {
     if (rest.startsWith('path=')) {
@@ -227,14 +328,17 @@ export function parseDistorted(text: string): { path: string; name?: string; fra
       out.name = value;
     } else if (key === 'skip') {
       out.frameSkip = optionalInt(value ?? '', `-d ${text}: skip=`, 0);
+    } else if (key === 'align') {
+      out.align = parseAlign(value ?? '', `-d ${text}: align=`);
     } else {
-      throw new UsageError(`-d ${text}: unknown key "${key}"; expected name=LABEL, skip=N, path=PATH (path= last)`);
+      throw new UsageError(`-d ${text}: unknown key "${key}"; expected name=LABEL, skip=N, align=auto|N, path=PATH (path= last)`);
     }
   }
   if (!out.path) throw new UsageError(`-d ${text}: missing path=PATH (it comes last: -d name=720p:path=720p.mp4)`);
-  const result: { path: string; name?: string; frameSkip?: number } = { path: out.path };
+  const result: DistortedSpec = { path: out.path };
   if (out.name !== undefined) result.name = out.name;
   if (out.frameSkip !== undefined) result.frameSkip = out.frameSkip;
+  if (out.align !== undefined) result.align = out.align;
   return result;
 }
 

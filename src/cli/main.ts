@@ -1,4 +1,6 @@
 import { createWriteStream } from 'node:fs';
+import { access, constants, writeFile } from 'node:fs/promises';
+import { dirname, resolve } from 'node:path';
 import { once } from 'node:events';
 import type { Writable } from 'node:stream';
 import { finished } from 'node:stream/promises';
@@ -8,6 +10,13 @@ import { scoreLadderDeliveries } from '../pipeline/ladder.js';
 import { RunPooling } from '../pipeline/summary.js';
 import { createLogWriter } from '../pipeline/writers/index.js';
 import type { LogWriter } from '../pipeline/writers/types.js';
+import { NdjsonWriter } from '../pipeline/writers/formats.js';
+import { windowLine } from '../pipeline/windows.js';
+import { alertLine, type AlertEvent } from '../pipeline/alerts.js';
+import { alignmentLine, alignmentText, driftLine, driftText } from '../pipeline/qc.js';
+import type { QcOptions } from '../pipeline/qc.js';
+import { ReportBuilder } from '../report/index.js';
+import { DEFAULT_SEARCH_RANGE } from '../align/align-pairs.js';
 import { UsageError, VmafError } from '../errors.js';
 import { VERSION, LIBVMAF_VERSION } from '../version.js';
 
@@ -91,22 +100,80 @@ async function run(args: CliArgs): Promise<void> {
   };
   const byName = new Map(runs.map((r) => [r.name, r]));
   let framesSeen = -1;
+  const note = (text: string) => stderr.write(`${progress ? '\n' : ''}vmaf-stream: ${text}\n`);
+  // A ladder's notices name their rendition; a single pair's belong to its one rendition.
+  const runOf = (rendition: string | undefined): RenditionRun => (rendition === undefined ? runs[0]! : byName.get(rendition)!);
+  const who = (rendition: string | undefined) => (args.ladder && rendition !== undefined ? `${rendition}: ` : '');
+  // The run's QC lines (windows, alerts, alignment, drift) go into the NDJSON log of their rendition.
+  let logsClosed = false;
+  const writeRecord = (rendition: string | undefined, record: object) => {
+    if (logsClosed || args.format !== 'ndjson') return;
+    const r = runOf(rendition);
+    if (!r.out) return;
+    (writerFor(r) as NdjsonWriter).writeRecord(record);
+  };
+  const report = args.report !== undefined ? new ReportBuilder() : undefined;
+  if (args.report !== undefined) {
+    // Fail now rather than after a long live run: the report's folder must take a file.
+    await access(dirname(resolve(args.report)), constants.W_OK).catch((error: unknown) => {
+      throw new VmafError('E_OUTPUT', `cannot write the report ${args.report}: ${(error as Error).message}`, { cause: error });
+    });
+  }
+  let backendText: string | undefined;
 
   await new Promise<void>((resolve, reject) => {
+    // An error in a QC callback (a log that cannot be written) ends the run.
+    const guarded = <T>(fn: (value: T) => void) => (value: T) => {
+      try {
+        fn(value);
+      } catch (error) {
+        fail(error);
+      }
+    };
+    const qc: QcOptions = {
+      onWindow: guarded((w) => writeRecord(w.rendition, windowLine(w))),
+      onAlert: guarded((a) => {
+        // Alerts are what a live QC run is for: printed even with -q.
+        note(alertText(a, who(a.rendition)));
+        writeRecord(a.rendition, alertLine(a));
+        report?.addAlert({ rendition: a.rendition ?? runs[0]!.name, spec: a.spec, state: a.state, index: a.index, ...(a.pts !== undefined ? { pts: a.pts } : {}), value: a.value });
+      }),
+      onAlignment: guarded((a) => {
+        note(`${who(a.rendition)}${alignmentText(a, args.score.alignRange ?? DEFAULT_SEARCH_RANGE)}`);
+        writeRecord(a.rendition, alignmentLine(a));
+      }),
+      onDrift: guarded((d) => {
+        const text = driftText(d);
+        if (text !== undefined) note(`${who(d.rendition)}${text}`);
+        writeRecord(d.rendition, driftLine(d));
+      }),
+    };
     const subscription = scoreLadderDeliveries(
       args.reference,
-      args.renditions.map((r) => ({ input: r.path, name: r.name, ...(r.frameSkip !== undefined ? { frameSkip: r.frameSkip } : {}) })),
+      args.renditions.map((r) => ({
+        input: r.path,
+        name: r.name,
+        ...(r.frameSkip !== undefined ? { frameSkip: r.frameSkip } : {}),
+        ...(r.align !== undefined ? { align: r.align } : {}),
+      })),
       {
         ...args.score,
-        onWarning: (message) => stderr.write(`${progress ? '\n' : ''}vmaf-stream: warning: ${message}\n`),
+        ...qc,
+        onWarning: (message) => note(`warning: ${message}`),
         onFormat: (format) => {
           frameSize = { width: format.width, height: format.height };
         },
+        onBackend: (backend) => {
+          backendText = backend.description;
+        },
       },
+      // One pair: its notices carry no rendition, as score()'s.
+      !args.ladder,
     ).subscribe({
       next: ({ result: { rendition, result }, delivered }) => {
         const r = byName.get(rendition)!;
         r.pooling.add(result);
+        report?.addFrame(rendition, result);
         if (result.index > framesSeen) {
           framesSeen = result.index;
           progress?.frameDone();
@@ -136,12 +203,24 @@ async function run(args: CliArgs): Promise<void> {
   });
 
   progress?.finish();
+  logsClosed = true;
   const summaries = runs.map((r) => ({ run: r, summary: r.pooling.summary(LOG_VERSION) }));
   for (const { run: r, summary } of summaries) if (r.out) await writerFor(r).end(summary);
   if (combined && combined !== process.stdout) {
     combined.end();
     await finished(combined as Writable).catch((error: unknown) => {
       throw new VmafError('E_OUTPUT', `cannot write the log ${args.output}: ${(error as Error).message}`, { cause: error });
+    });
+  }
+  // The report last, once the logs are complete (a run stopped with Ctrl-C gets one too).
+  if (report && args.report !== undefined) {
+    const html = report.render({
+      renditions: summaries.map(({ run: r, summary }) => ({ name: r.name, summary })),
+      inputs: { reference: args.reference, distorted: args.renditions.map((r) => r.path) },
+      ...(backendText !== undefined ? { backend: backendText } : {}),
+    });
+    await writeFile(args.report, html).catch((error: unknown) => {
+      throw new VmafError('E_OUTPUT', `cannot write the report ${args.report}: ${(error as Error).message}`, { cause: error });
     });
   }
   if (summaries.every(({ summary }) => summary.frameCount === 0)) throw new VmafError('E_INPUT_EMPTY', 'no frames were scored');
@@ -154,6 +233,17 @@ async function run(args: CliArgs): Promise<void> {
       }
     }
   }
+}
+
+/** An alert's line on stderr. */
+function alertText(a: AlertEvent, who: string): string {
+  const subject = a.stat !== undefined ? `${a.stat}(${a.metric})` : a.metric;
+  const at = (index: number, pts?: number) => `frame ${index}${pts !== undefined ? ` (${pts.toFixed(3)} s)` : ''}`;
+  const value = Number.isFinite(a.value) ? a.value.toFixed(3) : String(a.value);
+  const spec = who !== '' && a.spec.startsWith(who.slice(0, -1)) ? a.spec : `${who}${a.spec}`;
+  return a.state === 'start'
+    ? `alert: ${spec}: started at ${at(a.index, a.pts)}, ${subject} ${value}, holding since ${at(a.since.index, a.since.pts)}`
+    : `alert: ${spec}: cleared at ${at(a.index, a.pts)}, ${subject} ${value}`;
 }
 
 function isFeatureName(name: string): boolean {

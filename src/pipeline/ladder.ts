@@ -40,6 +40,8 @@ import { pullWithCredits } from './pull-observable.js';
 import { MIN_FRAME_DIMENSION } from '../kernels/limits.js';
 import { UsageError } from '../errors.js';
 import type { ScoreOptions } from './score.js';
+import { alignSources, type AlignMode } from '../align/align-pairs.js';
+import { RunQc } from './qc.js';
 
 /** One rendition of a ladder: its input, and optionally its name and its own frame skip. */
 export interface Rendition {
@@ -52,6 +54,8 @@ export interface Rendition {
   name?: string;
   /** Frames dropped from the start of this rendition (default: options.frameSkipDist). */
   frameSkip?: number;
+  /** This rendition's alignment (default: options.align): 'auto' or an offset (see QcOptions.align). */
+  align?: AlignMode;
 }
 
 /** A rendition: an input alone (its name derived from it) or a Rendition. */
@@ -86,6 +90,7 @@ export interface ResolvedRendition {
   /** Names the input in messages: its path, or a label. */
   label: string;
   frameSkip?: number;
+  align?: AlignMode;
 }
 
 export const DEFAULT_MODEL = 'version=vmaf_v0.6.1:name=vmaf';
@@ -140,6 +145,7 @@ export function resolveRenditions(renditions: readonly RenditionInput[]): Resolv
     seen.set(name, k);
     const resolved: ResolvedRendition = { input: spec.input, name, label: labelOf(spec.input, name) };
     if (spec.frameSkip !== undefined) resolved.frameSkip = spec.frameSkip;
+    if (spec.align !== undefined) resolved.align = spec.align;
     return resolved;
   });
 }
@@ -155,8 +161,13 @@ interface Opened {
  * Scores every rendition against `reference`, frame by frame: one Delivery per rendition
  * and frame, in frame order, each frame's renditions in the order given. Cold: each
  * subscription decodes and scores anew. `scale` is taken as given (false when absent).
+ * `single`: a single pair (score()), whose QC notices carry no rendition.
+ *
+ * Live QC (see qc.ts): with `align`, the inputs are aligned (alignSources) before they are
+ * grouped; each group is shown to the drift monitors before the backend reads it; each
+ * result, once handed on, feeds the windows, alerts and monitors.
  */
-export function runLadder(reference: FrameInput, renditions: readonly ResolvedRendition[], options: LadderOptions = {}): Observable<Delivery<LadderResult>> {
+export function runLadder(reference: FrameInput, renditions: readonly ResolvedRendition[], options: LadderOptions = {}, single = false): Observable<Delivery<LadderResult>> {
   return defer(() => {
     const threads = options.threads ?? defaultThreads();
     const inFlight = options.maxFramesInFlight ?? Math.max(4, threads * 2 + 2);
@@ -217,24 +228,48 @@ export function runLadder(reference: FrameInput, renditions: readonly ResolvedRe
 
     let backend: FeatureBackend | undefined;
     let countRemaining = true;
-    const groups: AsyncIterable<FrameGroup> = {
-      [Symbol.asyncIterator]: () =>
-        groupFrames(ref, dis as FrameSource[], {
-          frameSkipRef: options.frameSkipRef,
-          frameSkipDist: renditions.map((r) => r.frameSkip ?? options.frameSkipDist),
-          frameCnt: options.frameCnt,
-          subsample: options.subsample,
+    let qc: RunQc | undefined;
+    const modes = renditions.map((r) => r.align ?? options.align);
+    const aligning = modes.some((mode) => mode !== undefined);
+    async function* grouped(): AsyncGenerator<FrameGroup, void, undefined> {
+      let refSource: FrameSource = ref;
+      let disSources = dis as FrameSource[];
+      let frameSkipRef = options.frameSkipRef;
+      let frameSkipDist: Array<number | undefined> = renditions.map((r) => r.frameSkip ?? options.frameSkipDist);
+      if (aligning) {
+        const aligned = await alignSources(ref, disSources, {
+          modes,
+          frameSkipRef,
+          frameSkipDist,
+          searchRange: options.alignRange,
           minDimension: MIN_FRAME_DIMENSION,
-          onWarning: options.onWarning,
-          countRemaining,
-        })[Symbol.asyncIterator](),
-    };
+        });
+        ({ ref: refSource, dis: disSources, frameSkipRef } = aligned);
+        frameSkipDist = aligned.frameSkipDist;
+        aligned.reports.forEach((report, k) => report && qc?.alignment(k, report));
+      }
+      for await (const group of groupFrames(refSource, disSources, {
+        frameSkipRef,
+        frameSkipDist,
+        frameCnt: options.frameCnt,
+        subsample: options.subsample,
+        minDimension: MIN_FRAME_DIMENSION,
+        onWarning: options.onWarning,
+        countRemaining,
+      })) {
+        qc?.observeGroup(group);
+        yield group;
+      }
+      qc?.endGroups();
+    }
+    const groups: AsyncIterable<FrameGroup> = { [Symbol.asyncIterator]: grouped };
 
     return defer(() => run).pipe(
       mergeMap((opened) => {
         backend = opened.backend;
         countRemaining = opened.countRemaining;
-        return opened.backend.extractMany(pullWithCredits(groups, credits)).pipe(
+        qc = new RunQc(options, { names, single, modelNames: opened.models.map((m) => m.name), inFlight });
+        const results = opened.backend.extractMany(pullWithCredits(groups, credits)).pipe(
           mergeMap((group): Array<Delivery<LadderResult>> => {
             const present = group.renditions.flatMap((frame, k) => (frame ? [{ frame, k }] : []));
             // The group's credit comes back once each of its results has been delivered.
@@ -252,6 +287,7 @@ export function runLadder(reference: FrameInput, renditions: readonly ResolvedRe
             }));
           }),
         );
+        return qc.attach(results);
       }),
       finalize(() => {
         void ref.close().catch(() => undefined);
@@ -339,7 +375,10 @@ export function scoreLadder(reference: FrameInput, renditions: readonly Renditio
   );
 }
 
-/** scoreLadder() for consumers that take results at their own pace (see scoreDeliveries). */
-export function scoreLadderDeliveries(reference: FrameInput, renditions: readonly RenditionInput[], options: LadderOptions = {}): Observable<Delivery<LadderResult>> {
-  return defer(() => runLadder(reference, resolveRenditions(renditions), { ...options, scale: options.scale ?? true }));
+/**
+ * scoreLadder() for consumers that take results at their own pace (see scoreDeliveries).
+ * `single`: one rendition scored as a single pair (its QC notices carry no rendition).
+ */
+export function scoreLadderDeliveries(reference: FrameInput, renditions: readonly RenditionInput[], options: LadderOptions = {}, single = false): Observable<Delivery<LadderResult>> {
+  return defer(() => runLadder(reference, resolveRenditions(renditions), { ...options, scale: options.scale ?? true }, single));
 }

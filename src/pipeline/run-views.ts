@@ -5,15 +5,67 @@ import type { FrameResult, RunSummary } from './writers/types.js';
 import type { Delivery, LadderResult } from './ladder.js';
 import { RunPooling } from './summary.js';
 import { VERSION } from '../version.js';
+import type { WindowStats } from './windows.js';
+import type { AlertEvent } from './alerts.js';
+import type { AlignmentNotice, DriftNotice, QcOptions } from './qc.js';
+
+/**
+ * The live QC events of a run, as given to QcOptions' callbacks: `window` (rolling window
+ * statistics, with `windows`), `alert` (an alert starting or clearing, with `alerts`),
+ * `alignment` (the offset found or given, with `align`), `drift` (a dropped or repeated
+ * frame). Each comes right after the `frame` event that caused it (`alignment` before the
+ * first frame), and all of them before `end`. In a ladder each carries `rendition`.
+ */
+export interface QcEventMap {
+  window: [window: WindowStats];
+  alert: [alert: AlertEvent];
+  alignment: [alignment: AlignmentNotice];
+  drift: [drift: DriftNotice];
+}
 
 /** The typed events of a scoring run. */
-export interface ScoreEventMap {
+export interface ScoreEventMap extends QcEventMap {
   frame: [result: FrameResult];
   end: [summary: RunSummary];
   error: [error: Error];
 }
 
-/** An emitter of `frame`, `end` and `error` events; `stop()` ends the run early. */
+/**
+ * `options` with its QC callbacks also emitting the matching events on `emitter` (which
+ * the caller assigns before the run is subscribed: the emitters subscribe on a microtask).
+ */
+export function withQcEvents<O extends QcOptions>(options: O | undefined, emit: QcEmit): O {
+  const o = (options ?? {}) as O;
+  return {
+    ...o,
+    onWindow: (w: WindowStats) => {
+      o.onWindow?.(w);
+      emit('window', w);
+    },
+    onAlert: (a: AlertEvent) => {
+      o.onAlert?.(a);
+      emit('alert', a);
+    },
+    onAlignment: (a: AlignmentNotice) => {
+      o.onAlignment?.(a);
+      emit('alignment', a);
+    },
+    onDrift: (d: DriftNotice) => {
+      o.onDrift?.(d);
+      emit('drift', d);
+    },
+  };
+}
+
+/** Emits one QC event (on a ScoreEmitter or a LadderEmitter). */
+export type QcEmit = <K extends keyof QcEventMap>(event: K, ...args: QcEventMap[K]) => void;
+
+/** A QcEmit on the emitter `get()` returns (both event maps extend QcEventMap). */
+export function emitOn(get: () => ScoreEmitter | LadderEmitter): QcEmit {
+  return (event, ...args) => void (get() as EventEmitter).emit(event, ...args);
+}
+
+/** An emitter of `frame`, `end` and `error` events (and the QC events, see QcEventMap); `stop()` ends the run early. */
 export class ScoreEmitter extends EventEmitter<ScoreEventMap> {
   private subscription: Subscription | undefined;
 
@@ -39,7 +91,7 @@ export class ScoreEmitter extends EventEmitter<ScoreEventMap> {
 }
 
 /** The typed events of a ladder run. `end` has each rendition's summary, by name, in order. */
-export interface LadderEventMap {
+export interface LadderEventMap extends QcEventMap {
   frame: [result: LadderResult];
   end: [summaries: Record<string, RunSummary>];
   error: [error: Error];

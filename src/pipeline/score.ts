@@ -5,10 +5,17 @@ import type { ModelSpec } from './model/index.js';
 import type { FrameResult } from './writers/types.js';
 import type { FrameFormat } from '../types.js';
 import { labelOf, runLadder, type Delivery, type ResolvedRendition } from './ladder.js';
+import type { QcOptions } from './qc.js';
 
 export type { FrameResult } from './writers/types.js';
 
-export interface ScoreOptions {
+/**
+ * The options of a run. Besides libvmaf's, the live QC options (QcOptions: `windows`,
+ * `alerts`, `align`, `alignRange`, `drift` and their callbacks onWindow, onAlert,
+ * onAlignment, onDrift) work with every view of a run; scoreEvents() and
+ * scoreLadderEvents() also emit them as `window`, `alert`, `alignment` and `drift` events.
+ */
+export interface ScoreOptions extends QcOptions {
   /** Which feature backend computes VIF, ADM and motion. Default 'auto'. */
   backend?: BackendKind | 'auto';
   /** Frames computed at once by the cpu backend. Default: the number of cores. */
@@ -72,7 +79,7 @@ export function score(reference: FrameInput, distorted: FrameInput, options: Sco
  */
 export function scoreDeliveries(reference: FrameInput, distorted: FrameInput, options: ScoreOptions = {}): Observable<Delivery> {
   const rendition: ResolvedRendition = { input: distorted, name: 'distorted', label: labelOf(distorted, 'distorted') };
-  return runLadder(reference, [rendition], { ...options, scale: options.scale === true }).pipe(
+  return runLadder(reference, [rendition], { ...options, scale: options.scale === true }, true).pipe(
     map((delivery): Delivery => ({ result: delivery.result.result, delivered: delivery.delivered })),
   );
 }

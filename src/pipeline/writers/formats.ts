@@ -285,6 +285,14 @@ export class NdjsonWriter extends BaseWriter {
     return text + '}}\n';
   }
 
+  /**
+   * Writes one more line, `record` as JSON (a window, an alert, an alignment: lines with a
+   * `type`), between the frame lines. Returns false as writeFrame does.
+   */
+  writeRecord(record: object): boolean {
+    return this.sink.write(`${JSON.stringify(record)}\n`);
+  }
+
   protected closingText(summary: RunSummary): string {
     const fps = Number.isFinite(summary.fps) ? formatFixed(summary.fps, 2) : 'null';
     let text = `${this.lineStart}"version":${JSON.stringify(summary.version)},"fps":${fps},"frameCount":${int(summary.frameCount)},"pooled_metrics":{`;
