@@ -14,13 +14,14 @@
 // Timings depend on the machine and on whatever else runs on it: the report prints the load
 // average before and after; nothing here is asserted anywhere.
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { availableParallelism, cpus, loadavg, totalmem } from 'node:os';
+import { availableParallelism, loadavg, totalmem } from 'node:os';
 import { basename, dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 import { clipDescription, prepareClip } from './lib/clip.mjs';
+import { cpuModel } from './lib/cpu-model.mjs';
 import { measure } from './lib/measure.mjs';
 import { SUITES } from './suites/index.mjs';
 
@@ -89,16 +90,6 @@ function bundledFfmpeg() {
   const path = createRequire(import.meta.url)('@ffmpeg-installer/ffmpeg').path;
   if (!path || !existsSync(path)) throw new Error('@ffmpeg-installer/ffmpeg has no binary for this platform');
   return path;
-}
-
-function cpuModel() {
-  try {
-    const m = /^model name\s*:\s*(.+)$/m.exec(readFileSync('/proc/cpuinfo', 'utf8'));
-    if (m) return m[1].trim();
-  } catch {
-    // not Linux
-  }
-  return cpus()[0]?.model ?? 'unknown CPU';
 }
 
 /** The native addon's build time, and whether a kernel source is newer than it. */

@@ -11,38 +11,20 @@
 // Throughput: N frames encoded back to back, 8 per command buffer, the same two planes and
 // one stats slot per frame, timed from the first submit to onSubmittedWorkDone: the VIF
 // kernel's share of a frame with nothing else on the queue (no upload, no readback).
-import { openGpuDevice } from '../dist/kernels/gpu/device.js';
 import { VifKernel } from '../dist/kernels/gpu/vif/vif-kernel.js';
+import { geometriesOf, openProfileDevice, printDispatchTimes, printThroughput, takeFlag, takeOption, warmUp } from './lib/kernel-profile.mjs';
 
 const args = process.argv.slice(2);
-const opt = (name, def) => {
-  const i = args.indexOf(name);
-  if (i < 0) return def;
-  const v = args[i + 1];
-  args.splice(i, 2);
-  return v;
-};
-const flag = (name) => {
-  const i = args.indexOf(name);
-  if (i >= 0) args.splice(i, 1);
-  return i >= 0;
-};
-const frames = Number(opt('--frames', 200));
-const adapter = opt('--adapter', undefined);
-const content = opt('--content', 'mixed');
-const tileArg = opt('--tile', undefined);
-const check = flag('--check');
+const frames = Number(takeOption(args, '--frames', 200));
+const adapter = takeOption(args, '--adapter', undefined);
+const content = takeOption(args, '--content', 'mixed');
+const tileArg = takeOption(args, '--tile', undefined);
+const check = takeFlag(args, '--check');
 const tile = tileArg ? (([workgroupSize, tileWidth, tileHeight]) => ({ workgroupSize, tileWidth, tileHeight }))(tileArg.split('x').map(Number)) : undefined;
-const geometries = (args.length ? args : ['1920x1080x8']).map((g) => {
-  const [width, height, bitDepth] = g.split('x').map(Number);
-  return { width, height, bitDepth };
-});
+const geometries = geometriesOf(args);
 
-const keepAlive = setInterval(() => {}, 1000);
-const gpu = await openGpuDevice({ label: 'vif profile', ...(adapter ? { adapter } : {}) });
+const { gpu, timestamps, close } = await openProfileDevice('vif profile', adapter, `; content: ${content}`);
 const d = gpu.device;
-const timestamps = gpu.features.has('timestamp-query');
-console.log(`adapter: ${gpu.adapterName}${gpu.isSoftware ? ' (software)' : ''}; timestamps: ${timestamps ? 'yes' : 'no'}; content: ${content}`);
 
 let seed = 0x12345678;
 const rnd = () => (seed = (seed * 1664525 + 1013904223) >>> 0) / 4294967296;
@@ -85,13 +67,8 @@ for (const g of geometries) {
   const out = d.createBuffer({ size: slots * 160, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC });
   const label = `${g.width}x${g.height} ${g.bitDepth}-bit`;
 
-  // warm-up (also compiles)
-  for (let i = 0; i < 3; i++) {
-    const enc = d.createCommandEncoder();
-    kernel.encode(enc, { ref, dis }, { buffer: out, offset: 0 });
-    d.queue.submit([enc.finish()]);
-  }
-  await d.queue.onSubmittedWorkDone();
+  const pair = { ref, dis };
+  await warmUp(gpu, kernel, pair, out);
 
   if (check) {
     const { loadNative } = await import('../dist/kernels/native.js');
@@ -105,38 +82,9 @@ for (const g of geometries) {
     console.log(`${label}: accumulators ${same ? 'equal the cpu backend' : 'DIFFER FROM THE CPU BACKEND'}`);
   }
 
-  if (timestamps) {
-    const qs = d.createQuerySet({ type: 'timestamp', count: 12 });
-    const resolve = d.createBuffer({ size: 96, usage: GPUBufferUsage.QUERY_RESOLVE | GPUBufferUsage.COPY_SRC });
-    const reps = Math.min(frames, 50);
-    let names = [];
-    const sum = new Array(6).fill(0);
-    for (let r = 0; r < reps; r++) {
-      const enc = d.createCommandEncoder();
-      names = kernel.encodeProfiled(enc, { ref, dis }, { buffer: out, offset: 0 }, qs, 0);
-      enc.resolveQuerySet(qs, 0, 2 * names.length, resolve, 0);
-      d.queue.submit([enc.finish()]);
-      const t = new BigUint64Array(await gpu.read(resolve, 16 * names.length));
-      for (let i = 0; i < names.length; i++) sum[i] += Number(t[2 * i + 1] - t[2 * i]) / 1000;
-    }
-    const parts = names.map((n, i) => `${n} ${(sum[i] / reps).toFixed(1)}`);
-    const total = sum.reduce((a, b) => a + b, 0) / reps;
-    console.log(`${label}: per dispatch (us, one pass each): ${parts.join(', ')}; sum ${total.toFixed(1)} us`);
-    qs.destroy();
-    resolve.destroy();
-  }
-
-  const t1 = performance.now();
-  for (let f = 0; f < frames; f += slots) {
-    const enc = d.createCommandEncoder();
-    for (let i = 0; i < slots && f + i < frames; i++) kernel.encode(enc, { ref, dis }, { buffer: out, offset: 160 * i });
-    d.queue.submit([enc.finish()]);
-  }
-  await d.queue.onSubmittedWorkDone();
-  const ms = performance.now() - t1;
-  console.log(`${label}: ${frames} frames in ${ms.toFixed(1)} ms: ${(frames / (ms / 1000)).toFixed(0)} fps (${((ms * 1000) / frames).toFixed(1)} us/frame); kernel create ${createMs.toFixed(0)} ms; tile ${JSON.stringify(kernel.tile)}`);
+  if (timestamps) await printDispatchTimes(gpu, kernel, pair, out, frames, label);
+  await printThroughput(gpu, kernel, pair, out, { frames, slots, slotBytes: 160, label, createMs, note: `; tile ${JSON.stringify(kernel.tile)}` });
   kernel.destroy();
   for (const b of [ref, dis, out]) b.destroy();
 }
-gpu.destroy();
-clearInterval(keepAlive);
+close();

@@ -19,6 +19,7 @@ import {
   thumbnail,
   thumbnailGeometry,
 } from '../dist/pipeline/align.js';
+import { countingSource } from './helpers/counting-source.mjs';
 import { goldenDir } from './helpers/env.mjs';
 
 const CLIP = join(goldenDir, 'src01_160x90_8bit');
@@ -57,52 +58,9 @@ function writeY4m(name, y4m, indices) {
 }
 const range = (a, b) => Array.from({ length: b - a }, (_, i) => a + i);
 
-// ---------------------------------------------------------------------------------------
-// A FrameSource wrapper that counts reads and releases, per frame.
-
-function counted(source) {
-  const stats = { read: 0, released: 0, doubleReleases: 0, maxOut: 0, label: source.label };
-  const wrapped = {
-    label: source.label,
-    format: () => source.format(),
-    close: () => source.close(),
-    [Symbol.asyncIterator]() {
-      const it = source[Symbol.asyncIterator]();
-      return {
-        async next() {
-          const r = await it.next();
-          if (r.done) return r;
-          stats.read++;
-          stats.maxOut = Math.max(stats.maxOut, stats.read - stats.released);
-          const f = r.value;
-          let released = false;
-          const frame = {
-            index: f.index,
-            format: f.format,
-            luma: f.luma,
-            release() {
-              if (released) {
-                stats.doubleReleases++;
-                return;
-              }
-              released = true;
-              stats.released++;
-              f.release();
-            },
-          };
-          if (f.pts !== undefined) frame.pts = f.pts;
-          return { done: false, value: frame };
-        },
-        return: async (v) => (it.return ? it.return(v) : { done: true, value: undefined }),
-      };
-    },
-  };
-  return { source: wrapped, stats };
-}
-
 /** Opens a y4m through the counting wrapper with a small pool (4 slots: less than the search's K). */
 function open(file, poolSlots = 4) {
-  return counted(openFrameSource(file, { poolSlots }));
+  return countingSource(openFrameSource(file, { poolSlots }));
 }
 
 function assertAllReleased(...all) {

@@ -11,34 +11,10 @@ import { FEATURE_KEYS, MOTION_SAD_KEY, MOTION2_KEY, motionScoreFromSad } from '.
 import { withMotion2, motion2Sequence } from '../dist/pipeline/motion2.js';
 import { orderedMergeMap } from '../dist/pipeline/ordered-merge-map.js';
 import { goldenDir } from './helpers/env.mjs';
+import { readY4mLumas } from './helpers/y4m-lumas.mjs';
 
 const TOLERANCE = 1e-6;
 const CLIPS = ['src01_160x90_8bit', 'negated_256x144'];
-
-// ---- a minimal 8-bit 4:2:0 y4m reader (luma only) -------------------------------------
-
-function readY4m(path) {
-  const data = readFileSync(path);
-  const headerEnd = data.indexOf(0x0a);
-  const header = data.subarray(0, headerEnd).toString('latin1').split(' ');
-  assert.equal(header[0], 'YUV4MPEG2', `${path}: not a y4m file`);
-  const field = (c) => header.find((t) => t.startsWith(c))?.slice(1);
-  const width = Number(field('W'));
-  const height = Number(field('H'));
-  const chroma = field('C') ?? '420';
-  assert.ok(/^420(jpeg|mpeg2|paldv)?$/.test(chroma), `${path}: only 8-bit 4:2:0 here, got C${chroma}`);
-  const frameBytes = width * height + 2 * Math.ceil(width / 2) * Math.ceil(height / 2);
-  const lumas = [];
-  let at = headerEnd + 1;
-  while (at < data.length) {
-    const lineEnd = data.indexOf(0x0a, at);
-    assert.equal(data.subarray(at, at + 5).toString('latin1'), 'FRAME');
-    at = lineEnd + 1;
-    lumas.push(new Uint8Array(data.subarray(at, at + width * height)));
-    at += frameBytes;
-  }
-  return { width, height, lumas };
-}
 
 /** Frames that count their releases. */
 function makeFrames(clip, releases) {
@@ -70,8 +46,8 @@ function loadClip(name) {
   if (!clipCache.has(name)) {
     const dir = join(goldenDir, name);
     clipCache.set(name, {
-      ref: readY4m(join(dir, 'ref.y4m')),
-      dis: readY4m(join(dir, 'dis.y4m')),
+      ref: readY4mLumas(join(dir, 'ref.y4m')),
+      dis: readY4mLumas(join(dir, 'dis.y4m')),
       golden: JSON.parse(readFileSync(join(dir, 'libvmaf.json'), 'utf8')),
     });
   }

@@ -16,42 +16,11 @@ import { AdmKernel, ADM_STATS_LENGTH, ADM_MIN_SIZE, admPlan } from '../dist/kern
 import { loadNative } from '../dist/kernels/native.js';
 import { FINISHED_FEATURE_KEYS } from '../dist/kernels/native-features.js';
 import { goldenDir } from './helpers/env.mjs';
+import { makeRng, uploadPlane } from './helpers/gpu.mjs';
+import { readY4mLumas } from './helpers/y4m-lumas.mjs';
 
 const SEED = Number(process.env.GPU_ADM_SEED ?? 0xad3ad3) >>> 0;
 const BIT_DEPTHS = [8, 10, 12, 16];
-
-// ---- seeded random numbers ------------------------------------------------------------
-
-function makeRng(seed) {
-  // sfc32
-  let a = 0x9e3779b9, b = 0x243f6a88, c = 0xb7e15162, d = seed >>> 0;
-  const next = () => {
-    a >>>= 0; b >>>= 0; c >>>= 0; d >>>= 0;
-    const t = (a + b) | 0;
-    a = b ^ (b >>> 9);
-    b = (c + (c << 3)) | 0;
-    c = (c << 21) | (c >>> 11);
-    d = (d + 1) | 0;
-    const r = (t + d) | 0;
-    c = (c + r) | 0;
-    return r >>> 0;
-  };
-  for (let i = 0; i < 20; i++) next();
-  const float = () => next() / 4294967296;
-  return {
-    u32: next,
-    float,
-    int: (n) => Math.floor(float() * n), // 0 .. n-1
-    range: (lo, hi) => lo + Math.floor(float() * (hi - lo + 1)), // lo .. hi
-    bool: () => (next() & 1) === 1,
-    pick: (arr) => arr[Math.floor(float() * arr.length)],
-    big: (bits) => { // uniform in [0, 2^bits)
-      let v = 0n;
-      for (let i = 0; i < bits; i += 32) v = (v << 32n) | BigInt(next());
-      return v & ((1n << BigInt(bits)) - 1n);
-    },
-  };
-}
 
 // ---- the angle test's model: binary32 rounding in BigInt, then JS (binary64) arithmetic ----
 
@@ -293,28 +262,6 @@ function blurShift(src, w, h, B) {
   });
 }
 
-function readY4mLumas(path) {
-  const data = readFileSync(path);
-  const headerEnd = data.indexOf(0x0a);
-  const header = data.subarray(0, headerEnd).toString('latin1').split(' ');
-  assert.equal(header[0], 'YUV4MPEG2', `${path}: not a y4m file`);
-  const field = (c) => header.find((t) => t.startsWith(c))?.slice(1);
-  const width = Number(field('W'));
-  const height = Number(field('H'));
-  assert.ok(/^420/.test(field('C') ?? '420'), `${path}: 8-bit 4:2:0 expected`);
-  const frameBytes = width * height + 2 * Math.ceil(width / 2) * Math.ceil(height / 2);
-  const lumas = [];
-  let at = headerEnd + 1;
-  while (at < data.length) {
-    const lineEnd = data.indexOf(0x0a, at);
-    assert.equal(data.subarray(at, at + 5).toString('latin1'), 'FRAME');
-    at = lineEnd + 1;
-    lumas.push(new Uint8Array(data.subarray(at, at + width * height)));
-    at += frameBytes;
-  }
-  return { width, height, lumas };
-}
-
 // ---- the suite ----------------------------------------------------------------------------
 
 describe('gpu ADM kernel (bit-exact with the cpu backend)', function () {
@@ -346,16 +293,6 @@ describe('gpu ADM kernel (bit-exact with the cpu backend)', function () {
     return k;
   }
 
-  function upload(plane) {
-    const bytes = new Uint8Array(plane.buffer, plane.byteOffset, plane.byteLength);
-    const size = Math.max(4, Math.ceil(bytes.length / 4) * 4);
-    const buffer = gpu.device.createBuffer({ size, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST, label: 'test luma' });
-    const padded = new Uint8Array(size);
-    padded.set(bytes);
-    gpu.device.queue.writeBuffer(buffer, 0, padded);
-    return buffer;
-  }
-
   /**
    * The GPU's 36 stats for each pair, all frames recorded into one command buffer, each
    * into its own slot of one stats buffer (at odd word offsets, to exercise the slot).
@@ -370,8 +307,8 @@ describe('gpu ADM kernel (bit-exact with the cpu backend)', function () {
       const words = await gpu.withErrorScopes('gpu-adm test', async () => {
         const encoder2 = gpu.device.createCommandEncoder();
         pairs.forEach(([ref, dis], i) => {
-          const rb = upload(ref);
-          const db = dis === ref ? rb : upload(dis);
+          const rb = uploadPlane(gpu, ref);
+          const db = dis === ref ? rb : uploadPlane(gpu, dis);
           buffers.push(rb, db);
           kernel.encode(encoder2, { ref: rb, dis: db }, { buffer: out, offset: 4 * (base + slotWords * i) });
         });

@@ -8,36 +8,11 @@ import { openGpuDevice, listGpuAdapters, hasHardwareAdapter } from '../dist/kern
 import { composeWgsl, loadWgsl, f64Bits, f64Literal, i64Literal, readI64, writeI64 } from '../dist/kernels/gpu/wgsl.js';
 import { I64Reducer, REDUCE_CHUNK } from '../dist/kernels/gpu/reduce-i64.js';
 import { BackendError } from '../dist/errors.js';
+import { makeRng } from './helpers/gpu.mjs';
 
 const SEED = Number(process.env.GPU_LIB_SEED ?? 0x5eed1234) >>> 0;
 const N = Number(process.env.GPU_LIB_N ?? 1 << 19); // inputs per op
 const MASK64 = (1n << 64n) - 1n;
-
-// ---- seeded random numbers ------------------------------------------------------------
-
-function makeRng(seed) {
-  // sfc32
-  let a = 0x9e3779b9, b = 0x243f6a88, c = 0xb7e15162, d = seed >>> 0;
-  const next = () => {
-    a >>>= 0; b >>>= 0; c >>>= 0; d >>>= 0;
-    const t = (a + b) | 0;
-    a = b ^ (b >>> 9);
-    b = (c + (c << 3)) | 0;
-    c = (c << 21) | (c >>> 11);
-    d = (d + 1) | 0;
-    const r = (t + d) | 0;
-    c = (c + r) | 0;
-    return r >>> 0;
-  };
-  for (let i = 0; i < 20; i++) next();
-  return {
-    u32: next,
-    int: (n) => Math.floor((next() / 4294967296) * n), // 0 .. n-1
-    bool: () => (next() & 1) === 1,
-    pick: (arr) => arr[Math.floor((next() / 4294967296) * arr.length)],
-    u64: () => (BigInt(next()) << 32n) | BigInt(next()),
-  };
-}
 
 // ---- doubles as words -------------------------------------------------------------------
 

@@ -15,6 +15,7 @@ import { lastValueFrom, toArray } from 'rxjs';
 import { score, scoreLadder, scoreLadderIterator, scoreLadderEvents, openFrameSource, groupFrames } from '../dist/index.js';
 import { parseDistorted } from '../dist/cli/args.js';
 import { UploadSlot } from '../dist/pool/staging-ring.js';
+import { countingSource } from './helpers/counting-source.mjs';
 import { goldenDir } from './helpers/env.mjs';
 
 const BIN = fileURLToPath(new URL('../bin/vmaf-stream', import.meta.url));
@@ -34,48 +35,6 @@ function encode(name, args) {
 
 function cli(args, options = {}) {
   return spawnSync(process.execPath, [BIN, ...args], { encoding: 'utf8', timeout: 300000, ...options });
-}
-
-/** A FrameSource over another that counts frames read, released, and out at once. */
-function counting(source) {
-  const stats = { read: 0, released: 0, doubleReleases: 0, out: 0, maxOut: 0 };
-  const wrapped = {
-    label: source.label,
-    format: () => source.format(),
-    close: () => source.close(),
-    [Symbol.asyncIterator]() {
-      const inner = source[Symbol.asyncIterator]();
-      return {
-        next: async () => {
-          const step = await inner.next();
-          if (step.done) return step;
-          const frame = step.value;
-          stats.read++;
-          stats.out++;
-          stats.maxOut = Math.max(stats.maxOut, stats.out);
-          let released = false;
-          return {
-            done: false,
-            value: {
-              ...frame,
-              release() {
-                if (released) {
-                  stats.doubleReleases++;
-                  return;
-                }
-                released = true;
-                stats.released++;
-                stats.out--;
-                frame.release();
-              },
-            },
-          };
-        },
-        return: (v) => inner.return?.(v) ?? Promise.resolve({ done: true, value: undefined }),
-      };
-    },
-  };
-  return { source: wrapped, stats };
 }
 
 /** Every value of every frame the same, bit for bit (Object.is). */
@@ -123,7 +82,7 @@ describe('ladder', function () {
   describe('library (cpu backend)', function () {
     it("gives each rendition exactly its own single-pair run's results, the reference read once and released once", async function () {
       const warnings = [];
-      const { source, stats } = counting(openFrameSource(REF, { poolSlots: 8 }));
+      const { source, stats } = countingSource(openFrameSource(REF, { poolSlots: 8 }));
       const options = { backend: 'cpu', threads: 2, models: [MODEL], maxFramesInFlight: 6 };
       const ladder = await lastValueFrom(
         scoreLadder(source, [low, { input: high, name: 'hi' }, small, short], { ...options, onWarning: (m) => warnings.push(m) }).pipe(toArray()),
@@ -206,7 +165,7 @@ describe('ladder', function () {
       const options = { threads: 2, models: [MODEL], frameCnt: 6 };
       const renditions = [low, { input: high, name: 'hi' }, small, tiny];
       const cpu = await lastValueFrom(scoreLadder(REF, renditions, { ...options, backend: 'cpu' }).pipe(toArray()));
-      const { source, stats } = counting(openFrameSource(REF, { poolSlots: 8 }));
+      const { source, stats } = countingSource(openFrameSource(REF, { poolSlots: 8 }));
       // Count the host -> GPU uploads: one reference and each rendition present per frame.
       const write = UploadSlot.prototype.write;
       let uploads = 0;

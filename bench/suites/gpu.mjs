@@ -41,11 +41,10 @@
 // here, when run.mjs imports the suites (before it parses its own). BENCH_GPU_SOFTWARE=1
 // and BENCH_GPU_FRAMES=N in the environment do the same.
 import { execFile } from 'node:child_process';
-import { readFileSync } from 'node:fs';
-import { cpus } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
+import { cpuModel } from '../lib/cpu-model.mjs';
 import { prepareRing, ringDescription } from '../lib/frame-ring.mjs';
 import decode from './decode.mjs';
 
@@ -93,16 +92,6 @@ function takeOptions(argv, env) {
     } else i++;
   }
   return opts;
-}
-
-function cpuModel() {
-  try {
-    const m = /^model name\s*:\s*(.+)$/m.exec(readFileSync('/proc/cpuinfo', 'utf8'));
-    if (m) return m[1].trim();
-  } catch {
-    // not Linux
-  }
-  return cpus()[0]?.model ?? 'unknown CPU';
 }
 
 const mib = (kib) => (kib ? kib / 1024 : null);

@@ -36,9 +36,9 @@ import { extractPairs, type FeatureBackend } from './backend.js';
 import type { Frame, FrameFeatures, FrameGroup, FramePair, GroupFeatures } from '../types.js';
 import { BackendError, VmafError } from '../errors.js';
 import { loadNative, type FrameStatsResult } from './native.js';
-import { featureValues, motionScoreFromSad } from './native-features.js';
+import { finishGroup, type GroupStats } from './native-features.js';
 import { orderedMergeMap } from '../pipeline/ordered-merge-map.js';
-import { withGroupMotion2, type MotionEntry, type MotionGroup } from '../pipeline/motion2.js';
+import { withGroupMotion2, type MotionGroup } from '../pipeline/motion2.js';
 import { Credits } from '../pipeline/credits.js';
 
 export interface CpuBackendOptions {
@@ -76,19 +76,6 @@ interface Job {
   /** The previous group's reference frame; absent for the first group. */
   prev: Held | undefined;
   scored: boolean;
-}
-
-/** Per rendition: its stats (scored), null (present, not scored), undefined (absent). */
-type RenditionStats = { stats: BigInt64Array; disPts: number | undefined } | null | undefined;
-
-interface JobResult {
-  index: number;
-  refPts: number | undefined;
-  width: number;
-  height: number;
-  bitDepth: number;
-  renditions: RenditionStats[];
-  sad: bigint | null;
 }
 
 export class CpuBackend implements FeatureBackend {
@@ -169,7 +156,7 @@ export class CpuBackend implements FeatureBackend {
         }
       };
 
-      const run = async (job: Job): Promise<JobResult> => {
+      const run = async (job: Job): Promise<GroupStats> => {
         waiting.delete(job);
         const { group } = job;
         try {
@@ -177,7 +164,7 @@ export class CpuBackend implements FeatureBackend {
           const { width, height, bitDepth } = ref.format;
           const prev = job.prev?.frame;
           if (prev) assertSameGeometry(prev, ref, group.index, 'previous reference');
-          const base = { index: group.index, refPts: ref.pts, width, height, bitDepth };
+          const base = { index: group.index, refPts: ref.pts, geometry: { width, height, bitDepth } };
           if (!job.scored) {
             // The distorted frames are already released: not even their pts are read.
             const sad = prev ? await limited(() => native.computeMotionSad(prev.luma, ref.luma, width, height, bitDepth)) : null;
@@ -195,7 +182,7 @@ export class CpuBackend implements FeatureBackend {
           const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
           if (failed) throw failed.reason;
           const results = settled.map((s) => (s as PromiseFulfilledResult<FrameStatsResult | undefined>).value);
-          const renditions = job.dis.map((h, k): RenditionStats => (h ? { stats: results[k]!.stats, disPts: h.frame.pts } : undefined));
+          const renditions = job.dis.map((h, k): GroupStats['renditions'][number] => (h ? { stats: results[k]!.stats, disPts: h.frame.pts } : undefined));
           const sad = first >= 0 ? results[first]!.sad : null;
           return { ...base, renditions, sad };
         } catch (error) {
@@ -205,18 +192,9 @@ export class CpuBackend implements FeatureBackend {
         }
       };
 
-      const finish = (r: JobResult): MotionGroup => {
+      const finish = (r: GroupStats): MotionGroup => {
         try {
-          const motionScore = r.sad === null ? 0 : motionScoreFromSad(r.sad, r.width, r.height);
-          const renditions = r.renditions.map((x): MotionEntry | null | undefined => {
-            if (!x) return x;
-            const entry: MotionEntry = { features: featureValues(native.finishFeatures(x.stats, r.width, r.height, r.bitDepth), motionScore) };
-            if (x.disPts !== undefined) entry.disPts = x.disPts;
-            return entry;
-          });
-          const group: MotionGroup = { index: r.index, motionScore, renditions };
-          if (r.refPts !== undefined) group.refPts = r.refPts;
-          return group;
+          return finishGroup(native, r);
         } catch (error) {
           throw asBackendError(error, r.index);
         }

@@ -11,7 +11,8 @@
  * integer_motion2 needs the next frame; pipeline/motion2.ts appends it.
  */
 import type { FeatureValues } from '../types.js';
-import { FINISHED_FEATURE_COUNT } from './native.js';
+import type { MotionEntry, MotionGroup } from '../pipeline/motion2.js';
+import { FINISHED_FEATURE_COUNT, type NativeAddon } from './native.js';
 
 /** libvmaf's name for a frame's own motion score (the SAD against the previous frame). */
 export const MOTION_SAD_KEY = 'VMAF_integer_feature_motion_sad_score';
@@ -90,4 +91,37 @@ export function featureValues(finished: ArrayLike<number>, motionScore: number):
     features[key] = key === MOTION_SAD_KEY ? motionScore : finished[FINISHED_INDEX.get(key)!]!;
   }
   return features;
+}
+
+/**
+ * One group's statistics as a backend's job leaves them (the gpu backend reads back the
+ * same stats arrays the cpu backend computes), before finishFeatures.
+ */
+export interface GroupStats {
+  index: number;
+  refPts: number | undefined;
+  geometry: { width: number; height: number; bitDepth: number };
+  /** Per rendition: its stats (scored), null (present, not scored), undefined (absent). */
+  renditions: ReadonlyArray<{ stats: BigInt64Array; disPts: number | undefined } | null | undefined>;
+  /** The reference's SAD against the previous reference; null for the first frame. */
+  sad: bigint | null;
+}
+
+/**
+ * A group's features, shared by both backends: the motion score from the SAD (0 for the
+ * first frame), each scored rendition's stats through finishFeatures, keyed by
+ * featureValues; null and undefined renditions as they are.
+ */
+export function finishGroup(native: Pick<NativeAddon, 'finishFeatures'>, r: GroupStats): MotionGroup {
+  const { width, height, bitDepth } = r.geometry;
+  const motionScore = r.sad === null ? 0 : motionScoreFromSad(r.sad, width, height);
+  const renditions = r.renditions.map((x): MotionEntry | null | undefined => {
+    if (!x) return x;
+    const entry: MotionEntry = { features: featureValues(native.finishFeatures(x.stats, width, height, bitDepth), motionScore) };
+    if (x.disPts !== undefined) entry.disPts = x.disPts;
+    return entry;
+  });
+  const group: MotionGroup = { index: r.index, motionScore, renditions };
+  if (r.refPts !== undefined) group.refPts = r.refPts;
+  return group;
 }

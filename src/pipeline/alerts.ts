@@ -58,6 +58,7 @@ import {
   spanCovered,
   spanOf,
   spanText,
+  subscribePerStream,
   type Keyed,
   type RenditionResult,
   type Span,
@@ -244,78 +245,66 @@ export function alerts<T = FrameResult | RenditionResult>(specs: ReadonlyArray<s
 
   return (source) =>
     new Observable<AlertEvent>((subscriber) => {
-      const streams = new Map<string | undefined, AlertStream>();
       const scratch = { buffer: new Float64Array(64) };
       const one = new Float64Array(1);
 
-      return source.subscribe({
-        next: (item) => {
-          try {
-            const { key, result } = select(item);
-            let stream = streams.get(key);
-            if (!stream) {
-              stream = {
-                clock: new StreamClock(options.fps),
-                states: parsed.map((spec) => ({
-                  ring: spec.over ? new FrameRing(1, 'frames' in spec.over ? spec.over.frames : 16) : undefined,
-                  holding: false,
-                  active: false,
-                  frames: 0,
-                  since: { index: 0 },
-                })),
-              };
-              streams.set(key, stream);
-            }
-            const { clock } = stream;
-            clock.advance(result);
-            for (let s = 0; s < parsed.length; s++) {
-              const spec = parsed[s]!;
-              if (spec.rendition !== undefined && spec.rendition !== key) continue;
-              const state = stream.states[s]!;
-              const context = `alert "${spec.text}"${key === undefined ? '' : ` (${key})`}`;
-              if ((spec.over && 'seconds' in spec.over) || (spec.for && 'seconds' in spec.for)) clock.requireTime(context);
-              const raw = metricValue(result, spec.metric);
-              if (raw === undefined) throw missingMetric(context, spec.metric, result);
+      return subscribePerStream(
+        source,
+        subscriber,
+        select,
+        (): AlertStream => ({
+          clock: new StreamClock(options.fps),
+          states: parsed.map((spec) => ({
+            ring: spec.over ? new FrameRing(1, 'frames' in spec.over ? spec.over.frames : 16) : undefined,
+            holding: false,
+            active: false,
+            frames: 0,
+            since: { index: 0 },
+          })),
+        }),
+        (key, stream, result) => {
+          const { clock } = stream;
+          for (let s = 0; s < parsed.length; s++) {
+            const spec = parsed[s]!;
+            if (spec.rendition !== undefined && spec.rendition !== key) continue;
+            const state = stream.states[s]!;
+            const context = `alert "${spec.text}"${key === undefined ? '' : ` (${key})`}`;
+            if ((spec.over && 'seconds' in spec.over) || (spec.for && 'seconds' in spec.for)) clock.requireTime(context);
+            const raw = metricValue(result, spec.metric);
+            if (raw === undefined) throw missingMetric(context, spec.metric, result);
 
-              let value: number | undefined = raw;
-              if (spec.over && state.ring) {
-                const ring = state.ring;
-                if ('frames' in spec.over) while (ring.size >= spec.over.frames) ring.shift();
-                one[0] = raw;
-                ring.push(result.index, clock.time, one);
-                ring.trim(spec.over, clock.time);
-                if (!spanCovered(spec.over, clock)) value = undefined;
-                else {
-                  const stats = columnStats(ring, 0, percentile[s]!, scratch);
-                  value = spec.stat!.startsWith('p') ? stats.percentiles[0]! : stats[spec.stat as 'mean' | 'min' | 'max' | 'harmonic_mean'];
-                }
-              }
-
-              const holds = value !== undefined && compare(value, spec.comparator, spec.threshold);
-              if (holds) {
-                if (!state.holding) {
-                  state.holding = true;
-                  state.frames = 0;
-                  state.since = clock.time === undefined ? { index: result.index } : { index: result.index, pts: clock.time, time: clock.time };
-                }
-                state.frames++;
-                if (!state.active && reached(spec.for, state, clock)) {
-                  state.active = true;
-                  subscriber.next(event(spec, 'start', key, result.index, clock.time, value!, state));
-                }
-              } else {
-                if (state.active) subscriber.next(event(spec, 'clear', key, result.index, clock.time, value ?? NaN, state));
-                state.holding = false;
-                state.active = false;
+            let value: number | undefined = raw;
+            if (spec.over && state.ring) {
+              const ring = state.ring;
+              one[0] = raw;
+              ring.slide(spec.over, result.index, clock.time, one);
+              if (!spanCovered(spec.over, clock)) value = undefined;
+              else {
+                const stats = columnStats(ring, 0, percentile[s]!, scratch);
+                value = spec.stat!.startsWith('p') ? stats.percentiles[0]! : stats[spec.stat as 'mean' | 'min' | 'max' | 'harmonic_mean'];
               }
             }
-          } catch (error) {
-            subscriber.error(error);
+
+            const holds = value !== undefined && compare(value, spec.comparator, spec.threshold);
+            if (holds) {
+              if (!state.holding) {
+                state.holding = true;
+                state.frames = 0;
+                state.since = clock.time === undefined ? { index: result.index } : { index: result.index, pts: clock.time, time: clock.time };
+              }
+              state.frames++;
+              if (!state.active && reached(spec.for, state, clock)) {
+                state.active = true;
+                subscriber.next(event(spec, 'start', key, result.index, clock.time, value!, state));
+              }
+            } else {
+              if (state.active) subscriber.next(event(spec, 'clear', key, result.index, clock.time, value ?? NaN, state));
+              state.holding = false;
+              state.active = false;
+            }
           }
         },
-        error: (error) => subscriber.error(error),
-        complete: () => subscriber.complete(),
-      });
+      );
     });
 }
 

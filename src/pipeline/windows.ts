@@ -53,7 +53,7 @@
  * Memory: O(window) per stream (a ring buffer of the window's frames, all metrics side by
  * side); O(window log window) work per emitted window and metric.
  */
-import { Observable, type OperatorFunction } from 'rxjs';
+import { Observable, type OperatorFunction, type Subscriber, type Subscription } from 'rxjs';
 import { UsageError } from '../errors.js';
 import { PooledStats } from './pooling.js';
 import type { FrameResult } from './writers/types.js';
@@ -260,6 +260,16 @@ export class FrameRing {
   }
 
   /**
+   * Adds the newest frame to a window of `span`: a frame window drops its oldest frame
+   * first (its ring's capacity is N), a time window, once the new frame's time is known.
+   */
+  slide(span: Span, index: number, time: number | undefined, values: ArrayLike<number>): void {
+    if ('frames' in span) while (this.size >= span.frames) this.shift();
+    this.push(index, time, values);
+    this.trim(span, time);
+  }
+
+  /**
    * Drops the oldest frames that fall out of a window of `span` ending at the newest
    * frame (time `now`); the newest frame always stays.
    */
@@ -285,6 +295,45 @@ export class FrameRing {
     this.head = 0;
     this.capacity = capacity;
   }
+}
+
+/**
+ * The subscription of an operator that keeps a state per stream (rendition): rollingWindows,
+ * alerts. Each item's result goes to `next` with its stream's key and state, made by
+ * `create` at the stream's first frame, the state's clock already advanced to the result;
+ * an error thrown by `next` errors the output. When the source completes, `complete` (if
+ * any) runs before the output completes.
+ */
+export function subscribePerStream<T, S extends { clock: StreamClock }, R>(
+  source: Observable<T>,
+  subscriber: Subscriber<R>,
+  select: (item: T) => Keyed,
+  create: () => S,
+  next: (key: string | undefined, stream: S, result: FrameResult) => void,
+  complete?: (streams: ReadonlyMap<string | undefined, S>) => void,
+): Subscription {
+  const streams = new Map<string | undefined, S>();
+  return source.subscribe({
+    next: (item) => {
+      try {
+        const { key, result } = select(item);
+        let stream = streams.get(key);
+        if (!stream) {
+          stream = create();
+          streams.set(key, stream);
+        }
+        stream.clock.advance(result);
+        next(key, stream, result);
+      } catch (error) {
+        subscriber.error(error);
+      }
+    },
+    error: (error) => subscriber.error(error),
+    complete: () => {
+      complete?.(streams);
+      subscriber.complete();
+    },
+  });
 }
 
 /** Whether the stream so far covers a window of `span` (see the module comment). */
@@ -420,7 +469,6 @@ export function rollingWindows<T = FrameResult | RenditionResult>(spec: RollingW
 
   return (source) =>
     new Observable<WindowStats>((subscriber) => {
-      const streams = new Map<string | undefined, WindowStream>();
       const scratch = { buffer: new Float64Array(64) };
       const values = new Float64Array(metrics.length);
 
@@ -452,52 +500,42 @@ export function rollingWindows<T = FrameResult | RenditionResult>(spec: RollingW
         }
       };
 
-      return source.subscribe({
-        next: (item) => {
-          try {
-            const { key, result } = select(item);
-            let stream = streams.get(key);
-            if (!stream) {
-              stream = { clock: new StreamClock(spec.fps), ring: new FrameRing(metrics.length, 'frames' in window ? window.frames : 16), emittedAt: 0, nextMark: 0 };
-              if ('seconds' in hop) stream.nextMark = hop.seconds;
-              streams.set(key, stream);
-            }
-            const { clock, ring } = stream;
-            clock.advance(result);
-            if (timed) clock.requireTime(`${key === undefined ? '' : `${key}: `}${context}`);
-            for (let m = 0; m < metrics.length; m++) {
-              const value = metricValue(result, metrics[m]!);
-              if (value === undefined) throw missingMetric(`rolling ${context}${key === undefined ? '' : ` (${key})`}`, metrics[m]!, result);
-              values[m] = value;
-            }
-            // A frame window drops its oldest frame first (its ring's capacity is N); a time
-            // window, once the new frame's time is known.
-            if ('frames' in window) while (ring.size >= window.frames) ring.shift();
-            ring.push(result.index, clock.time, values);
-            ring.trim(window, clock.time);
+      return subscribePerStream(
+        source,
+        subscriber,
+        select,
+        (): WindowStream => ({
+          clock: new StreamClock(spec.fps),
+          ring: new FrameRing(metrics.length, 'frames' in window ? window.frames : 16),
+          emittedAt: 0,
+          nextMark: 'seconds' in hop ? hop.seconds : 0,
+        }),
+        (key, stream, result) => {
+          const { clock, ring } = stream;
+          if (timed) clock.requireTime(`${key === undefined ? '' : `${key}: `}${context}`);
+          for (let m = 0; m < metrics.length; m++) {
+            const value = metricValue(result, metrics[m]!);
+            if (value === undefined) throw missingMetric(`rolling ${context}${key === undefined ? '' : ` (${key})`}`, metrics[m]!, result);
+            values[m] = value;
+          }
+          ring.slide(window, result.index, clock.time, values);
 
-            let due: boolean;
-            if ('frames' in hop) due = clock.count % hop.frames === 0;
-            else {
-              const end = clock.elapsed();
-              due = end >= stream.nextMark - TIME_EPSILON;
-              while (stream.nextMark - TIME_EPSILON <= end) stream.nextMark += hop.seconds;
-            }
-            if (due && (partial || spanCovered(window, clock))) emit(key, stream);
-          } catch (error) {
-            subscriber.error(error);
+          let due: boolean;
+          if ('frames' in hop) due = clock.count % hop.frames === 0;
+          else {
+            const end = clock.elapsed();
+            due = end >= stream.nextMark - TIME_EPSILON;
+            while (stream.nextMark - TIME_EPSILON <= end) stream.nextMark += hop.seconds;
+          }
+          if (due && (partial || spanCovered(window, clock))) emit(key, stream);
+        },
+        (streams) => {
+          if (!flush) return;
+          for (const [key, stream] of streams) {
+            if (stream.emittedAt !== stream.clock.count && (partial || spanCovered(window, stream.clock))) emit(key, stream);
           }
         },
-        error: (error) => subscriber.error(error),
-        complete: () => {
-          if (flush) {
-            for (const [key, stream] of streams) {
-              if (stream.emittedAt !== stream.clock.count && (partial || spanCovered(window, stream.clock))) emit(key, stream);
-            }
-          }
-          subscriber.complete();
-        },
-      });
+      );
     });
 }
 

@@ -24,6 +24,8 @@
 #include <memory>
 #include <vector>
 
+#include "cpu_features.h"
+
 // On x86-64 with GCC or Clang the whole per-frame computation is compiled a second time for
 // AVX2 (a target attribute, chosen at run time); the code is the same, so are the results.
 // Define VMAFS_ADM_NO_AVX2 to build without it.
@@ -677,14 +679,6 @@ __attribute__((target("avx2"), flatten)) void computeStatsAvx2(const LumaPlane& 
                                                                const LumaPlane& dis,
                                                                uint64_t* acc) {
   computeStats(ref, dis, acc);
-}
-
-bool cpuHasAvx2() {
-  static const bool has = [] {
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx2") != 0;
-  }();
-  return has;
 }
 #endif
 

@@ -18,6 +18,8 @@
 #include <cstddef>
 #include <memory>
 
+#include "cpu_features.h"
+
 // Kernel selection. Define VMAFS_VIF_NO_SIMD (portable code only) or VMAFS_VIF_NO_AVX2 to
 // build and test the other paths; all paths give identical results.
 #if (defined(__SSE2__) || defined(_M_X64) || defined(_M_AMD64)) && !defined(VMAFS_VIF_NO_SIMD)
@@ -245,14 +247,6 @@ __attribute__((target("avx2"))) void filterBlockAvx2(const uint16_t* const* up,
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + i + 8),
                         _mm256_permute2x128_si256(lo, hi, 0x31));  // lanes 8-15
   }
-}
-
-bool cpuHasAvx2() {
-  static const bool has = [] {
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx2") != 0;
-  }();
-  return has;
 }
 #endif
 

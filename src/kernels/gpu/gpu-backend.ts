@@ -66,9 +66,9 @@ import { extractPairs, type FeatureBackend } from '../backend.js';
 import type { Frame, FrameFeatures, FrameGroup, FramePair, GroupFeatures } from '../../types.js';
 import { BackendError, VmafError } from '../../errors.js';
 import { loadNative, type NativeAddon } from '../native.js';
-import { featureValues, motionScoreFromSad } from '../native-features.js';
+import { finishGroup, type GroupStats } from '../native-features.js';
 import { orderedMergeMap } from '../../pipeline/ordered-merge-map.js';
-import { withGroupMotion2, type MotionEntry, type MotionGroup } from '../../pipeline/motion2.js';
+import { withGroupMotion2, type MotionGroup } from '../../pipeline/motion2.js';
 import { bytesOf } from '../../pool/frame-pool.js';
 import { DEFAULT_FENCE_TIMEOUT_MS, StagingPool, type ReadbackSlot, type UploadSlot } from '../../pool/staging-ring.js';
 import { openGpuDevice, type GpuDevice } from './device.js';
@@ -367,16 +367,6 @@ interface Submitted {
   submittedAt: number;
 }
 
-interface JobResult {
-  index: number;
-  refPts: number | undefined;
-  geometry: FrameGeometry;
-  /** Per rendition: its stats (scored), null (present, not scored), undefined (absent). */
-  renditions: Array<{ stats: BigInt64Array; disPts: number | undefined } | null | undefined>;
-  /** Null for the first frame (no previous reference). */
-  sad: bigint | null;
-}
-
 const CANCELLED = Symbol('cancelled');
 
 /** One subscription's state: its staging pool, its reference chain, its submission chain. */
@@ -416,7 +406,7 @@ class GpuStream {
     return job;
   }
 
-  async run(job: Job): Promise<JobResult> {
+  async run(job: Job): Promise<GroupStats> {
     this.#waiting.delete(job);
     const step = this.#chain.then(() => this.#submit(job));
     this.#chain = step.catch(() => undefined);
@@ -438,7 +428,7 @@ class GpuStream {
       const { motionOffset, blockBytes, bytes: statsBytes } = this.#layout!;
       const words = new Uint32Array(bytes, 0, statsBytes / 4);
       const sad = s.hasPrev ? (BigInt(words[motionOffset / 4 + 1]!) << 32n) | BigInt(words[motionOffset / 4]!) : null;
-      const renditions = s.renditions.map((r, k): JobResult['renditions'][number] => {
+      const renditions = s.renditions.map((r, k): GroupStats['renditions'][number] => {
         if (!r.present) return undefined;
         if (!s.scored) return null;
         return { stats: new BigInt64Array(bytes.slice(k * blockBytes, (k + 1) * blockBytes)), disPts: r.disPts };
@@ -455,19 +445,9 @@ class GpuStream {
     }
   }
 
-  finish(r: JobResult): MotionGroup {
+  finish(r: GroupStats): MotionGroup {
     try {
-      const { width, height, bitDepth } = r.geometry;
-      const motionScore = r.sad === null ? 0 : motionScoreFromSad(r.sad, width, height);
-      const renditions = r.renditions.map((x): MotionEntry | null | undefined => {
-        if (!x) return x;
-        const entry: MotionEntry = { features: featureValues(this.#native.finishFeatures(x.stats, width, height, bitDepth), motionScore) };
-        if (x.disPts !== undefined) entry.disPts = x.disPts;
-        return entry;
-      });
-      const group: MotionGroup = { index: r.index, motionScore, renditions };
-      if (r.refPts !== undefined) group.refPts = r.refPts;
-      return group;
+      return finishGroup(this.#native, r);
     } catch (error) {
       throw asBackendError(error, r.index);
     }

@@ -1,4 +1,4 @@
-// #include "adm-common.wgsl"
+// #include "adm-dwt.wgsl"
 // #include "../lib/luma.wgsl"
 //
 // ADM pass 1, scale 0: DWT of the ref and dis luma planes, the LL bands (the input of
@@ -22,23 +22,8 @@
 
 override BITDEPTH: u32 = 8u;
 
-struct DwtParams {
-  size: vec4<u32>,   // input width, input height, band width w, band height h
-  org: vec4<u32>,    // band x, y of tile (0, 0); write_ll; scale
-  grown: vec4<u32>,  // left, right, top, bottom (half-open): where decouple/CSF are stored
-  base: vec4<u32>,   // f_base, m_base, Q32 CSF weight h/v, Q32 CSF weight d (scales 1..3)
-  shifts: vec4<u32>, // vertical shift, horizontal shift (scales 1..3)
-}
-
 @group(0) @binding(0) var<storage, read> ref_luma: array<u32>;
 @group(0) @binding(1) var<storage, read> dis_luma: array<u32>;
-@group(0) @binding(2) var<storage, read_write> ll_out: array<i32>;
-@group(0) @binding(3) var<storage, read_write> fbuf: array<vec2<i32>>;
-@group(0) @binding(4) var<storage, read_write> mbuf: array<vec4<u32>>;
-@group(0) @binding(5) var<uniform> P: DwtParams;
-
-var<workgroup> tile_in: array<i32, 2u * ADM_IN_H * ADM_IN_W>;  // [img][row][col]
-var<workgroup> tile_v: array<i32, 4u * ADM_TH * ADM_IN_W>;     // [img][lo, hi][row][col]
 
 fn sample(img: u32, i: u32) -> u32 {
   if (BITDEPTH == 8u) {
@@ -86,30 +71,22 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>,
 
   // Input window: rows 2 y0 - 1 .. 2 y0 + 2 TH, columns 2 x0 - 1 .. 2 x0 + 2 TW, mirrored.
   for (var i = lid; i < 2u * ADM_IN_H * ADM_IN_W; i += ADM_WG) {
-    let img = i / (ADM_IN_H * ADM_IN_W);
-    let rc = i - img * (ADM_IN_H * ADM_IN_W);
-    let r = rc / ADM_IN_W;
-    let c = rc - r * ADM_IN_W;
-    let sy = u32(adm_mirror(i32(2u * y0 + r) - 1, i32(in_h)));
-    let sx = u32(adm_mirror(i32(2u * x0 + c) - 1, i32(in_w)));
-    tile_in[i] = i16c(i32(sample(img, sy * in_w + sx)) - centre);
+    let src = dwt_window_source(i, x0, y0, in_w, in_h);
+    tile_in[i] = i16c(i32(sample(src.x, src.y)) - centre);
   }
   workgroupBarrier();
 
   // Vertical filter: vlo = (sum L c + 2^(B-1)) >> B, vhi likewise (int16 results).
   for (var i = lid; i < 2u * ADM_TH * ADM_IN_W; i += ADM_WG) {
-    let img = i / (ADM_TH * ADM_IN_W);
-    let rc = i - img * (ADM_TH * ADM_IN_W);
-    let r = rc / ADM_IN_W;
-    let c = rc - r * ADM_IN_W;
-    let b = img * (ADM_IN_H * ADM_IN_W) + 2u * r * ADM_IN_W + c;
+    let at = dwt_vertical_at(i);
+    let b = at.x;
     let s0 = tile_in[b];
     let s1 = tile_in[b + ADM_IN_W];
     let s2 = tile_in[b + 2u * ADM_IN_W];
     let s3 = tile_in[b + 3u * ADM_IN_W];
     let lo = i16c((ADM_L0 * s0 + ADM_L1 * s1 + ADM_L2 * s2 + ADM_L3 * s3 + centre) >> BITDEPTH);
     let hi = i16c((ADM_H0 * s0 + ADM_H1 * s1 + ADM_H2 * s2 + ADM_H3 * s3 + centre) >> BITDEPTH);
-    let o = (img * 2u * ADM_TH + r) * ADM_IN_W + c;
+    let o = at.y;
     tile_v[o] = lo;
     tile_v[o + ADM_TH * ADM_IN_W] = hi;
   }
@@ -123,11 +100,8 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>,
   let db = horizontal(1u, lx, ly);
   if (x < w && y < h) {
     let pos = y * w + x;
-    if (P.org.z != 0u) {
-      ll_out[pos] = rb.x;
-      ll_out[w * h + pos] = db.x;
-    }
-    if (x >= P.grown.x && x < P.grown.y && y >= P.grown.z && y < P.grown.w) {
+    dwt_write_ll(pos, w, h, rb.x, db.x);
+    if (dwt_in_grown(x, y)) {
       let angle = adm_angle_i16(rb.y, rb.z, db.y, db.z);
       let rh = adm_decouple0(rb.y, db.y, angle);
       let rv = adm_decouple0(rb.z, db.z, angle);

@@ -1,4 +1,4 @@
-// #include "adm-common.wgsl"
+// #include "adm-dwt.wgsl"
 //
 // ADM pass 1, scales 1..3: the same as adm-dwt0.wgsl, on the previous scale's LL bands
 // (int32) with adm.h's 64-bit DWT sums ("scales 1..3"):
@@ -10,22 +10,7 @@
 //   mbuf[m_base + 3 pos ...] = (C0, C1, rh0, rv0), (rd0, rh1, rv1, rd1), (oh, ov, od, 0)
 // and, when write_ll (scales 1, 2), the LL bands as in adm-dwt0.wgsl.
 
-struct DwtParams {
-  size: vec4<u32>,   // input width, input height, band width w, band height h
-  org: vec4<u32>,    // band x, y of tile (0, 0); write_ll; scale
-  grown: vec4<u32>,  // left, right, top, bottom (half-open): where decouple/CSF are stored
-  base: vec4<u32>,   // f_base, m_base, Q32 CSF weight h/v, Q32 CSF weight d
-  shifts: vec4<u32>, // vertical shift (0 or 16), horizontal shift (15 or 16)
-}
-
 @group(0) @binding(0) var<storage, read> ll_in: array<i32>;
-@group(0) @binding(2) var<storage, read_write> ll_out: array<i32>;
-@group(0) @binding(3) var<storage, read_write> fbuf: array<vec2<i32>>;
-@group(0) @binding(4) var<storage, read_write> mbuf: array<vec4<u32>>;
-@group(0) @binding(5) var<uniform> P: DwtParams;
-
-var<workgroup> tile_in: array<i32, 2u * ADM_IN_H * ADM_IN_W>;  // [img][row][col]
-var<workgroup> tile_v: array<i32, 4u * ADM_TH * ADM_IN_W>;     // [img][lo, hi][row][col]
 
 const LO = vec4<i32>(ADM_L0, ADM_L1, ADM_L2, ADM_L3);
 const HI = vec4<i32>(ADM_H0, ADM_H1, ADM_H2, ADM_H3);
@@ -74,25 +59,17 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>,
   let plane_in = in_w * in_h;
 
   for (var i = lid; i < 2u * ADM_IN_H * ADM_IN_W; i += ADM_WG) {
-    let img = i / (ADM_IN_H * ADM_IN_W);
-    let rc = i - img * (ADM_IN_H * ADM_IN_W);
-    let r = rc / ADM_IN_W;
-    let c = rc - r * ADM_IN_W;
-    let sy = u32(adm_mirror(i32(2u * y0 + r) - 1, i32(in_h)));
-    let sx = u32(adm_mirror(i32(2u * x0 + c) - 1, i32(in_w)));
-    tile_in[i] = ll_in[img * plane_in + sy * in_w + sx];
+    let src = dwt_window_source(i, x0, y0, in_w, in_h);
+    tile_in[i] = ll_in[src.x * plane_in + src.y];
   }
   workgroupBarrier();
 
   let vsh = P.shifts.x;
   for (var i = lid; i < 2u * ADM_TH * ADM_IN_W; i += ADM_WG) {
-    let img = i / (ADM_TH * ADM_IN_W);
-    let rc = i - img * (ADM_TH * ADM_IN_W);
-    let r = rc / ADM_IN_W;
-    let c = rc - r * ADM_IN_W;
-    let b = img * (ADM_IN_H * ADM_IN_W) + 2u * r * ADM_IN_W + c;
+    let at = dwt_vertical_at(i);
+    let b = at.x;
     let q = vec4<i32>(tile_in[b], tile_in[b + ADM_IN_W], tile_in[b + 2u * ADM_IN_W], tile_in[b + 3u * ADM_IN_W]);
-    let o = (img * 2u * ADM_TH + r) * ADM_IN_W + c;
+    let o = at.y;
     tile_v[o] = vertical(LO, q, vsh);
     tile_v[o + ADM_TH * ADM_IN_W] = vertical(HI, q, vsh);
   }
@@ -107,11 +84,8 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>,
   let db = horizontal(1u, lx, ly, hsh);
   if (x < w && y < h) {
     let pos = y * w + x;
-    if (P.org.z != 0u) {
-      ll_out[pos] = rb.x;
-      ll_out[w * h + pos] = db.x;
-    }
-    if (x >= P.grown.x && x < P.grown.y && y >= P.grown.z && y < P.grown.w) {
+    dwt_write_ll(pos, w, h, rb.x, db.x);
+    if (dwt_in_grown(x, y)) {
       let angle = adm_angle_i32(rb.y, rb.z, db.y, db.z);
       let rh = adm_decouple(rb.y, db.y, angle);
       let rv = adm_decouple(rb.z, db.z, angle);
