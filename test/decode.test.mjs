@@ -578,6 +578,243 @@ describe('ffmpeg source', () => {
   });
 });
 
+describe('ffmpeg source: luma only, direct reads', () => {
+  /** The old path: the whole planar y4m, chroma read past, through ffmpeg's stdout pipe. */
+  const OLD = { lumaOnly: false, directReads: false };
+  const directExpected = process.platform !== 'win32';
+
+  /** Opens the same input both ways and checks frames, formats, pts and luma are identical. */
+  async function assertSameAsOldPath(file, options = {}, expect = {}) {
+    const fresh = openFfmpegSource(file, options);
+    const old = openFfmpegSource(file, { ...options, ...OLD });
+    const a = await readAll(fresh);
+    const b = await readAll(old);
+    const name = `${path.basename(path.dirname(file))}/${path.basename(file)}${options.scaleTo ? ` scaled to ${options.scaleTo.width}x${options.scaleTo.height}` : ''}`;
+    assert.equal(fresh.lumaOnly, expect.lumaOnly ?? true, `${name}: luma only`);
+    assert.equal(fresh.directReads, directExpected, `${name}: direct reads`);
+    assert.equal(old.lumaOnly, false);
+    assert.equal(old.directReads, false);
+    if (fresh.lumaOnly) assert.match(fresh.commandLine, /extractplanes=y/);
+    assert.doesNotMatch(old.commandLine, /extractplanes/);
+    assert.ok(a.length > 0, name);
+    assert.equal(a.length, b.length, `${name}: frame count`);
+    for (let i = 0; i < a.length; i++) {
+      assert.deepEqual(a[i].format, b[i].format, `${name}: frame ${i} format`);
+      assert.equal(a[i].index, b[i].index);
+      assert.equal(a[i].pts, b[i].pts, `${name}: frame ${i} pts`);
+      assert.equal(a[i].luma.constructor, b[i].luma.constructor);
+      assert.ok(Buffer.from(a[i].luma.buffer, a[i].luma.byteOffset, a[i].luma.byteLength).equals(
+        Buffer.from(b[i].luma.buffer, b[i].luma.byteOffset, b[i].luma.byteLength)), `${name}: frame ${i} luma differs`);
+    }
+    return a;
+  }
+
+  const clips = [
+    // [clip, format of its frames]
+    ['testsrc_640x360_x264/dis.mp4', { width: 640, height: 360, bitDepth: 8, chroma: '420', fps: 25 }],
+    ['hd_1920x1080_x264/ref.mp4', { width: 1920, height: 1080, bitDepth: 8, chroma: '420', fps: 25 }],
+    ['src01_576x324_10bit/ref.mkv', { width: 576, height: 324, bitDepth: 10, chroma: '420', fps: 25 }],
+    ['gradients_960x540_10bit/dis.mkv', { width: 960, height: 540, bitDepth: 10, chroma: '420', fps: 25 }],
+    ['rgbtest_301x199_444_12bit/ref.mkv', { width: 301, height: 199, bitDepth: 12, chroma: '444', fps: 25 }],
+    ['rgbtest_301x199_444_12bit/dis.mkv', { width: 301, height: 199, bitDepth: 12, chroma: '444', fps: 25 }],
+    ['mandel_853x479_odd/ref.mkv', { width: 853, height: 479, bitDepth: 8, chroma: '420', fps: 25 }],
+    ['mandel_853x479_odd/dis.mkv', { width: 853, height: 479, bitDepth: 8, chroma: '420', fps: 25 }],
+  ];
+  for (const [clip, format] of clips) {
+    it(`${clip}: the luma plane alone is bit-exact with the full y4m's luma, at its own size and scaled`, async () => {
+      const file = `${GOLDEN}/${clip}`;
+      const frames = await assertSameAsOldPath(file);
+      assert.deepEqual(frames[0].format, format);
+      assert.equal(frames[0].luma.length, format.width * format.height);
+      const max = frames[0].luma.reduce((m, v) => (v > m ? v : m), 0);
+      assert.ok(max < 1 << format.bitDepth && (format.bitDepth === 8 || max >= 1 << (format.bitDepth - 2)), `max ${max}`);
+      // scale first (bicubic), then the luma plane: down to an odd size, and up. (Not an odd
+      // width above 8 bits with subsampled chroma: the old path breaks there, see below.)
+      const oddWidthOk = format.bitDepth === 8 || format.chroma === '444';
+      const down = { width: Math.floor(format.width / 2) + (oddWidthOk ? 1 - (Math.floor(format.width / 2) % 2) : Math.floor(format.width / 2) % 2), height: Math.floor(format.height / 3) | 1 };
+      const scaled = await assertSameAsOldPath(file, { scaleTo: down });
+      assert.deepEqual(scaled[0].format, { ...format, ...down });
+      await assertSameAsOldPath(file, { scaleTo: { width: format.width + 18, height: format.height + 10 } });
+    });
+  }
+
+  it('every planar YUV format: yuvj (full range), 4:2:2, 16-bit, and conversions from RGB and nv12', async () => {
+    // An even width: at an odd one the old path breaks above 8 bits (see below).
+    const source = 'mandelbrot=size=68x43:rate=10';
+    const make = (name, pixFmt, codec = 'ffv1') => ffmpegMake(name, '-f', 'lavfi', '-i', source, '-frames:v', '3', '-pix_fmt', pixFmt, '-c:v', codec);
+    const cases = [
+      ['yuvj420p.mkv', 'yuvj420p', 8, '420'],
+      ['yuvj444p.mkv', 'yuvj444p', 8, '444'],
+      ['yuv422p.mkv', 'yuv422p', 8, '422'],
+      ['yuv422p10le.mkv', 'yuv422p10le', 10, '422'],
+      ['yuv444p10le.mkv', 'yuv444p10le', 10, '444'],
+      ['yuv420p12le.mkv', 'yuv420p12le', 12, '420'],
+      ['yuv420p16le.nut', 'yuv420p16le', 16, '420', 'rawvideo'],
+      ['yuv444p16le.nut', 'yuv444p16le', 16, '444', 'rawvideo'],
+      ['rgb24.nut', 'rgb24', 8, '444', 'rawvideo'],
+      ['gbrp12.nut', 'gbrp12le', 12, '444', 'rawvideo'],
+      ['nv12.nut', 'nv12', 8, '420', 'rawvideo'],
+      ['yuvj420p.mjpeg.mkv', 'yuvj420p', 8, '420', 'mjpeg'],
+    ];
+    for (const [name, pixFmt, bits, chroma, codec] of cases) {
+      const file = make(name, pixFmt, codec);
+      const frames = await assertSameAsOldPath(file);
+      assert.deepEqual(frames[0].format, { width: 68, height: 43, bitDepth: bits, chroma, fps: 10 }, name);
+      await assertSameAsOldPath(file, { scaleTo: { width: bits === 8 || chroma === '444' ? 31 : 32, height: 17 } });
+    }
+    // Gray is luma already: no extractplanes, the same reads.
+    const gray = make('gray10.nut', 'gray10le', 'rawvideo');
+    const frames = await assertSameAsOldPath(gray, {}, { lumaOnly: false });
+    assert.deepEqual(frames[0].format, { width: 68, height: 43, bitDepth: 10, chroma: '400', fps: 10 });
+  });
+
+  it('odd widths above 8 bits with subsampled chroma: the luma plane is right (the full y4m is not)', async () => {
+    // ffmpeg 2018's y4m muxer writes the chroma rows of an odd-width 10-bit 4:2:0 picture a
+    // byte short (289 bytes for 144.5 samples), so the full y4m loses its framing after frame
+    // 0. The luma plane alone has no chroma: compare it with ffmpeg's rawvideo output instead.
+    const file = `${GOLDEN}/src01_576x324_10bit/ref.mkv`;
+    for (const [scaleTo, pixFmt] of [[{ width: 289, height: 109 }, 'yuv420p10le'], [{ width: 75, height: 41 }, 'yuv420p10le']]) {
+      const raw = execFileSync(ffmpeg, ['-v', 'error', '-nostdin', '-i', file, '-vf', `scale=${scaleTo.width}:${scaleTo.height}:flags=bicubic,format=pix_fmts=${pixFmt}`, '-f', 'rawvideo', '-'], { maxBuffer: 1 << 28 });
+      const lumaBytes = scaleTo.width * scaleTo.height * 2;
+      const frameBytes = lumaBytes + 2 * Math.ceil(scaleTo.width / 2) * Math.ceil(scaleTo.height / 2) * 2;
+      assert.equal(raw.length, 3 * frameBytes);
+      const source = openFfmpegSource(file, { scaleTo });
+      const frames = await readAll(source);
+      assert.equal(source.lumaOnly, true);
+      assert.equal(frames.length, 3);
+      frames.forEach((f, i) => {
+        assert.deepEqual(f.format, { ...scaleTo, bitDepth: 10, chroma: '420', fps: 25 });
+        assert.ok(Buffer.from(f.luma.buffer, f.luma.byteOffset, f.luma.byteLength).equals(raw.subarray(i * frameBytes, i * frameBytes + lumaBytes)), `frame ${i}`);
+      });
+    }
+    const { error } = await readUntilError(openFfmpegSource(file, { ...OLD, scaleTo: { width: 289, height: 109 } }));
+    assertError(error, 'E_INPUT_FORMAT', /frame 1: corrupt YUV4MPEG2 data/);
+  });
+
+  it('keeps exact NTSC pts (30000/1001), the start time, and the autorotated size', async () => {
+    const ntsc = ffmpegMake('ntsc.mp4', '-f', 'lavfi', '-i', 'testsrc2=size=64x48:rate=30000/1001', '-frames:v', '12', '-c:v', 'libx264', '-pix_fmt', 'yuv420p');
+    const a = await assertSameAsOldPath(ntsc);
+    assert.equal(a.length, 12);
+    assert.equal(a[0].format.fps, 30000 / 1001);
+    assert.equal(a[7].pts, 7 / (30000 / 1001));
+    const ts = ffmpegMake('late.ts', '-f', 'lavfi', '-i', 'testsrc2=size=64x48:rate=25', '-frames:v', '6', '-c:v', 'libx264', '-pix_fmt', 'yuv420p', '-f', 'mpegts');
+    const t = await assertSameAsOldPath(ts);
+    assert.ok(t[0].pts > 1, `an MPEG-TS starts late: ${t[0].pts}`);
+    // A phone video: coded 64x48, rotate=90; ffmpeg turns it upright, 48x64, which the
+    // probe's banner does not say (the y4m header does).
+    const rotated = ffmpegMake('rotated.mp4', '-i', ntsc, '-c', 'copy', '-metadata:s:v:0', 'rotate=90');
+    const r = await assertSameAsOldPath(rotated);
+    assert.equal(r[0].format.width, 48);
+    assert.equal(r[0].format.height, 64);
+  });
+
+  it('truncated and corrupt inputs fail (or not) exactly as before, after the same frames', async () => {
+    const cut = (name, file, fraction) => {
+      const data = fs.readFileSync(file);
+      return writeTmp(name, data.subarray(0, Math.floor(data.length * fraction)));
+    };
+    const fast = ffmpegMake('fast.mp4', '-i', `${GOLDEN}/ladder_320x180_300f/ref.mp4`, '-c', 'copy', '-movflags', '+faststart');
+    const inputs = [
+      cut('cut.mkv', `${GOLDEN}/src01_576x324_10bit/ref.mkv`, 0.5),
+      cut('cut-fast.mp4', fast, 0.4),
+      cut('cut-moov.mp4', `${GOLDEN}/hd_1920x1080_x264/ref.mp4`, 0.5), // no moov atom: nothing to decode
+      cut('cut444.mkv', `${GOLDEN}/rgbtest_301x199_444_12bit/dis.mkv`, 0.7),
+    ];
+    for (const file of inputs) {
+      const fresh = await readUntilError(openFfmpegSource(file));
+      const old = await readUntilError(openFfmpegSource(file, OLD));
+      assert.deepEqual(fresh.frames, old.frames, path.basename(file));
+      assert.equal(fresh.error?.code, old.error?.code, path.basename(file));
+      assert.equal(fresh.error?.message, old.error?.message, path.basename(file));
+    }
+  });
+
+  it('a stream (not probed) keeps the full y4m; a format given for it gets the luma plane', async () => {
+    const file = `${GOLDEN}/src01_576x324_10bit/dis.mkv`;
+    const piped = openFfmpegSource(fs.createReadStream(file), { label: 'piped' });
+    const a = await readAll(piped);
+    assert.equal(piped.lumaOnly, false);
+    assert.equal(piped.requestedPixelFormat, undefined);
+    const told = openFfmpegSource(fs.createReadStream(file), { label: 'told', pixelFormat: 'yuv420p10le' });
+    const b = await readAll(told);
+    assert.equal(told.lumaOnly, true);
+    assert.equal(a.length, 3);
+    assert.deepEqual(b.map((f) => f.format), a.map((f) => f.format));
+    assert.deepEqual(b.map((f) => f.luma), a.map((f) => f.luma));
+  });
+
+  it('a luma-only y4m that is not the asked depth or not mono: E_FFMPEG', async () => {
+    const mono = makeY4m({ header: 'YUV4MPEG2 W8 H4 F25:1 Cmono', width: 8, height: 4, bits: 8, dec: null, frames: 2 });
+    const ok = await readAll(new Y4mReader(Readable.from([mono.buf]), { label: 'm', lumaOf: { chroma: '422', bitDepth: 8 } }));
+    assert.deepEqual(ok.map((f) => f.luma), mono.luma);
+    assert.deepEqual(ok[0].format, { width: 8, height: 4, bitDepth: 8, chroma: '422', fps: 25 });
+    const depth = await readUntilError(new Y4mReader(Readable.from([mono.buf]), { label: 'd', lumaOf: { chroma: '420', bitDepth: 10 } }));
+    assertError(depth.error, 'E_FFMPEG', /^d: /, /Cmono/, /10-bit luma plane/);
+    const full = makeY4m({ header: 'YUV4MPEG2 W8 H4 F25:1 C420', width: 8, height: 4, bits: 8, dec: [2, 2], frames: 1 });
+    const chroma = await readUntilError(new Y4mReader(Readable.from([full.buf]), { label: 'c', lumaOf: { chroma: '420', bitDepth: 8 } }));
+    assertError(chroma.error, 'E_FFMPEG', /C420/);
+  });
+
+  it('direct reads over a socket: any chunking, a slow consumer, one pool slot, a tiny read-ahead', async function () {
+    if (process.platform === 'win32') this.skip();
+    const net = await import('node:net');
+    const { DirectFeed } = await import('../dist/decode/byte-reader.js');
+    const g = makeY4m({ header: 'YUV4MPEG2 W301 H199 F25:1 C444p12', width: 301, height: 199, bits: 12, dec: [1, 1], frames: 6 });
+    const dir = fs.mkdtempSync(path.join(tmp, 'sock-'));
+    for (const [i, { sizes, pauseEvery, slots, highWaterMark }] of [
+      { sizes: [1 << 20], pauseEvery: 0, slots: 8 },
+      { sizes: [1, 7, 4096, 65536, 3, 300000], pauseEvery: 3, slots: 1, highWaterMark: 1000 },
+      { sizes: [119799, 119800, 119801], pauseEvery: 1, slots: 2, highWaterMark: 1 << 20 },
+    ].entries()) {
+      const socketPath = path.join(dir, `${i}.sock`);
+      const server = net.createServer(async (conn) => {
+        let at = 0;
+        for (let k = 0; at < g.buf.length; k++) {
+          const n = sizes[k % sizes.length];
+          if (!conn.write(g.buf.subarray(at, at + n))) await new Promise((r) => conn.once('drain', r));
+          at += n;
+          if (pauseEvery && k % pauseEvery === 0) await new Promise((r) => setTimeout(r, 1));
+        }
+        conn.end();
+      });
+      await new Promise((r) => server.listen(socketPath, r));
+      const feed = new DirectFeed();
+      const socket = net.connect({ path: socketPath, onread: feed.onread });
+      const options = { label: 'socket', directFeed: feed, poolSlots: slots };
+      if (highWaterMark) options.highWaterMark = highWaterMark;
+      const source = new Y4mReader(socket, options);
+      const frames = [];
+      try {
+        for await (const f of source) {
+          frames.push(f.luma.slice());
+          await new Promise((r) => setTimeout(r, pauseEvery ? 5 : 0)); // a slow consumer: the socket backs up
+          f.release();
+        }
+      } finally {
+        await source.close();
+        server.close();
+      }
+      assert.equal(frames.length, 6, `case ${i}`);
+      frames.forEach((luma, k) => assert.deepEqual(luma, g.luma[k], `case ${i} frame ${k}`));
+    }
+  });
+
+  it('close() mid-stream kills ffmpeg and leaves no socket folder behind', async () => {
+    const before = fs.readdirSync(os.tmpdir()).filter((n) => n.startsWith('vmaf-stream-')).length;
+    const source = openFfmpegSource(`${GOLDEN}/ladder_320x180_300f/ref.mp4`, { poolSlots: 2 });
+    const it = source[Symbol.asyncIterator]();
+    const first = await it.next();
+    assert.equal(source.directReads, directExpected);
+    const pid = source.pid;
+    await source.close();
+    first.value.release();
+    assert.throws(() => process.kill(pid, 0), /ESRCH/);
+    assert.deepEqual(await it.next(), { done: true, value: undefined });
+    const after = fs.readdirSync(os.tmpdir()).filter((n) => n.startsWith('vmaf-stream-')).length;
+    assert.ok(after <= before, `socket folders: ${before} before, ${after} after`);
+  });
+});
+
 describe('ffmpeg path', () => {
   it('prefers the option, then FFMPEG_PATH, then @ffmpeg-installer/ffmpeg', async () => {
     const fakeA = writeTmp('ffmpeg-a', Buffer.from('#!/bin/sh\n'));

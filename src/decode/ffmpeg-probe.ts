@@ -130,6 +130,19 @@ export const NATIVE_PIXEL_FORMATS: readonly string[] = [
   'yuv420p16le', 'yuv422p16le', 'yuv444p16le', 'gray16le',
 ];
 
+/**
+ * For a planar YUV format from NATIVE_PIXEL_FORMATS, the chroma and depth of its luma plane,
+ * which `extractplanes=y` hands on unchanged (a plane copy: no range or value conversion) as
+ * gray, gray10le, gray12le or gray16le; the y4m muxer writes those as Cmono, Cmono10, ...
+ * undefined for gray formats (already luma only) and anything else.
+ */
+export function lumaPlaneOf(pixFmt: string | undefined): { chroma: '420' | '422' | '444'; bitDepth: 8 | 10 | 12 | 16 } | undefined {
+  if (!pixFmt || !NATIVE_PIXEL_FORMATS.includes(pixFmt)) return undefined;
+  const m = /^yuvj?(420|422|444)p(?:(10|12|16)le)?$/.exec(pixFmt);
+  if (!m) return undefined;
+  return { chroma: m[1] as '420' | '422' | '444', bitDepth: (m[2] ? Number(m[2]) : 8) as 8 | 10 | 12 | 16 };
+}
+
 /** Rounds a component depth up to one vmaf-stream reads (9 → 10, 14 → 16). */
 function supportedDepth(bits: number): 8 | 10 | 12 | 16 {
   if (bits <= 8) return 8;

@@ -11,17 +11,43 @@
  *
  * ffmpeg's stderr is kept: a missing or non-video input becomes an InputError naming the
  * input and quoting ffmpeg's last error line; an input with no frames, E_INPUT_EMPTY.
+ *
+ * Luma only: VIF, ADM and motion read luma alone, so when the pixel format is known (the
+ * input was probed, or pixelFormat was given) ffmpeg is asked for the Y plane only
+ * (`format=pix_fmts=<fmt>,extractplanes=y`, after any scale): a mono y4m (Cmono, Cmono10,
+ * Cmono12, Cmono16) of the same samples, a third of the bytes of a 4:2:0 stream and two
+ * thirds less at 4:4:4. The frames report the source's chroma. It stays a y4m, not rawvideo:
+ * its header gives the exact frame rate (the probe's banner rounds 30000/1001 to 29.97) and
+ * the size ffmpeg really writes (autorotated video is not the size the banner says), and each
+ * FRAME marker checks the framing. Unprobed streams get the full planar y4m, as before.
+ *
+ * ffmpeg runs as a direct child (no fluent-ffmpeg, no PassThrough in between). Its stdout is
+ * one end of a Unix socket whose other end we read with direct reads: the kernel copies each
+ * frame straight into its pool slot, in reads as large as the socket holds (see directChannel
+ * and DirectFeed). Where that is not available (Windows), its stdout pipe, read with 'data'
+ * events copied into the slot as they come.
  */
-import { PassThrough, type Readable } from 'node:stream';
-
-import ffmpeg from 'fluent-ffmpeg';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import type { Readable } from 'node:stream';
 
 import { InputError, UsageError, VmafError } from '../errors.js';
 import type { Frame, FrameFormat, FrameSource } from '../types.js';
 import { MAX_DIMENSION } from './frame-layout.js';
-import { NATIVE_PIXEL_FORMATS, choosePixelFormat, ffmpegFailure, probeInput, type FfmpegInputInfo } from './ffmpeg-probe.js';
+import {
+  NATIVE_PIXEL_FORMATS,
+  choosePixelFormat,
+  ffmpegFailure,
+  lumaPlaneOf,
+  probeInput,
+  type FfmpegInputInfo,
+} from './ffmpeg-probe.js';
+import { DirectFeed } from './byte-reader.js';
 import { resolveFfmpegPath } from './ffmpeg-path.js';
-import { Y4mReader } from './y4m-reader.js';
+import { Y4mReader, type Y4mReaderOptions } from './y4m-reader.js';
 
 export interface ScaleTo {
   width: number;
@@ -47,14 +73,88 @@ export interface FfmpegSourceOptions {
   inputOptions?: string[];
   /** Ask ffmpeg for this pixel format (an ffmpeg name from NATIVE_PIXEL_FORMATS) instead. */
   pixelFormat?: string;
+  /**
+   * Have ffmpeg send the luma plane only when the pixel format is known (default true).
+   * false: the whole planar y4m, the chroma read past (the path of unprobed streams).
+   */
+  lumaOnly?: boolean;
+  /**
+   * Read ffmpeg's output through a Unix socket with direct reads into the pool slots
+   * (default true; not on Windows): see directChannel. false: its stdout pipe, 'data' events.
+   */
+  directReads?: boolean;
 }
 
 interface ExitResult {
-  /** fluent-ffmpeg's error, when ffmpeg failed or could not start. */
+  /** Why ffmpeg failed or could not start. */
   error?: Error;
 }
 
 const STDERR_LINES = 60;
+
+/** ffmpeg's stdout as a Unix socket that we read with direct reads (see directChannel). */
+interface DirectChannel {
+  /** The end ffmpeg writes to: its stdout. Closed here once ffmpeg has it. */
+  childEnd: net.Socket;
+  /** Our end, made with onread: feed.onread. */
+  ours: net.Socket;
+  feed: DirectFeed;
+}
+
+/** Longest Unix socket path used (sun_path holds 104 bytes on macOS, 108 on Linux). */
+const MAX_SOCKET_PATH = 100;
+
+/**
+ * A connected pair of Unix sockets for ffmpeg's stdout, our end read with direct reads: the
+ * kernel copies ffmpeg's frames straight into the pool slots, in reads as large as the socket
+ * holds. (A child's stdio pipe is a socket too, but Node reads it 64 KiB at a time into fresh
+ * buffers, and its own end cannot take `onread`.) The listening socket lives for a moment in a
+ * private temporary folder (mode 0700) that is removed at once. undefined on Windows or on any
+ * failure: ffmpeg's stdout is then an ordinary pipe read with 'data' events.
+ */
+async function directChannel(): Promise<DirectChannel | undefined> {
+  if (process.platform === 'win32') return undefined;
+  let dir: string | undefined;
+  let server: net.Server | undefined;
+  let ours: net.Socket | undefined;
+  try {
+    dir = await mkdtemp(path.join(os.tmpdir(), 'vmaf-stream-'));
+    const socketPath = path.join(dir, 'out.sock');
+    if (Buffer.byteLength(socketPath) > MAX_SOCKET_PATH) return undefined;
+    const listening = net.createServer({ pauseOnConnect: true });
+    server = listening;
+    await new Promise<void>((resolve, reject) => {
+      listening.once('error', reject);
+      listening.listen(socketPath, () => {
+        listening.off('error', reject);
+        resolve();
+      });
+    });
+    const accepted = new Promise<net.Socket>((resolve, reject) => {
+      listening.once('connection', resolve);
+      listening.once('error', reject);
+    });
+    const feed = new DirectFeed();
+    const socket = net.connect({ path: socketPath, onread: feed.onread });
+    ours = socket;
+    const connected = new Promise<void>((resolve, reject) => {
+      const fail = (err: Error) => reject(err);
+      socket.once('error', fail);
+      socket.once('connect', () => {
+        socket.off('error', fail);
+        resolve();
+      });
+    });
+    const [childEnd] = await Promise.all([accepted, connected]);
+    return { childEnd, ours: socket, feed };
+  } catch {
+    ours?.destroy();
+    return undefined;
+  } finally {
+    server?.close();
+    if (dir !== undefined) await rm(dir, { recursive: true, force: true }).catch(() => {});
+  }
+}
 
 /** Throws UsageError unless scaleTo is absent or a valid size. */
 export function validateScale(label: string, scaleTo: ScaleTo | undefined): void {
@@ -72,6 +172,10 @@ export class FfmpegSource implements FrameSource {
   commandLine: string | undefined;
   /** The pixel format asked of ffmpeg (undefined: chosen by ffmpeg from the native list). */
   requestedPixelFormat: string | undefined;
+  /** True once ffmpeg has been asked for the luma plane alone (extractplanes=y). */
+  lumaOnly = false;
+  /** True once ffmpeg writes to a socket read with direct reads (else its stdout pipe). */
+  directReads = false;
   /** What the probe found, when one ran. */
   inputInfo: FfmpegInputInfo | undefined;
   /** The ffmpeg child's process id, once started. */
@@ -79,13 +183,14 @@ export class FfmpegSource implements FrameSource {
 
   private readonly input: string | Readable;
   private readonly options: FfmpegSourceOptions;
-  private readonly out = new PassThrough({ autoDestroy: false, highWaterMark: 1 << 20 });
-  private readonly reader: Y4mReader;
   private readonly stderrLines: string[] = [];
-  private command: ffmpeg.FfmpegCommand | undefined;
-  private started = false;
+  private stderrTail = '';
+  /** Probes, spawns ffmpeg and makes the reader over its stdout; undefined when closed first. */
+  private opening: Promise<Y4mReader | undefined> | undefined;
+  private reader: Y4mReader | undefined;
+  private child: ChildProcess | undefined;
+  private iterated = false;
   private closed = false;
-  private startError: unknown;
   private resolveExit!: (r: ExitResult) => void;
   private readonly exit: Promise<ExitResult>;
   private exited = false;
@@ -97,55 +202,65 @@ export class FfmpegSource implements FrameSource {
     validateScale(this.label, options.scaleTo);
     this.exit = new Promise<ExitResult>((resolve) => {
       this.resolveExit = (r) => {
+        if (this.exited) return;
         this.exited = true;
         resolve(r);
       };
     });
-    const readerOptions: ConstructorParameters<typeof Y4mReader>[1] = {
-      label: this.label,
-      destroyStream: true,
-      checkEnd: (atEof) => this.checkEnd(atEof),
-      onClose: () => this.stop(),
-    };
-    if (options.poolSlots !== undefined) readerOptions.poolSlots = options.poolSlots;
-    this.reader = new Y4mReader(this.out, readerOptions);
   }
 
   format(): Promise<FrameFormat> {
-    this.start();
-    return this.reader.format().catch((err: unknown) => {
-      throw this.mapError(err);
-    });
+    return this.open()
+      .then((reader) => {
+        if (!reader) throw new InputError('E_INPUT_EMPTY', this.label, 'was closed before ffmpeg started: no frames');
+        return reader.format();
+      })
+      .catch((err: unknown) => {
+        throw this.mapError(err);
+      });
   }
 
   [Symbol.asyncIterator](): AsyncIterator<Frame> {
-    this.start();
-    const inner = this.reader[Symbol.asyncIterator]();
+    if (this.iterated) throw new Error(`${this.label}: a FrameSource can be iterated only once`);
+    this.iterated = true;
+    const opening = this.open();
+    let inner: AsyncIterator<Frame> | undefined;
     const mapError = (err: unknown) => this.mapError(err);
+    const next = async (): Promise<IteratorResult<Frame>> => {
+      if (!inner) {
+        const reader = await opening;
+        if (!reader) return { done: true, value: undefined };
+        inner = reader[Symbol.asyncIterator]();
+      }
+      const step = await inner.next();
+      // ffmpeg's output starts at 0 (constant frame rate): the input's own time is
+      // its start time (known from the probe) plus that.
+      const offset = this.inputInfo?.startTime;
+      if (!step.done && step.value.pts !== undefined && offset !== undefined && Number.isFinite(offset) && offset !== 0) {
+        step.value.pts += offset;
+      }
+      return step;
+    };
     return {
       next: () =>
-        inner.next().then(
-          (step) => {
-            // ffmpeg's output starts at 0 (constant frame rate): the input's own time is
-            // its start time (known from the probe) plus that.
-            const offset = this.inputInfo?.startTime;
-            if (!step.done && step.value.pts !== undefined && offset !== undefined && Number.isFinite(offset) && offset !== 0) {
-              step.value.pts += offset;
-            }
-            return step;
-          },
-          (err: unknown) => {
-            throw mapError(err);
-          },
-        ),
-      return: async (value?: unknown) => (inner.return ? inner.return(value) : { done: true, value: undefined }),
+        next().catch((err: unknown) => {
+          throw mapError(err);
+        }),
+      return: async (value?: unknown) => (inner?.return ? inner.return(value) : { done: true, value: undefined }),
     };
   }
 
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    await this.reader.close(); // calls stop()
+    let reader: Y4mReader | undefined;
+    try {
+      reader = await this.opening;
+    } catch {
+      // never started: nothing of ffmpeg's to stop
+    }
+    if (reader) await reader.close(); // calls stop()
+    else await this.stop();
   }
 
   /** ffmpeg's recent stderr lines (at most 60). */
@@ -160,19 +275,17 @@ export class FfmpegSource implements FrameSource {
     return err;
   }
 
-  private start(): void {
-    if (this.started || this.closed) return;
-    this.started = true;
-    this.launch().catch((err: unknown) => {
-      this.startError = err;
-      this.resolveExit({ error: err instanceof Error ? err : new Error(String(err)) });
-      this.out.end();
-    });
+  private open(): Promise<Y4mReader | undefined> {
+    if (!this.opening) {
+      this.opening = this.closed ? Promise.resolve(undefined) : this.launch();
+      this.opening.catch(() => {}); // reported by format() / next()
+    }
+    return this.opening;
   }
 
-  private async launch(): Promise<void> {
+  private async launch(): Promise<Y4mReader | undefined> {
     const ffmpegPath = await resolveFfmpegPath(this.options.ffmpegPath ? { ffmpegPath: this.options.ffmpegPath } : {});
-    if (this.closed) return;
+    if (this.closed) return undefined;
     const inputOptions = this.options.inputOptions ?? [];
     let target = this.options.pixelFormat;
     const probe = this.options.probe ?? typeof this.input === 'string';
@@ -181,46 +294,114 @@ export class FfmpegSource implements FrameSource {
       this.inputInfo = info;
       target = choosePixelFormat(info.video?.pixFmt);
     }
-    if (this.closed) return;
+    if (this.closed) return undefined;
     this.requestedPixelFormat = target;
+    const luma = this.options.lumaOnly === false ? undefined : lumaPlaneOf(target);
+    this.lumaOnly = luma !== undefined;
 
     const filters: string[] = [];
     const scale = this.options.scaleTo;
     if (scale) filters.push(`scale=${scale.width}:${scale.height}:flags=bicubic`);
     filters.push(`format=pix_fmts=${target ?? NATIVE_PIXEL_FORMATS.join('|')}`);
+    if (luma) filters.push('extractplanes=y');
 
-    const command = ffmpeg({ stdoutLines: STDERR_LINES });
-    command.setFfmpegPath(ffmpegPath);
-    command.input(this.input);
-    command.inputOptions(['-hide_banner', '-nostats', '-loglevel', 'error', ...(typeof this.input === 'string' ? ['-nostdin'] : []), ...inputOptions]);
-    command.outputOptions(['-map', '0:v:0', '-vf', filters.join(','), '-strict', '-1', '-f', 'yuv4mpegpipe']);
-    command.on('start', (line: string) => {
-      this.commandLine = line;
-      this.pid = (command as unknown as { ffmpegProc?: { pid?: number } }).ffmpegProc?.pid;
-      if (this.closed) command.kill('SIGKILL');
+    const fromStream = typeof this.input !== 'string';
+    const channel = this.options.directReads === false ? undefined : await directChannel();
+    if (this.closed) {
+      channel?.childEnd.destroy();
+      channel?.ours.destroy();
+      return undefined;
+    }
+    const args = [
+      '-hide_banner', '-nostats', '-loglevel', 'error', ...(fromStream ? [] : ['-nostdin']), ...inputOptions,
+      '-i', typeof this.input === 'string' ? this.input : 'pipe:0',
+      '-map', '0:v:0', '-vf', filters.join(','), '-strict', '-1', '-f', 'yuv4mpegpipe', 'pipe:1',
+    ];
+    let child: ChildProcess;
+    try {
+      child = spawn(ffmpegPath, args, { stdio: [fromStream ? 'pipe' : 'ignore', channel ? channel.childEnd : 'pipe', 'pipe'], windowsHide: true });
+    } catch (err) {
+      channel?.ours.destroy();
+      throw err;
+    } finally {
+      // ffmpeg has its own copy: ours must go, or its end of the output never ends.
+      channel?.childEnd.destroy();
+    }
+    this.child = child;
+    this.pid = child.pid;
+    this.commandLine = `ffmpeg ${args.join(' ')}`;
+    this.watch(child);
+    if (typeof this.input !== 'string') {
+      const input = this.input;
+      input.on('error', (err: Error) => {
+        const error = new Error(`Input stream error: ${err.message}`);
+        (error as Error & { inputStreamError?: Error }).inputStreamError = err;
+        this.resolveExit({ error });
+        this.kill();
+      });
+      child.stdin!.on('error', () => {}); // ffmpeg fails on its own
+      input.resume();
+      input.pipe(child.stdin!);
+    }
+
+    const readerOptions: Y4mReaderOptions = {
+      label: this.label,
+      destroyStream: true,
+      checkEnd: (atEof) => this.checkEnd(atEof),
+      onClose: () => this.stop(),
+    };
+    if (this.options.poolSlots !== undefined) readerOptions.poolSlots = this.options.poolSlots;
+    if (luma) readerOptions.lumaOf = luma;
+    if (channel) readerOptions.directFeed = channel.feed;
+    this.directReads = channel !== undefined;
+    this.reader = new Y4mReader(channel ? channel.ours : child.stdout!, readerOptions);
+    return this.reader;
+  }
+
+  /** Keeps ffmpeg's last stderr lines; resolves `exit` once it has exited and stderr is closed. */
+  private watch(child: ChildProcess): void {
+    let status: ExitResult | undefined;
+    let stderrClosed = false;
+    const done = () => {
+      if (status && stderrClosed) this.resolveExit(status);
+    };
+    const stderr = child.stderr!;
+    stderr.setEncoding('utf8');
+    stderr.on('data', (text: string) => {
+      const lines = (this.stderrTail + text).split(/\r\n|\r|\n/);
+      this.stderrTail = lines.pop()!;
+      for (const line of lines) this.pushStderr(line);
     });
-    command.on('stderr', (line: string) => {
-      this.stderrLines.push(line);
-      if (this.stderrLines.length > STDERR_LINES) this.stderrLines.shift();
+    stderr.on('close', () => {
+      if (this.stderrTail) this.pushStderr(this.stderrTail);
+      this.stderrTail = '';
+      stderrClosed = true;
+      done();
     });
-    command.on('error', (err: Error) => this.resolveExit({ error: err }));
-    command.on('end', () => this.resolveExit({}));
-    this.command = command;
-    command.pipe(this.out, { end: true });
+    child.on('error', (err: Error) => this.resolveExit({ error: err }));
+    child.on('exit', (code, signal) => {
+      if (signal) status = { error: new Error(`ffmpeg was killed with signal ${signal}`) };
+      else if (code) status = { error: new Error(`ffmpeg exited with code ${code}`) };
+      else status = {};
+      done();
+    });
+  }
+
+  private pushStderr(line: string): void {
+    if (!line) return;
+    this.stderrLines.push(line);
+    if (this.stderrLines.length > STDERR_LINES) this.stderrLines.shift();
   }
 
   /** At the end of the y4m stream: ffmpeg's failure, if it failed, replaces the reader's error. */
   private async checkEnd(atEof: boolean): Promise<void> {
-    if (this.startError !== undefined) throw this.startError;
     if (!atEof) {
       // The reader stopped on bad data while ffmpeg may still be writing: stop it.
       this.kill();
       return;
     }
-    if (!this.started) return;
     const result = await this.exit;
     if (this.closed) return;
-    if (this.startError !== undefined) throw this.startError;
     if (result.error) throw this.failure(result.error);
   }
 
@@ -238,9 +419,9 @@ export class FfmpegSource implements FrameSource {
   }
 
   private kill(): void {
-    if (this.command && !this.exited) {
+    if (this.child && !this.exited) {
       try {
-        this.command.kill('SIGKILL');
+        this.child.kill('SIGKILL');
       } catch {
         // already gone
       }
@@ -255,7 +436,7 @@ export class FfmpegSource implements FrameSource {
       this.input.unpipe();
       this.input.destroy();
     }
-    if (this.started && this.command) {
+    if (this.child) {
       // SIGKILL is prompt; do not hang on a process that never started.
       await Promise.race([this.exit, new Promise((r) => setTimeout(r, 2000).unref())]);
     }

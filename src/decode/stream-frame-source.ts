@@ -8,7 +8,7 @@ import type { Readable } from 'node:stream';
 import { InputError, VmafError } from '../errors.js';
 import { FramePool, bytesOf, pooledFrame } from '../pool/frame-pool.js';
 import type { Frame, FrameFormat, FrameSource } from '../types.js';
-import { ByteReader } from './byte-reader.js';
+import { ByteReader, type DirectFeed } from './byte-reader.js';
 import { HOST_IS_LITTLE_ENDIAN, swapBytes16, type FrameLayout } from './frame-layout.js';
 
 /** Slots per source when the caller does not say. */
@@ -31,6 +31,11 @@ export interface StreamFrameSourceOptions {
   onClose?: () => Promise<void> | void;
   /** Bytes buffered ahead of the reader before the stream is paused (default 1 MiB). */
   highWaterMark?: number;
+  /**
+   * The stream is a net.Socket created with `onread: directFeed.onread`: its reads land
+   * straight in the pool slots (see DirectFeed) instead of coming as 'data' events.
+   */
+  directFeed?: DirectFeed;
 }
 
 export abstract class StreamFrameSource implements FrameSource {
@@ -49,7 +54,7 @@ export abstract class StreamFrameSource implements FrameSource {
     this.label = options.label;
     this.options = options;
     this.stream = stream;
-    this.reader = new ByteReader(stream, options.highWaterMark);
+    this.reader = new ByteReader(stream, options.highWaterMark, options.directFeed);
   }
 
   /** Reads the stream's header, if any, and says what the frames are. */

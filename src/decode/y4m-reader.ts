@@ -10,7 +10,7 @@
 import { createReadStream } from 'node:fs';
 import type { Readable } from 'node:stream';
 
-import { InputError } from '../errors.js';
+import { InputError, VmafError } from '../errors.js';
 import type { BitDepth, ChromaSubsampling, FrameFormat } from '../types.js';
 import { MAX_DIMENSION, frameLayout, type FrameLayout } from './frame-layout.js';
 import { StreamFrameSource, type StreamFrameSourceOptions } from './stream-frame-source.js';
@@ -154,14 +154,24 @@ export function parseY4mHeader(line: string, label: string): Y4mHeader {
   return header;
 }
 
-export interface Y4mReaderOptions extends Partial<StreamFrameSourceOptions> {}
+export interface Y4mReaderOptions extends Partial<StreamFrameSourceOptions> {
+  /**
+   * The stream carries only the luma plane (a mono y4m, as ffmpeg's extractplanes=y writes
+   * it) of pictures in this format: the header must say mono at this bit depth, and format()
+   * reports this chroma, the source's, not '400'.
+   */
+  lumaOf?: { chroma: ChromaSubsampling; bitDepth: BitDepth };
+}
 
 export class Y4mReader extends StreamFrameSource {
   /** The parsed header, once read. */
   header: Y4mHeader | undefined;
 
+  private readonly lumaOf: Y4mReaderOptions['lumaOf'];
+
   constructor(stream: Readable, options: Y4mReaderOptions = {}) {
     super(stream, { ...options, label: options.label ?? 'y4m' });
+    this.lumaOf = options.lumaOf;
   }
 
   protected async readHeader(): Promise<FrameLayout> {
@@ -179,8 +189,23 @@ export class Y4mReader extends StreamFrameSource {
           : `corrupt YUV4MPEG2 header: longer than ${MAX_HEADER_BYTES} bytes (no newline)`,
       );
     }
-    this.header = parseY4mHeader(line.text, this.label);
-    return this.header.layout;
+    const header = parseY4mHeader(line.text, this.label);
+    const lumaOf = this.lumaOf;
+    if (lumaOf) {
+      const { format } = header;
+      if (format.chroma !== '400' || format.bitDepth !== lumaOf.bitDepth) {
+        throw new VmafError(
+          'E_FFMPEG',
+          `${this.label}: ffmpeg sent "C${header.chromaTag}" (${format.bitDepth}-bit ${format.chroma}) ` +
+            `where the ${lumaOf.bitDepth}-bit luma plane alone was asked for`,
+        );
+      }
+      const source: FrameFormat = { ...format, chroma: lumaOf.chroma };
+      header.format = source;
+      header.layout = { ...header.layout, format: source };
+    }
+    this.header = header;
+    return header.layout;
   }
 
   protected async readFrameHeader(index: number, layout: FrameLayout): Promise<boolean> {
