@@ -20,40 +20,18 @@ import {
   thumbnailGeometry,
 } from '../dist/pipeline/align.js';
 import { countingSource } from './helpers/counting-source.mjs';
+import { readY4m, writeY4m } from './helpers/y4m.mjs';
 import { goldenDir } from './helpers/env.mjs';
 
 const CLIP = join(goldenDir, 'src01_160x90_8bit');
 const REF = join(CLIP, 'ref.y4m');
 const DIS = join(CLIP, 'dis.y4m');
 
-// ---------------------------------------------------------------------------------------
-// y4m helpers: split a file into its header and frames, write a file of chosen frames.
-
-function readY4m(file) {
-  const buf = readFileSync(file);
-  const eol = buf.indexOf(0x0a);
-  const header = buf.subarray(0, eol + 1);
-  const tags = header.toString('latin1').trim().split(' ');
-  const w = Number(tags.find((t) => t[0] === 'W').slice(1));
-  const h = Number(tags.find((t) => t[0] === 'H').slice(1));
-  const frameBytes = w * h + 2 * Math.ceil(w / 2) * Math.ceil(h / 2); // 4:2:0 8-bit
-  const frames = [];
-  let pos = eol + 1;
-  while (pos < buf.length) {
-    const lineEnd = buf.indexOf(0x0a, pos);
-    frames.push(buf.subarray(lineEnd + 1, lineEnd + 1 + frameBytes));
-    pos = lineEnd + 1 + frameBytes;
-  }
-  return { header, frames };
-}
-
 let tmp;
-/** Writes a y4m of the given frame numbers of `y4m`; returns its path. */
-function writeY4m(name, y4m, indices) {
-  const parts = [y4m.header];
-  for (const i of indices) parts.push(Buffer.from('FRAME\n', 'latin1'), y4m.frames[i]);
+/** Writes, under the test's temp folder, a y4m of the given frame numbers of `y4m`; returns its path. */
+function writeClip(name, y4m, indices) {
   const file = join(tmp, name);
-  writeFileSync(file, Buffer.concat(parts));
+  writeY4m(file, y4m, indices);
   return file;
 }
 const range = (a, b) => Array.from({ length: b - a }, (_, i) => a + i);
@@ -290,7 +268,7 @@ describe('align: offset search', () => {
 
 describe('align: alignPairs', () => {
   it('finds +3 (distorted starts 3 frames late) and its pairs are the aligned pairs', async () => {
-    const disLate = writeY4m('dis-plus3.y4m', disY4m, range(3, 48));
+    const disLate = writeClip('dis-plus3.y4m', disY4m, range(3, 48));
     const { rows, reports, warnings, ref, dis } = await runAlign(REF, disLate, { searchRange: 8 });
     assert.equal(reports.length, 1);
     const [r] = reports;
@@ -309,7 +287,7 @@ describe('align: alignPairs', () => {
   });
 
   it('finds -2 (distorted starts 2 frames early) and its pairs are the aligned pairs', async () => {
-    const refLate = writeY4m('ref-minus2.y4m', refY4m, range(2, 48));
+    const refLate = writeClip('ref-minus2.y4m', refY4m, range(2, 48));
     const { rows, reports, ref, dis } = await runAlign(refLate, DIS);
     assert.equal(reports[0].offset, -2);
     assert.ok(reports[0].confident);
@@ -328,7 +306,7 @@ describe('align: alignPairs', () => {
   });
 
   it('a fixed offset skips that many frames, nothing buffered', async () => {
-    const disLate = writeY4m('dis-plus3.y4m', disY4m, range(3, 48));
+    const disLate = writeClip('dis-plus3.y4m', disY4m, range(3, 48));
     const { rows, reports, ref, dis } = await runAlign(REF, disLate, { mode: 3 });
     assert.deepEqual(
       reports.map((r) => [r.mode, r.offset, r.confidence, r.frameSkipRef, r.frameSkipDist]),
@@ -336,7 +314,7 @@ describe('align: alignPairs', () => {
     );
     assertSamePairs(rows, await alignedPairs(REF, DIS, 3, 3));
     assertAllReleased(ref, dis);
-    const refLate = writeY4m('ref-minus2.y4m', refY4m, range(2, 48));
+    const refLate = writeClip('ref-minus2.y4m', refY4m, range(2, 48));
     const neg = await runAlign(refLate, DIS, { mode: -2 });
     assertSamePairs(neg.rows, await alignedPairs(REF, DIS, 2, 2));
     await assert.rejects(runAlign(REF, DIS, { mode: 1.5 }), { code: 'E_USAGE' });
@@ -344,7 +322,7 @@ describe('align: alignPairs', () => {
 
   it('the user skips apply first, and pairFrames semantics (lengths, warnings, subsample) hold', async () => {
     // dis starts 3 late and has 30 frames: after skipping 1 of each, the offset is still +3.
-    const dis30 = writeY4m('dis-plus3-short.y4m', disY4m, range(3, 33));
+    const dis30 = writeClip('dis-plus3-short.y4m', disY4m, range(3, 33));
     const { rows, reports, warnings, ref, dis } = await runAlign(REF, dis30, { frameSkipRef: 1, frameSkipDist: 1, subsample: 2 });
     assert.equal(reports[0].offset, 3);
     assert.equal(reports[0].frameSkipRef, 4);
@@ -359,8 +337,8 @@ describe('align: alignPairs', () => {
   });
 
   it('static content: offset 0 with no confidence, not an invented offset', async () => {
-    const refStill = writeY4m('ref-still.y4m', refY4m, new Array(48).fill(10));
-    const disStill = writeY4m('dis-still.y4m', disY4m, new Array(45).fill(10));
+    const refStill = writeClip('ref-still.y4m', refY4m, new Array(48).fill(10));
+    const disStill = writeClip('dis-still.y4m', disY4m, new Array(45).fill(10));
     const { rows, reports, ref, dis } = await runAlign(refStill, disStill);
     assert.equal(reports[0].offset, 0);
     assert.equal(reports[0].confidence, 0);
@@ -371,7 +349,7 @@ describe('align: alignPairs', () => {
   });
 
   it('buffers at most K frames ahead, releases every frame once on an early stop', async () => {
-    const disLate = writeY4m('dis-plus3.y4m', disY4m, range(3, 48));
+    const disLate = writeClip('dis-plus3.y4m', disY4m, range(3, 48));
     const ref = open(REF);
     const dis = open(disLate);
     let readAtFirstPair;
@@ -440,7 +418,7 @@ describe('align: alignPairs', () => {
   });
 
   it('an empty input is pairFrames\' E_INPUT_EMPTY', async () => {
-    const empty = writeY4m('empty.y4m', disY4m, []);
+    const empty = writeClip('empty.y4m', disY4m, []);
     await assert.rejects(runAlign(REF, empty), { code: 'E_INPUT_EMPTY' });
   });
 });
@@ -465,7 +443,7 @@ describe('align: DriftMonitor', () => {
   }
 
   it('psnr metric: reports the dropped frame at 20 and the repeated frame at 30', async () => {
-    const file = writeY4m('dis-drift.y4m', disY4m, driftIndices);
+    const file = writeClip('dis-drift.y4m', disY4m, driftIndices);
     const events = [];
     const monitor = new DriftMonitor({ metric: 'psnr', onEvent: (e) => events.push(e) });
     await watch(file, monitor);
@@ -481,7 +459,7 @@ describe('align: DriftMonitor', () => {
   });
 
   it('score metric: VMAF-like scores that lag the pairs by a whole clip', async () => {
-    const file = writeY4m('dis-drift.y4m', disY4m, driftIndices);
+    const file = writeClip('dis-drift.y4m', disY4m, driftIndices);
     const events = [];
     const monitor = new DriftMonitor({ onEvent: (e) => events.push(e) });
     const indexes = [];
@@ -501,7 +479,7 @@ describe('align: DriftMonitor', () => {
 
   it('a lasting drop becomes the new normal; the repeat that ends it is still found (a rise)', async () => {
     // Pairs 10-33 one frame ahead (frame 10 dropped), the frame at 34 repeated.
-    const file = writeY4m('dis-long-drift.y4m', disY4m, [...range(0, 10), ...range(11, 35), 34, ...range(35, 48)]);
+    const file = writeClip('dis-long-drift.y4m', disY4m, [...range(0, 10), ...range(11, 35), 34, ...range(35, 48)]);
     const events = [];
     const monitor = new DriftMonitor({ metric: 'psnr', window: 8, onEvent: (e) => events.push(e) });
     await watch(file, monitor);
@@ -524,7 +502,7 @@ describe('align: DriftMonitor', () => {
   });
 
   it('aligned and static inputs report nothing', async () => {
-    const still = [writeY4m('ref-still-48.y4m', refY4m, new Array(48).fill(10)), writeY4m('dis-still-48.y4m', disY4m, new Array(48).fill(10))];
+    const still = [writeClip('ref-still-48.y4m', refY4m, new Array(48).fill(10)), writeClip('dis-still-48.y4m', disY4m, new Array(48).fill(10))];
     for (const [refFile, disFile] of [[REF, DIS], still]) {
       const events = [];
       const monitor = new DriftMonitor({ metric: 'psnr', onEvent: (e) => events.push(e) });
@@ -535,8 +513,8 @@ describe('align: DriftMonitor', () => {
 
   it('bounded: the rings hold maxLag + search windows; frames gone are reported unanalysed', async () => {
     // 96 pairs: the drifting clip, then the aligned clip again; scores only after all of them.
-    const refFile = writeY4m('ref-twice.y4m', refY4m, [...range(0, 48), ...range(0, 48)]);
-    const disFile = writeY4m('dis-drift-then-aligned.y4m', disY4m, [...driftIndices, ...range(0, 48)]);
+    const refFile = writeClip('ref-twice.y4m', refY4m, [...range(0, 48), ...range(0, 48)]);
+    const disFile = writeClip('dis-drift-then-aligned.y4m', disY4m, [...driftIndices, ...range(0, 48)]);
     const events = [];
     const monitor = new DriftMonitor({ maxLag: 0, onEvent: (e) => events.push(e) });
     assert.equal(monitor.historySize, 0 + 3 + 8 + 8 + 2 * 2 + 8);
@@ -558,7 +536,7 @@ describe('align: DriftMonitor', () => {
     } catch (err) {
       this.skip(`cpu backend unavailable: ${err.message}`);
     }
-    const file = writeY4m('dis-drift.y4m', disY4m, driftIndices);
+    const file = writeClip('dis-drift.y4m', disY4m, driftIndices);
     const events = [];
     const monitor = new DriftMonitor({ onEvent: (e) => events.push(e) });
     const ref = open(REF);
@@ -592,7 +570,7 @@ describe('align: DriftMonitor', () => {
   it('fed through alignPairs: the monitor sees the aligned pairs', async () => {
     // dis starts 3 late AND drops a frame at 20: alignPairs fixes the start, the monitor finds the drop.
     const indices = [...range(3, 23), ...range(24, 48)];
-    const file = writeY4m('dis-plus3-drop.y4m', disY4m, indices);
+    const file = writeClip('dis-plus3-drop.y4m', disY4m, indices);
     const events = [];
     const reports = [];
     const monitor = new DriftMonitor({ metric: 'psnr', onEvent: (e) => events.push(e) });
