@@ -54,6 +54,13 @@ export interface NativeAddon {
    */
   finishFeatures(stats: BigInt64Array, width: number, height: number, bitDepth: number): Float64Array;
   statsLayout(): StatsLayout;
+  /**
+   * Copies src's bytes into dst on the libuv threadpool (the gpu backend's staging writes).
+   * Neither array may be written, transferred or detached (a mapped range unmapped) until
+   * the promise settles. A src larger than dst, or the wrong types, throw a TypeError
+   * synchronously. Optional: an addon built before it existed lacks it.
+   */
+  copyBytes?(dst: Uint8Array, src: Uint8Array | Uint16Array): Promise<void>;
 }
 
 const ADDON_FILE = join('build', 'Release', 'vmaf_native.node');

@@ -53,6 +53,12 @@ export interface RingOptions {
 
 export const DEFAULT_FENCE_TIMEOUT_MS = 300_000;
 
+/**
+ * Frames at least this large are copied into staging slots off the main thread
+ * (UploadSlot.writeAsync); below it the thread hop costs more than the copy.
+ */
+export const ASYNC_WRITE_MIN_BYTES = 256 * 1024;
+
 
 /** A FIFO of free slots with waiters; a failure rejects every waiter and later acquire. */
 class FreeList<S> {
@@ -96,8 +102,11 @@ export class UploadSlot {
   readonly index: number;
   /** Bytes written by the last write() (the copy size, rounded up to 4). */
   #written = 0;
-  /** 'held': acquired and mapped; 'sealed': written and unmapped, not yet submitted. */
-  state: 'free' | 'held' | 'sealed' | 'in-flight' = 'free';
+  /**
+   * 'held': acquired and mapped; 'writing': a writeAsync copy into the mapped range is in
+   * flight; 'sealed': written and unmapped, not yet submitted.
+   */
+  state: 'free' | 'held' | 'writing' | 'sealed' | 'in-flight' = 'free';
 
   constructor(buffer: GPUBuffer, index: number) {
     this.buffer = buffer;
@@ -115,6 +124,34 @@ export class UploadSlot {
     if (size > this.buffer.size) throw new BackendError('E_GPU', `staging slot holds ${this.buffer.size} bytes, the frame has ${bytes.byteLength}`);
     const mapped = new Uint8Array(this.buffer.getMappedRange(0, size));
     mapped.set(bytes);
+    mapped.fill(0, bytes.byteLength);
+    this.buffer.unmap();
+    this.#written = size;
+    this.state = 'sealed';
+  }
+
+  /**
+   * write(), with the copy on another thread: gets the mapped range, awaits `copy` (e.g. the
+   * native copyBytes, on the libuv pool) into it, zero-fills the pad and unmaps. The slot
+   * stays mapped, and must not be released or destroyed, until the promise settles (the
+   * copy writes into the mapped memory); the caller's memory must not change until then.
+   * Frames under ASYNC_WRITE_MIN_BYTES, or no `copy`, take the synchronous path.
+   */
+  async writeAsync(bytes: Uint8Array, copy: ((dst: Uint8Array, src: Uint8Array) => Promise<void>) | undefined): Promise<void> {
+    if (!copy || bytes.byteLength < ASYNC_WRITE_MIN_BYTES) {
+      this.write(bytes);
+      return;
+    }
+    if (this.state !== 'held') throw new BackendError('E_GPU', `staging slot ${this.index} is not held for writing (${this.state})`);
+    const size = paddedBytes(bytes.byteLength);
+    if (size > this.buffer.size) throw new BackendError('E_GPU', `staging slot holds ${this.buffer.size} bytes, the frame has ${bytes.byteLength}`);
+    const mapped = new Uint8Array(this.buffer.getMappedRange(0, size));
+    this.state = 'writing';
+    try {
+      await copy(mapped, bytes);
+    } finally {
+      this.state = 'held';
+    }
     mapped.fill(0, bytes.byteLength);
     this.buffer.unmap();
     this.#written = size;

@@ -21,6 +21,7 @@
 // rather than returning a rejected promise).
 #include <napi.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -292,11 +293,88 @@ Napi::Value StatsLayout(const Napi::CallbackInfo& info) {
   return layout;
 }
 
+// copyBytes(dst, src): memcpy of src's bytes into dst on the threadpool (the gpu backend's
+// staging writes: 2 MB per plane at 1080p, off the main thread). Both arrays are held until
+// the promise settles; the caller must keep dst's memory valid (e.g. a mapped GPU range
+// stays mapped) and not write to either until then.
+class CopyWorker final : public Napi::AsyncWorker {
+ public:
+  CopyWorker(Napi::Env env, Napi::TypedArray dst, Napi::TypedArray src, size_t bytes)
+      : Napi::AsyncWorker(env, "vmafStream.copyBytes"),
+        deferred_(Napi::Promise::Deferred::New(env)),
+        dst_(dataOf<uint8_t>(dst)),
+        src_(dataOf<const uint8_t>(src)),
+        bytes_(bytes),
+        dstHold_(Napi::Persistent(static_cast<Napi::Object>(dst))),
+        srcHold_(Napi::Persistent(static_cast<Napi::Object>(src))) {}
+
+  Napi::Promise Promise() const { return deferred_.Promise(); }
+
+ protected:
+  void Execute() override {
+    if (bytes_ > 0) std::memcpy(dst_, src_, bytes_);
+  }
+
+  void OnOK() override {
+    Release();
+    deferred_.Resolve(Env().Undefined());
+  }
+
+  void OnError(const Napi::Error& error) override {
+    Release();
+    deferred_.Reject(error.Value());
+  }
+
+ private:
+  void Release() {
+    dstHold_.Reset();
+    srcHold_.Reset();
+  }
+
+  Napi::Promise::Deferred deferred_;
+  uint8_t* dst_;
+  const uint8_t* src_;
+  size_t bytes_;
+  Napi::ObjectReference dstHold_;
+  Napi::ObjectReference srcHold_;
+};
+
+Napi::Value CopyBytes(const Napi::CallbackInfo& info) {
+  const Napi::Env env = info.Env();
+  const char* fn = "copyBytes";
+  if (info.Length() < 2 || !info[0].IsTypedArray() ||
+      info[0].As<Napi::TypedArray>().TypedArrayType() != napi_uint8_array) {
+    throwType(env, std::string(fn) + ": dst must be a Uint8Array");
+  }
+  if (!info[1].IsTypedArray() ||
+      (info[1].As<Napi::TypedArray>().TypedArrayType() != napi_uint8_array &&
+       info[1].As<Napi::TypedArray>().TypedArrayType() != napi_uint16_array)) {
+    throwType(env, std::string(fn) + ": src must be a Uint8Array or a Uint16Array");
+  }
+  Napi::TypedArray dst = info[0].As<Napi::TypedArray>();
+  Napi::TypedArray src = info[1].As<Napi::TypedArray>();
+  const size_t dstBytes = dst.ByteLength();
+  const size_t srcBytes = src.ByteLength();
+  if (srcBytes > dstBytes) {
+    throwType(env, std::string(fn) + ": src has " + std::to_string(srcBytes) +
+                       " bytes, dst only " + std::to_string(dstBytes));
+  }
+  // Asking for the buffers also moves small on-heap typed arrays off the V8 heap, so the
+  // pointers stay valid while the worker holds references.
+  if (dstBytes > 0 && dst.ArrayBuffer().Data() == nullptr) throwType(env, std::string(fn) + ": dst's buffer is detached");
+  if (srcBytes > 0 && src.ArrayBuffer().Data() == nullptr) throwType(env, std::string(fn) + ": src's buffer is detached");
+  CopyWorker* worker = new CopyWorker(env, dst, src, std::min(srcBytes, dstBytes));
+  Napi::Promise promise = worker->Promise();
+  worker->Queue();  // the worker deletes itself once settled
+  return promise;
+}
+
 Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("computeFrameStats", Napi::Function::New(env, ComputeFrameStats, "computeFrameStats"));
   exports.Set("computeMotionSad", Napi::Function::New(env, ComputeMotionSad, "computeMotionSad"));
   exports.Set("motionSad", Napi::Function::New(env, MotionSad, "motionSad"));
   exports.Set("finishFeatures", Napi::Function::New(env, FinishFeatures, "finishFeatures"));
+  exports.Set("copyBytes", Napi::Function::New(env, CopyBytes, "copyBytes"));
   exports.Set("statsLayout", Napi::Function::New(env, StatsLayout, "statsLayout"));
   return exports;
 }

@@ -35,8 +35,13 @@
  * stats copy need no synchronisation, and across frames no device-local buffer needs a
  * fence either: frame N+k's copy into a ring buffer cannot overtake frame N's reads of it.
  * That is why frame N's reference plane can serve as frame N+1's previous reference without
- * a copy, and why steps 1-4 run strictly in frame order (one chain of promises): the
- * reference chain is the submission order.
+ * a copy, and why steps 3-4 run strictly in frame order (one chain of promises): the
+ * reference chain is the submission order. Steps 1-2 run on a second chain, also in frame
+ * order (slots are taken FIFO), up to `depth` groups ahead of it: a group's copies into its
+ * mapped staging slots (on the libuv pool for frames of 256 KiB and more: native copyBytes)
+ * start as soon as it has its slots, so they overlap each other and the main thread's
+ * encode/submit work; its step 3 waits for them. A slot is unmapped only after its copy has
+ * finished, and a pool is destroyed only once no copy is in flight.
  * The host, however, is not on the queue. The only host/GPU synchronisation points are:
  *   - an upload slot's mapAsync(WRITE), requested right after the submit that reads it: it
  *     resolves once the GPU is done with that submit, and only then is the slot written again;
@@ -325,8 +330,9 @@ export class GpuBackend implements FeatureBackend {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    for (const stream of this.#streams) stream.abandon();
+    const abandoned = [...this.#streams].map((stream) => stream.abandon());
     this.#streams.clear();
+    await Promise.all(abandoned);
     const sets = await Promise.allSettled(this.#kernels.values());
     this.#kernels.clear();
     for (const s of sets) {
@@ -367,6 +373,21 @@ interface Submitted {
   submittedAt: number;
 }
 
+/** A group whose slots are taken and whose copies are under way (#stage). */
+interface Staged {
+  geometry: FrameGeometry;
+  kernels: KernelSet;
+  refSlot: UploadSlot;
+  disSlots: Array<UploadSlot | undefined>;
+  rb: ReadbackSlot;
+  refPts: number | undefined;
+  renditions: Presence[];
+  /** The distorted frames computed (those present, in a scored group). */
+  computed: Array<Frame | undefined>;
+  /** Settles once every copy has; resolves with the host's copy time in ms. */
+  copied: Promise<number>;
+}
+
 const CANCELLED = Symbol('cancelled');
 
 /** One subscription's state: its staging pool, its reference chain, its submission chain. */
@@ -382,14 +403,23 @@ class GpuStream {
   #geometry: FrameGeometry | undefined;
   #queries: { set: GPUQuerySet; resolve: GPUBuffer }[] = [];
   #chain: Promise<unknown> = Promise.resolve();
+  /** Steps 1-2 (slots, copies started), in frame order, ahead of #chain. */
+  #stageChain: Promise<unknown> = Promise.resolve();
+  /** Staging copies in flight: the pool must not be destroyed (nor slots unmapped) under them. */
+  readonly #copies = new Set<Promise<unknown>>();
   #broken: unknown = undefined;
   #cancelled = false;
   #ended: Promise<void> | undefined;
+
+  /** The native off-thread copy (undefined with an addon that lacks it: copies stay synchronous). */
+  readonly #copyBytes: ((dst: Uint8Array, src: Uint8Array) => Promise<void>) | undefined;
 
   constructor(backend: GpuBackend, gpu: GpuDevice, native: NativeAddon) {
     this.#backend = backend;
     this.#gpu = gpu;
     this.#native = native;
+    const copyBytes = native.copyBytes;
+    this.#copyBytes = copyBytes ? (dst, src) => copyBytes.call(native, dst, src) : undefined;
   }
 
   admit(group: FrameGroup): Job {
@@ -408,7 +438,11 @@ class GpuStream {
 
   async run(job: Job): Promise<GroupStats> {
     this.#waiting.delete(job);
-    const step = this.#chain.then(() => this.#submit(job));
+    // Slots and copies (steps 1-2) start as soon as the previous group has its slots, so the
+    // copies of several groups overlap; encode and submit (steps 3-4) stay in frame order.
+    const staged = this.#stageChain.then(() => this.#stage(job));
+    this.#stageChain = staged.catch(() => undefined);
+    const step = this.#chain.then(() => this.#submit(job, staged));
     this.#chain = step.catch(() => undefined);
     let s: Submitted;
     try {
@@ -453,8 +487,13 @@ class GpuStream {
     }
   }
 
-  /** Steps 1-4 of the header comment for one group; runs strictly in frame order. */
-  async #submit(job: Job): Promise<Submitted> {
+  /**
+   * Steps 1-2 of the header comment for one group: takes its slots and starts the copies of
+   * its frames into them (off the main thread for large frames). Runs in frame order (the
+   * slots are taken FIFO) but does not wait for the copies; `copied` settles once every
+   * copy has, and the frames are released then.
+   */
+  async #stage(job: Job): Promise<Staged> {
     const { group, scored } = job;
     let refSlot: UploadSlot | undefined;
     const disSlots: Array<UploadSlot | undefined> = [];
@@ -499,10 +538,64 @@ class GpuStream {
       const refPts = ref.pts;
       const renditions = group.dis.map((dis): Presence => ({ present: dis !== undefined, disPts: scored ? dis?.pts : undefined }));
       const samples = geometry.width * geometry.height;
-      refSlot.write(bytesOf(ref.luma.subarray(0, samples)));
-      for (const [k, dis] of computed.entries()) if (dis) disSlots[k]!.write(bytesOf(dis.luma.subarray(0, samples)));
+      const copy = this.#copyBytes;
+      const writes: Promise<void>[] = [];
+      const start = (slot: UploadSlot, frame: Frame): void => {
+        try {
+          writes.push(slot.writeAsync(bytesOf(frame.luma.subarray(0, samples)), copy));
+        } catch (error) {
+          writes.push(Promise.reject(error));
+        }
+      };
+      start(refSlot, ref);
+      for (const [k, dis] of computed.entries()) if (dis) start(disSlots[k]!, dis);
+      // Settles once every copy has (a failed one does not cut the others short): only then
+      // may the frames be released and the slots given back.
+      const copied = Promise.allSettled(writes).then((results) => {
+        releaseAll(job);
+        const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+        if (failed) throw failed.reason;
+        return performance.now() - t0;
+      });
+      copied.catch(() => undefined);
+      this.#copies.add(copied);
+      void copied.finally(() => this.#copies.delete(copied)).catch(() => undefined);
+      const staged: Staged = { geometry, kernels, refSlot, disSlots: [...disSlots], rb, refPts, renditions, computed, copied };
+      refSlot = undefined;
+      disSlots.length = 0;
+      rb = undefined;
+      return staged;
+    } catch (error) {
       releaseAll(job);
-      const hostWrite = performance.now() - t0;
+      if (this.#pool && !this.#pool.destroyed) {
+        if (refSlot) this.#pool.refUpload.release(refSlot);
+        for (const slot of disSlots) if (slot) this.#pool.disUpload.release(slot);
+        if (rb) this.#pool.readback.release(rb);
+      }
+      // The reference chain is broken: no later frame may be computed.
+      if (error !== CANCELLED) this.#broken ??= error;
+      throw error === CANCELLED ? new BackendError('E_GPU', 'cancelled') : error;
+    }
+  }
+
+  /**
+   * Steps 3-4 of the header comment for one group, strictly in frame order: once its copies
+   * are done, records and submits its command buffer and arms the fences.
+   */
+  async #submit(job: Job, staging: Promise<Staged>): Promise<Submitted> {
+    const { group, scored } = job;
+    // #stage cleans up after itself when it fails.
+    const st = await staging;
+    const { geometry, kernels, renditions, refPts, computed } = st;
+    let refSlot: UploadSlot | undefined = st.refSlot;
+    const disSlots: Array<UploadSlot | undefined> = st.disSlots;
+    let rb: ReadbackSlot | undefined = st.rb;
+    const pool = (): StagingPool => this.#pool!;
+    try {
+      // Every copy has settled once this returns or throws: the slots may be given back.
+      const hostWrite = await st.copied;
+      this.#check();
+      const L = this.#layout!;
 
       // Step 3: one command buffer.
       const d = this.#gpu.device;
@@ -607,16 +700,24 @@ class GpuStream {
     this.#cancelled = true;
     for (const job of this.#waiting) releaseAll(job);
     this.#waiting.clear();
-    this.#ended = Promise.allSettled([this.#chain, ...this.#reads]).then(() => this.#free());
+    this.#ended = Promise.allSettled([this.#stageChain, this.#chain, ...this.#reads, ...this.#copies]).then(() => this.#free());
     return this.#ended;
   }
 
-  /** The backend is closing: frees everything now (pending fences reject). */
-  abandon(): void {
+  /**
+   * The backend is closing: frees everything as soon as no staging copy is in flight (a
+   * copy writes into a mapped slot; they are bounded memcpys), pending fences reject.
+   * Resolves once freed; never rejects.
+   */
+  abandon(): Promise<void> {
     this.#cancelled = true;
     for (const job of this.#waiting) releaseAll(job);
     this.#waiting.clear();
-    this.#free();
+    if (this.#copies.size === 0) {
+      this.#free();
+      return Promise.resolve();
+    }
+    return Promise.allSettled([...this.#copies]).then(() => this.#free());
   }
 
   #free(): void {
