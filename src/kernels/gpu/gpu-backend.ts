@@ -493,6 +493,19 @@ class GpuStream {
    * slots are taken FIFO) but does not wait for the copies; `copied` settles once every
    * copy has, and the frames are released then.
    */
+  /** Gives back what a failed stage or submit holds, marks the reference chain broken, rethrows. */
+  #fail(job: Job, refSlot: UploadSlot | undefined, disSlots: Array<UploadSlot | undefined>, rb: ReadbackSlot | undefined, error: unknown): never {
+    releaseAll(job);
+    if (this.#pool && !this.#pool.destroyed) {
+      if (refSlot) this.#pool.refUpload.release(refSlot);
+      for (const slot of disSlots) if (slot) this.#pool.disUpload.release(slot);
+      if (rb) this.#pool.readback.release(rb);
+    }
+    // The reference chain is broken: no later frame may be computed.
+    if (error !== CANCELLED) this.#broken ??= error;
+    throw error === CANCELLED ? new BackendError('E_GPU', 'cancelled') : error;
+  }
+
   async #stage(job: Job): Promise<Staged> {
     const { group, scored } = job;
     let refSlot: UploadSlot | undefined;
@@ -566,15 +579,7 @@ class GpuStream {
       rb = undefined;
       return staged;
     } catch (error) {
-      releaseAll(job);
-      if (this.#pool && !this.#pool.destroyed) {
-        if (refSlot) this.#pool.refUpload.release(refSlot);
-        for (const slot of disSlots) if (slot) this.#pool.disUpload.release(slot);
-        if (rb) this.#pool.readback.release(rb);
-      }
-      // The reference chain is broken: no later frame may be computed.
-      if (error !== CANCELLED) this.#broken ??= error;
-      throw error === CANCELLED ? new BackendError('E_GPU', 'cancelled') : error;
+      this.#fail(job, refSlot, disSlots, rb, error);
     }
   }
 
@@ -648,15 +653,7 @@ class GpuStream {
       read.catch(() => undefined);
       return { index: group.index, geometry, scored, hasPrev: prevRef !== undefined, refPts, renditions, read, scopes, hostWrite, submittedAt };
     } catch (error) {
-      releaseAll(job);
-      if (this.#pool && !this.#pool.destroyed) {
-        if (refSlot) this.#pool.refUpload.release(refSlot);
-        for (const slot of disSlots) if (slot) this.#pool.disUpload.release(slot);
-        if (rb) this.#pool.readback.release(rb);
-      }
-      // The reference chain is broken: no later frame may be computed.
-      if (error !== CANCELLED) this.#broken ??= error;
-      throw error === CANCELLED ? new BackendError('E_GPU', 'cancelled') : error;
+      this.#fail(job, refSlot, disSlots, rb, error);
     }
   }
 
