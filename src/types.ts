@@ -57,7 +57,7 @@ export interface FramePair {
 /**
  * Per-frame feature values keyed by libvmaf's metric names as they appear in its logs:
  * integer_vif_scale0..3, integer_adm2, integer_adm_scale0..3, integer_motion2,
- * integer_motion, and the *_egl_1 variants.
+ * VMAF_integer_feature_motion_sad_score (the per-frame motion), and the *_egl_1 variants.
  */
 export type FeatureValues = Record<string, number>;
 

@@ -14,6 +14,7 @@ import { lastValueFrom, toArray } from 'rxjs';
 import { alerts, rollingWindows, score, scoreEvents, scoreLadder } from '../dist/index.js';
 import { goldenDir } from './helpers/env.mjs';
 import { negateLuma, range, readY4m, writeY4m } from './helpers/y4m.mjs';
+import { windowReference } from './helpers/window-reference.mjs';
 
 const BIN = fileURLToPath(new URL('../bin/vmaf-stream', import.meta.url));
 const clip = join(goldenDir, 'src01_160x90_8bit');
@@ -30,19 +31,6 @@ function cli(args, status = 0) {
   return { stderr: r.stderr, lines, frames: lines.filter((l) => 'frameNum' in l), typed: (type) => lines.filter((l) => l.type === type) };
 }
 
-/** libvmaf's pooling and the nearest-rank percentile, as the windows compute them. */
-function stats(values, percentiles) {
-  let sum = 0;
-  let inverse = 0;
-  for (const v of values) {
-    sum += v;
-    inverse += 1 / (v + 1);
-  }
-  const sorted = [...values].sort((a, b) => a - b);
-  const out = { mean: sum / values.length, min: sorted[0], max: sorted.at(-1), harmonic_mean: values.length / inverse - 1 };
-  for (const p of percentiles) out[`p${p}`] = sorted[Math.max(1, Math.ceil((p * values.length) / 100 - 1e-9)) - 1];
-  return out;
-}
 
 describe('alerts and windows end to end', function () {
   let tmp;
@@ -116,7 +104,7 @@ describe('alerts and windows end to end', function () {
           endIndex: w.endIndex,
           startPts: (w.endIndex - 7) / 25,
           endPts: w.endIndex / 25,
-          ...stats(values, [5, 50]),
+          ...windowReference(values, [5, 50]),
         },
       );
       // Right after the frame that completes it.
@@ -154,7 +142,7 @@ describe('alerts and windows end to end', function () {
       const vmaf = run.frames.filter((f) => f.rendition === name).map((f) => f.metrics.vmaf);
       const mine = windows.filter((w) => w.rendition === name);
       assert.deepEqual(mine.map((w) => w.endIndex), [15, 23, 31, 39, 47]);
-      for (const w of mine) assert.equal(w.mean, stats(vmaf.slice(w.startIndex, w.endIndex + 1), []).mean);
+      for (const w of mine) assert.equal(w.mean, windowReference(vmaf.slice(w.startIndex, w.endIndex + 1), []).mean);
     }
     assert.ok(Object.keys(windows[0]).indexOf('rendition') === 1, 'type first, then rendition');
   });

@@ -8,6 +8,7 @@ import { from, lastValueFrom, toArray } from 'rxjs';
 import { rollingWindows, parseSpan, nearestRank, windowLine } from '../dist/pipeline/windows.js';
 import { UsageError } from '../dist/errors.js';
 import { goldenDir } from './helpers/env.mjs';
+import { windowReference } from './helpers/window-reference.mjs';
 
 const frame = (index, vmaf, pts, extra = {}) => ({
   index,
@@ -19,22 +20,9 @@ const frames = (values, pts) => values.map((v, i) => frame(i, v, pts?.(i)));
 const run = (items, spec) => lastValueFrom(from(items).pipe(rollingWindows(spec), toArray()));
 const spans = (windows) => windows.map((w) => [w.startIndex, w.endIndex]);
 
-/** The reference statistics, written out plainly: libvmaf's sums in frame order, nearest rank. */
-function reference(values, percentiles = [5]) {
-  let sum = 0;
-  let inverse = 0;
-  for (const v of values) {
-    sum += v;
-    inverse += 1 / (v + 1);
-  }
-  const sorted = [...values].sort((a, b) => a - b);
-  const out = { mean: sum / values.length, min: sorted[0], max: sorted.at(-1), harmonic_mean: values.length / inverse - 1 };
-  for (const p of percentiles) out[`p${p}`] = sorted[Math.max(1, Math.ceil((p * values.length) / 100)) - 1];
-  return out;
-}
 
 function assertStats(w, values, percentiles = [5]) {
-  const expected = reference(values, percentiles);
+  const expected = windowReference(values, percentiles);
   for (const [key, value] of Object.entries(expected)) assert.equal(w[key], value, `${key} of window ${w.startIndex}..${w.endIndex}`);
 }
 
