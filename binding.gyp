@@ -3,7 +3,7 @@
     {
       "target_name": "vmaf_native",
       "sources": [
-        "<!@(node -p \"require('fs').readdirSync('src/kernels/cpu').filter((f) => f.endsWith('.cpp')).sort().map((f) => 'src/kernels/cpu/' + f).join(' ')\")"
+        "<!@(node scripts/native-sources.cjs)"
       ],
       "include_dirs": [
         "<!(node -p \"require('node-addon-api').include_dir\")",

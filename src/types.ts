@@ -7,6 +7,21 @@
 export type ChromaSubsampling = '420' | '422' | '444' | '400';
 export type BitDepth = 8 | 10 | 12 | 16;
 
+/** Cb/Cr plane size as ffmpeg lays it out: halved dimensions round up; 0 x 0 for gray. */
+export function chromaSize(format: Pick<FrameFormat, 'width' | 'height' | 'chroma'>): { width: number; height: number } {
+  const { width, height } = format;
+  switch (format.chroma) {
+    case '420':
+      return { width: Math.ceil(width / 2), height: Math.ceil(height / 2) };
+    case '422':
+      return { width: Math.ceil(width / 2), height };
+    case '444':
+      return { width, height };
+    case '400':
+      return { width: 0, height: 0 };
+  }
+}
+
 export interface FrameFormat {
   width: number;
   height: number;
@@ -25,6 +40,11 @@ export interface Frame {
   index: number;
   format: FrameFormat;
   luma: Uint8Array | Uint16Array;
+  /**
+   * Cb and Cr, where the run's extractors read chroma (packed rows of chromaSize(format)),
+   * absent when only luma was decoded or the input is gray.
+   */
+  chroma?: readonly [Uint8Array | Uint16Array, Uint8Array | Uint16Array];
   /** Presentation time in seconds, where the source knows it. */
   pts?: number;
   /** Gives the frame's memory back to its pool; call once, after the last use. */

@@ -1,3 +1,4 @@
+import { parseFeatureArg } from '../extractors/request.js';
 import { parseArgs } from 'node:util';
 import { UsageError } from '../errors.js';
 import type { LogFormat } from '../pipeline/writers/types.js';
@@ -64,6 +65,9 @@ libvmaf's options:
  --model/-m PARAMS          model, colon delimited: version=NAME | path=FILE, name=LABEL,
                             enable_transform, disable_clip; repeat for several models
                             (default version=vmaf_v0.6.1:name=vmaf)
+ --feature NAME[=OPT=VAL:OPT=VAL]   also compute a feature extractor, with options as
+                            libvmaf takes them (--feature psnr, --feature
+                            float_ssim=enable_db=true:clip_db=true); repeatable
  --output/-o PATH           log file ('-' for standard output); with several -d a pattern
                             with {name}, one log per rendition (-o logs/{name}.json), or, with
                             --ndjson, one stream whose lines carry "rendition"
@@ -119,6 +123,7 @@ const OPTIONS = {
   pixel_format: { type: 'string', short: 'p' },
   bitdepth: { type: 'string', short: 'b' },
   model: { type: 'string', short: 'm', multiple: true },
+  feature: { type: 'string', multiple: true },
   output: { type: 'string', short: 'o' },
   xml: { type: 'boolean' },
   json: { type: 'boolean' },
@@ -272,6 +277,7 @@ export function parseCommandLine(argv: string[]): CliCommand {
         backend,
         threads: optionalInt(values.threads, '--threads', 1),
         models: values.model,
+        ...(values.feature ? { features: values.feature.map(parseFeatureArg) } : {}),
         noPrediction: values.no_prediction ?? false,
         frameSkipRef: optionalInt(values.frame_skip_ref, '--frame_skip_ref', 0),
         frameSkipDist: optionalInt(values.frame_skip_dist, '--frame_skip_dist', 0),

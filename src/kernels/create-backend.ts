@@ -1,6 +1,8 @@
 import { existsSync, readdirSync } from 'node:fs';
 import type { BackendKind, FeatureBackend } from './backend.js';
 import { CpuBackend } from './cpu-backend.js';
+import { PlanBackend } from './plan-backend.js';
+import type { RunPlan } from '../extractors/plan.js';
 
 export interface BackendOptions {
   threads: number;
@@ -28,6 +30,17 @@ export async function createBackend(kind: BackendKind | 'auto', options: Backend
       return gpu ?? new CpuBackend({ threads: options.threads });
     }
   }
+}
+
+/**
+ * The backend for a run plan: the requested backend computes the plan's core instances
+ * (integer VIF, ADM, motion), and is not opened at all when the plan has none; native
+ * instances run on the host's threads beside it.
+ */
+export async function createPlanBackend(plan: RunPlan, kind: BackendKind | 'auto', options: BackendOptions): Promise<FeatureBackend> {
+  const needsCore = plan.instances.some((x) => x.definition.implementation.kind === 'core');
+  const core = needsCore ? await createBackend(kind, options) : undefined;
+  return new PlanBackend(plan, core, core?.kind ?? (kind === 'gpu' ? 'gpu' : 'cpu'), { threads: options.threads, onWarning: options.onWarning });
 }
 
 /**

@@ -61,10 +61,36 @@ export interface NativeAddon {
    * synchronously. Optional: an addon built before it existed lacks it.
    */
   copyBytes?(dst: Uint8Array, src: Uint8Array | Uint16Array): Promise<void>;
+  /**
+   * An instance of a registered C++ extractor (src/kernels/cpu/extractor.h) for one run's
+   * options (every option, defaults filled in) and geometry. Throws a TypeError for an
+   * unknown name, an Error for what the extractor refuses.
+   */
+  createExtractor(name: string, options: Readonly<Record<string, boolean | number | string>>, geometry: NativeGeometry): NativeExtractorHandle;
+  /**
+   * One frame's values (the extractor definition's outputs, in order), on a worker thread.
+   * Pictures are arrays of planes (Y, or Y Cb Cr), previous pictures nearest first; none
+   * may be written to until the promise settles.
+   */
+  runExtractor(handle: NativeExtractorHandle, ref: readonly Luma[], dis: readonly Luma[], previousRef: ReadonlyArray<readonly Luma[]>, previousDis: ReadonlyArray<readonly Luma[]>): Promise<Float64Array>;
+  /** The names of the registered C++ extractors. */
+  nativeExtractors(): string[];
 }
 
+/** The geometry a native extractor instance is built for; chroma 0 x 0 for gray input. */
+export interface NativeGeometry {
+  width: number;
+  height: number;
+  bitDepth: number;
+  chromaWidth: number;
+  chromaHeight: number;
+}
+
+/** An opaque native extractor instance (freed by the garbage collector). */
+export type NativeExtractorHandle = { readonly __nativeExtractor: unique symbol };
+
 const ADDON_FILE = join('build', 'Release', 'vmaf_native.node');
-const REQUIRED_FUNCTIONS = ['computeFrameStats', 'computeMotionSad', 'motionSad', 'finishFeatures', 'statsLayout'] as const;
+const REQUIRED_FUNCTIONS = ['computeFrameStats', 'computeMotionSad', 'motionSad', 'finishFeatures', 'statsLayout', 'createExtractor', 'runExtractor', 'nativeExtractors'] as const;
 
 let cached: NativeAddon | undefined;
 

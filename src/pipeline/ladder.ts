@@ -29,7 +29,9 @@ import path from 'node:path';
 import { Readable } from 'node:stream';
 import { Observable, defer, finalize, map, mergeMap } from 'rxjs';
 import type { FeatureBackend } from '../kernels/backend.js';
-import { createBackend } from '../kernels/create-backend.js';
+import { createPlanBackend } from '../kernels/create-backend.js';
+import { planRun } from '../extractors/plan.js';
+import { parseFeatureArg, type ExtractorRequest } from '../extractors/request.js';
 import { isFrameSource, openFrameSource, type FrameInput, type SourceOptions } from '../decode/open-source.js';
 import { groupFrames } from '../decode/pair-frames.js';
 import { loadModel, parseModelSpec, type Model, type ModelSpec } from './model/index.js';
@@ -194,8 +196,11 @@ export function runLadder(reference: FrameInput, renditions: readonly ResolvedRe
     if (!scale) renditions.forEach((_, k) => open(k));
 
     const run = (async (): Promise<Opened> => {
-      const models = options.noPrediction ? [] : await Promise.all(resolveModelSpecs(options.models).map(loadModel));
-      assertUniqueNames(models);
+      // Models name the features a run computes even with noPrediction, as in libvmaf.
+      const loaded = await Promise.all(resolveModelSpecs(options.models).map(loadModel));
+      assertUniqueNames(loaded);
+      const plan = planRun([...loaded.flatMap((m) => m.features), ...(options.features ?? []).map(toExtractorRequest)]);
+      const models = options.noPrediction ? [] : loaded;
       const kinds = await Promise.all([reference, ...renditions.map((r) => r.input)].map(inputKind));
       if (scale) renditions.forEach((_, k) => kinds[k + 1] !== 'stream' && open(k));
       const refFormat = await ref.format();
@@ -216,7 +221,7 @@ export function runLadder(reference: FrameInput, renditions: readonly ResolvedRe
           }
         }
       }
-      const backend = await createBackend(options.backend ?? 'auto', {
+      const backend = await createPlanBackend(plan, options.backend ?? 'auto', {
         threads,
         gpuAdapter: options.gpuAdapter,
         onWarning: options.onWarning,
@@ -322,6 +327,10 @@ async function inputKind(input: FrameInput): Promise<'file' | 'stream' | 'source
     // Not on disk: a URL or protocol (ffmpeg), or missing (the source reports that).
     return /^[a-z][a-z0-9+.-]+:/i.test(input) ? 'stream' : 'file';
   }
+}
+
+function toExtractorRequest(feature: string | ExtractorRequest): ExtractorRequest {
+  return typeof feature === 'string' ? parseFeatureArg(feature) : feature;
 }
 
 function assertUniqueNames(models: Model[]): void {

@@ -6,6 +6,7 @@ import type { FrameResult } from './writers/types.js';
 import type { FrameFormat } from '../types.js';
 import { labelOf, runLadder, type Delivery, type ResolvedRendition } from './ladder.js';
 import type { QcOptions } from './qc.js';
+import type { ExtractorRequest } from '../extractors/request.js';
 
 export type { FrameResult } from './writers/types.js';
 
@@ -22,6 +23,11 @@ export interface ScoreOptions extends QcOptions {
   threads?: number;
   /** Models as `-m` strings or specs. Default: vmaf_v0.6.1, logged as "vmaf". */
   models?: Array<string | ModelSpec>;
+  /**
+   * Feature extractors besides the models' (libvmaf's --feature): `'psnr'`,
+   * `'float_ssim=enable_db=true:clip_db=true'`, or a parsed request.
+   */
+  features?: Array<string | ExtractorRequest>;
   /** Features only, no model prediction (libvmaf's --no_prediction). */
   noPrediction?: boolean;
   frameSkipRef?: number;

@@ -32,6 +32,10 @@
 #include "plane.h"
 #include "vif.h"
 
+namespace vmafs {
+void registerExtractorBindings(Napi::Env env, Napi::Object exports);  // extractor-binding.cpp
+}
+
 namespace {
 
 using vmafs::LumaPlane;
@@ -376,6 +380,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("finishFeatures", Napi::Function::New(env, FinishFeatures, "finishFeatures"));
   exports.Set("copyBytes", Napi::Function::New(env, CopyBytes, "copyBytes"));
   exports.Set("statsLayout", Napi::Function::New(env, StatsLayout, "statsLayout"));
+  vmafs::registerExtractorBindings(env, exports);
   return exports;
 }
 

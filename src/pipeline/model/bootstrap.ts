@@ -16,6 +16,7 @@
  */
 import type { FeatureValues } from '../../types.js';
 import type { Model, Predictor } from './model.js';
+import type { FeatureRequest } from '../../extractors/request.js';
 
 export const BOOTSTRAP_SUFFIXES = ['_bagging', '_stddev', '_ci_p95_lo', '_ci_p95_hi'] as const;
 
@@ -23,6 +24,7 @@ const DELTA = 0.01;
 
 export class BootstrapModel implements Model {
   readonly featureKeys: readonly string[];
+  readonly features: readonly FeatureRequest[];
   /** Log keys of the per-model scores, NAME_0001 ... */
   readonly memberNames: readonly string[];
   private readonly scores: Float64Array;
@@ -41,6 +43,7 @@ export class BootstrapModel implements Model {
     const keys = new Set<string>(main.featureKeys);
     for (const m of members) for (const k of m.featureKeys) keys.add(k);
     this.featureKeys = [...keys];
+    this.features = [main, ...members].flatMap((p) => p.features);
     this.memberNames = members.map((_, i) => `${name}_${String(i + 1).padStart(4, '0')}`);
     this.scores = new Float64Array(members.length);
     this.sorted = new Float64Array(members.length);

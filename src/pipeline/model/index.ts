@@ -4,5 +4,4 @@ export type { Model } from './model.js';
 export { loadModel, buildModel, BUILTIN_MODELS, DEFAULT_MODEL_NAME, DEFAULT_MODEL_VERSION } from './load.js';
 export { BootstrapModel, BOOTSTRAP_SUFFIXES } from './bootstrap.js';
 export { parseModelFile, type ModelFile, type ModelDefinition } from './model-file.js';
-export { featureLogKey, featureAlias } from './feature-names.js';
 export { expGlibc } from './exp.js';

@@ -16,7 +16,7 @@
  * garbage (too few slopes, say) this reader refuses the file instead.
  */
 import { ModelError } from '../../errors.js';
-import { optionTextFromJson } from './feature-names.js';
+import { optionTextFromJson } from '../../extractors/option.js';
 import { parseSvrModel, SvmFormatError, type SvrModel } from './svm.js';
 
 export type ModelType = 'LIBSVMNUSVR' | 'BOOTSTRAP_LIBSVMNUSVR' | 'RESIDUEBOOTSTRAP_LIBSVMNUSVR';

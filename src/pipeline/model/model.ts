@@ -12,7 +12,9 @@
  */
 import { ModelError } from '../../errors.js';
 import type { FeatureValues } from '../../types.js';
-import { extractorName, featureLogKey, optionTextFromCli } from './feature-names.js';
+import { optionTextFromCli } from '../../extractors/option.js';
+import { extractorProviding } from '../../extractors/registry.js';
+import { resolveModelFeature, type FeatureRequest } from '../../extractors/request.js';
 import type { FeatureOverride } from './model-spec.js';
 import type { KnotPoint, ModelDefinition } from './model-file.js';
 
@@ -23,6 +25,8 @@ export interface Model {
   readonly version: string;
   /** The FeatureValues keys predict() reads, e.g. integer_adm2_egl_1 for the NEG model. */
   readonly featureKeys: readonly string[];
+  /** The extractor instances that compute them (the run plan's first requests). */
+  readonly features: readonly FeatureRequest[];
   /** Scores keyed by log name: { [name]: score } and, for bootstrap models, the extras. */
   predict(features: FeatureValues): Record<string, number>;
 }
@@ -39,6 +43,8 @@ export interface PredictorSettings {
 export class Predictor {
   /** Log keys of the inputs, in SVM order. */
   readonly featureKeys: readonly string[];
+  /** The extractor instance and log key of each input, in SVM order. */
+  readonly features: readonly FeatureRequest[];
   private readonly slopes: Float64Array;
   private readonly intercepts: Float64Array;
   private readonly linear: boolean;
@@ -57,16 +63,17 @@ export class Predictor {
     this.slopes = Float64Array.from(def.features, (f) => f.slope);
     this.intercepts = Float64Array.from(def.features, (f) => f.intercept);
     this.x = new Float64Array(n);
-    this.featureKeys = def.features.map((f) => {
+    this.features = def.features.map((f) => {
       let options = f.options;
-      const overrides = (settings.overrides ?? []).filter((o) => extractorName(f.name) === o.extractor);
+      const overrides = (settings.overrides ?? []).filter((o) => extractorProviding(f.name)?.name === o.extractor);
       if (overrides.length > 0) {
         const merged = new Map(options);
         for (const o of overrides) merged.set(o.option, optionTextFromCli(o.value));
         options = merged;
       }
-      return featureLogKey(f.name, options, label);
+      return resolveModelFeature(f.name, options, label);
     });
+    this.featureKeys = this.features.map((f) => f.key);
     this.transformOn = def.scoreTransform !== undefined &&
       (def.scoreTransform.enabled || settings.enableTransform === true);
     this.clipOn = def.scoreClip !== undefined && settings.disableClip !== true;
@@ -184,6 +191,7 @@ function piecewiseLinear(x: number, knots: readonly KnotPoint[]): number {
 /** A model with one model_dict: predict() gives { [name]: score }. */
 export class SingleModel implements Model {
   readonly featureKeys: readonly string[];
+  readonly features: readonly FeatureRequest[];
 
   constructor(
     readonly name: string,
@@ -191,6 +199,7 @@ export class SingleModel implements Model {
     private readonly predictor: Predictor,
   ) {
     this.featureKeys = predictor.featureKeys;
+    this.features = predictor.features;
   }
 
   predict(features: FeatureValues): Record<string, number> {

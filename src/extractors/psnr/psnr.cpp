@@ -1,0 +1,86 @@
+// psnr (libvmaf's integer_psnr.c): per plane, the sum of squared differences over the
+// whole plane in 64-bit integers, then 10*log10(peak^2 / mse), capped at psnr_max.
+// The double steps are libvmaf's, in its order, with glibc's log10, so the values match
+// bit for bit. 8-bit pictures use a peak of 255; higher depths (1 << bpc) - 1, or
+// 255 << (bpc - 8) with reduced_hbd_peak.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+
+#include "extractor.h"
+
+namespace vmafs {
+namespace {
+
+template <typename T>
+uint64_t sumSquaredError(const PlaneView& a, const PlaneView& b) {
+  uint64_t sse = 0;
+  for (int y = 0; y < a.height; y++) {
+    const T* ra = a.row<T>(y);
+    const T* rb = b.row<T>(y);
+    uint64_t row = 0;
+    for (int x = 0; x < a.width; x++) {
+      const int64_t e = static_cast<int64_t>(ra[x]) - static_cast<int64_t>(rb[x]);
+      row += static_cast<uint64_t>(e * e);
+    }
+    sse += row;
+  }
+  return sse;
+}
+
+class Psnr final : public Extractor {
+ public:
+  Psnr(const ExtractorOptions& o, const ExtractorGeometry& g)
+      : mse_(o.flag("enable_mse")), planes_(o.flag("enable_chroma") && g.chromaWidth > 0 ? 3 : 1) {
+    const int bpc = g.bitDepth;
+    peak_ = o.flag("reduced_hbd_peak") ? 255u * (1u << (bpc - 8)) : (1u << bpc) - 1u;
+    const double minSse = o.number("min_sse");
+    for (int p = 0; p < 3; p++) {
+      if (minSse != 0.0) {
+        // libvmaf sizes the chroma planes with a truncating w / 2 here (not the ceil the
+        // planes have); the cap only depends on it through its ceil().
+        const bool sub = p > 0;
+        const int w = sub && g.chromaWidth < g.width ? g.width / 2 : g.width;
+        const int h = sub && g.chromaHeight < g.height ? g.height / 2 : g.height;
+        const double mse = minSse / (static_cast<double>(w) * h);
+        psnrMax_[p] = std::ceil(10. * std::log10(static_cast<double>(peak_) * peak_ / mse));
+      } else {
+        psnrMax_[p] = 6.0 * bpc + 12;
+      }
+    }
+  }
+
+  size_t outputCount() const override { return static_cast<size_t>(planes_) * (mse_ ? 2 : 1); }
+
+  void extract(const FrameWindow& f, double* out) const override {
+    const bool eight = f.ref->bitDepth == 8;
+    // libvmaf's 8-bit path squares a constant 255 rather than the computed peak (equal at 8 bits).
+    const double peak = eight ? 255.0 : static_cast<double>(peak_);
+    for (int p = 0; p < planes_; p++) {
+      const PlaneView& a = f.ref->plane[p];
+      const PlaneView& b = f.dis->plane[p];
+      const uint64_t sse = eight ? sumSquaredError<uint8_t>(a, b) : sumSquaredError<uint16_t>(a, b);
+      const double mse = static_cast<double>(sse) / (static_cast<unsigned>(a.width) * static_cast<unsigned>(a.height));
+      const double psnr = std::min(10. * std::log10(peak * peak / std::max(mse, 1e-16)), psnrMax_[p]);
+      *out++ = psnr;
+      if (mse_) *out++ = mse;
+    }
+  }
+
+ private:
+  bool mse_;
+  int planes_;
+  uint32_t peak_;
+  double psnrMax_[3];
+};
+
+std::unique_ptr<Extractor> makePsnr(const ExtractorOptions& o, const ExtractorGeometry& g) {
+  return std::make_unique<Psnr>(o, g);
+}
+
+}  // namespace
+
+VMAFS_REGISTER_EXTRACTOR("psnr", makePsnr);
+
+}  // namespace vmafs

@@ -1,0 +1,29 @@
+/**
+ * Every feature extractor vmaf-stream has, one line each (as libvmaf's
+ * feature_extractor.c lists them). Adding an extractor: a folder under src/extractors/
+ * with its definition (and its C++ and WGSL), and one line here.
+ */
+import type { ExtractorDefinition } from './extractor.js';
+import { integerAdm } from './integer_adm/integer_adm.js';
+import { integerMotion } from './integer_motion/integer_motion.js';
+import { integerVif } from './integer_vif/integer_vif.js';
+import { psnr } from './psnr/psnr.js';
+
+export const EXTRACTORS: readonly ExtractorDefinition[] = [
+  integerAdm,
+  integerMotion,
+  integerVif,
+  psnr,
+];
+
+const BY_NAME = new Map(EXTRACTORS.map((x) => [x.name, x]));
+
+/** The extractor `--feature NAME` names, if vmaf-stream has it. */
+export function extractorByName(name: string): ExtractorDefinition | undefined {
+  return BY_NAME.get(name);
+}
+
+/** The extractor that provides a feature (a model's feature name), if vmaf-stream has it. */
+export function extractorProviding(feature: string): ExtractorDefinition | undefined {
+  return EXTRACTORS.find((x) => x.provides.includes(feature));
+}

@@ -1,0 +1,202 @@
+// Node-API surface of the extractor registry (see extractor.h):
+//
+//   createExtractor(name, options, geometry) -> handle
+//     options: { [option]: boolean | number | string } (every option, defaults filled in);
+//     geometry: { width, height, bitDepth, chromaWidth, chromaHeight }.
+//     Throws TypeError for an unknown name or bad arguments, Error for what the extractor refuses.
+//   runExtractor(handle, ref, dis, previousRef, previousDis) -> Promise<Float64Array>
+//     ref, dis: arrays of planes (Y only, or Y Cb Cr): Uint8Array at 8 bits, Uint16Array
+//     above, packed rows. previousRef/previousDis: arrays of such pictures, nearest first.
+//     Runs on a worker thread; every array is referenced until the promise settles, and the
+//     caller must not write to them meanwhile.
+//   nativeExtractors() -> string[]
+#include <napi.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "extractor.h"
+
+namespace vmafs {
+namespace {
+
+[[noreturn]] void typeError(Napi::Env env, const std::string& message) {
+  throw Napi::TypeError::New(env, message);
+}
+
+struct Handle {
+  std::unique_ptr<Extractor> extractor;
+  ExtractorGeometry geometry;
+  std::string name;
+};
+
+int geometryField(Napi::Object g, const char* key) {
+  Napi::Value v = g.Get(key);
+  if (!v.IsNumber()) typeError(g.Env(), std::string("createExtractor: geometry.") + key + " must be a number");
+  const double d = v.As<Napi::Number>().DoubleValue();
+  if (!(d >= 0 && d <= 1 << 20) || static_cast<int>(d) != d) {
+    typeError(g.Env(), std::string("createExtractor: geometry.") + key + " must be a whole number");
+  }
+  return static_cast<int>(d);
+}
+
+Napi::Value CreateExtractor(const Napi::CallbackInfo& info) {
+  const Napi::Env env = info.Env();
+  if (info.Length() < 3 || !info[0].IsString() || !info[1].IsObject() || !info[2].IsObject()) {
+    typeError(env, "createExtractor(name, options, geometry): wrong arguments");
+  }
+  const std::string name = info[0].As<Napi::String>().Utf8Value();
+  ExtractorOptions options;
+  Napi::Object given = info[1].As<Napi::Object>();
+  Napi::Array keys = given.GetPropertyNames();
+  for (uint32_t i = 0; i < keys.Length(); i++) {
+    const std::string key = keys.Get(i).As<Napi::String>().Utf8Value();
+    Napi::Value v = given.Get(key);
+    if (v.IsBoolean()) options.set(key, v.As<Napi::Boolean>().Value());
+    else if (v.IsNumber()) options.set(key, v.As<Napi::Number>().DoubleValue());
+    else if (v.IsString()) options.set(key, v.As<Napi::String>().Utf8Value());
+    else typeError(env, "createExtractor: option " + key + " must be a boolean, number or string");
+  }
+  Napi::Object g = info[2].As<Napi::Object>();
+  ExtractorGeometry geometry{geometryField(g, "width"), geometryField(g, "height"), geometryField(g, "bitDepth"),
+                             geometryField(g, "chromaWidth"), geometryField(g, "chromaHeight")};
+  auto handle = std::make_unique<Handle>();
+  handle->geometry = geometry;
+  handle->name = name;
+  try {
+    handle->extractor = createExtractor(name, options, geometry);
+  } catch (const std::invalid_argument& e) {
+    typeError(env, std::string("createExtractor: ") + e.what());
+  } catch (const std::exception& e) {
+    throw Napi::Error::New(env, name + ": " + e.what());
+  }
+  return Napi::External<Handle>::New(env, handle.release(), [](Napi::Env, Handle* h) { delete h; });
+}
+
+// A picture argument: its planes' pointers, checked against the geometry, and the arrays
+// to hold while a job reads them.
+Picture pictureArg(Napi::Env env, Napi::Value value, const Handle& h, const std::string& what,
+                   std::vector<Napi::ObjectReference>& holds) {
+  if (!value.IsArray()) typeError(env, "runExtractor: " + what + " must be an array of planes");
+  Napi::Array arr = value.As<Napi::Array>();
+  if (arr.Length() != 1 && arr.Length() != 3) typeError(env, "runExtractor: " + what + " must have 1 or 3 planes");
+  Picture pic;
+  pic.planes = static_cast<int>(arr.Length());
+  pic.bitDepth = h.geometry.bitDepth;
+  const napi_typedarray_type want = h.geometry.bitDepth == 8 ? napi_uint8_array : napi_uint16_array;
+  for (uint32_t p = 0; p < arr.Length(); p++) {
+    Napi::Value v = arr.Get(p);
+    const int w = p == 0 ? h.geometry.width : h.geometry.chromaWidth;
+    const int hh = p == 0 ? h.geometry.height : h.geometry.chromaHeight;
+    if (!v.IsTypedArray() || v.As<Napi::TypedArray>().TypedArrayType() != want ||
+        v.As<Napi::TypedArray>().ElementLength() != static_cast<size_t>(w) * hh) {
+      typeError(env, "runExtractor: " + what + " plane " + std::to_string(p) + " must be a " +
+                         (want == napi_uint8_array ? "Uint8Array" : "Uint16Array") + " of " +
+                         std::to_string(w) + "x" + std::to_string(hh) + " samples");
+    }
+    Napi::TypedArray t = v.As<Napi::TypedArray>();
+    // Asking for the buffer moves a small on-heap typed array off the V8 heap: the pointer stays valid.
+    uint8_t* base = static_cast<uint8_t*>(t.ArrayBuffer().Data());
+    if (base == nullptr && w * hh > 0) typeError(env, "runExtractor: " + what + "'s buffer is detached");
+    pic.plane[p] = PlaneView{base + t.ByteOffset(), w, hh};
+    holds.push_back(Napi::Persistent(static_cast<Napi::Object>(t)));
+  }
+  return pic;
+}
+
+class ExtractWorker final : public Napi::AsyncWorker {
+ public:
+  ExtractWorker(Napi::Env env, Napi::External<Handle> handle)
+      : Napi::AsyncWorker(env, "vmafStream.runExtractor"),
+        deferred_(Napi::Promise::Deferred::New(env)),
+        handle_(handle.Data()),
+        handleHold_(Napi::Persistent(handle)) {}
+
+  Napi::Promise Promise() const { return deferred_.Promise(); }
+  std::vector<Napi::ObjectReference> holds;
+  Picture ref, dis;
+  std::vector<Picture> previousRef, previousDis;
+
+ protected:
+  void Execute() override {
+    try {
+      FrameWindow window{&ref, &dis, {}, {}};
+      for (const Picture& p : previousRef) window.previousRef.push_back(&p);
+      for (const Picture& p : previousDis) window.previousDis.push_back(&p);
+      out_.assign(handle_->extractor->outputCount(), 0.0);
+      handle_->extractor->extract(window, out_.data());
+    } catch (const std::exception& e) {
+      SetError(handle_->name + ": " + e.what());
+    } catch (...) {
+      SetError(handle_->name + ": unknown failure");
+    }
+  }
+
+  void OnOK() override {
+    Napi::Env env = Env();
+    Napi::HandleScope scope(env);
+    Napi::Float64Array result = Napi::Float64Array::New(env, out_.size());
+    for (size_t i = 0; i < out_.size(); i++) result[i] = out_[i];
+    Release();
+    deferred_.Resolve(result);
+  }
+
+  void OnError(const Napi::Error& error) override {
+    Release();
+    deferred_.Reject(error.Value());
+  }
+
+ private:
+  void Release() {
+    for (auto& h : holds) h.Reset();
+    handleHold_.Reset();
+  }
+  Napi::Promise::Deferred deferred_;
+  Handle* handle_;
+  Napi::Reference<Napi::External<Handle>> handleHold_;
+  std::vector<double> out_;
+};
+
+Napi::Value RunExtractor(const Napi::CallbackInfo& info) {
+  const Napi::Env env = info.Env();
+  if (info.Length() < 5 || !info[0].IsExternal()) typeError(env, "runExtractor(handle, ref, dis, previousRef, previousDis): wrong arguments");
+  auto handle = info[0].As<Napi::External<Handle>>();
+  const Handle& h = *handle.Data();
+  auto* worker = new ExtractWorker(env, handle);
+  try {
+    worker->ref = pictureArg(env, info[1], h, "ref", worker->holds);
+    worker->dis = pictureArg(env, info[2], h, "dis", worker->holds);
+    for (int k = 3; k <= 4; k++) {
+      if (!info[k].IsArray()) typeError(env, "runExtractor: previous pictures must be an array");
+      Napi::Array list = info[k].As<Napi::Array>();
+      auto& into = k == 3 ? worker->previousRef : worker->previousDis;
+      for (uint32_t i = 0; i < list.Length(); i++) {
+        into.push_back(pictureArg(env, list.Get(i), h, k == 3 ? "previousRef" : "previousDis", worker->holds));
+      }
+    }
+  } catch (...) {
+    delete worker;
+    throw;
+  }
+  Napi::Promise promise = worker->Promise();
+  worker->Queue();  // deletes itself once settled
+  return promise;
+}
+
+Napi::Value NativeExtractors(const Napi::CallbackInfo& info) {
+  const auto names = registeredExtractors();
+  Napi::Array out = Napi::Array::New(info.Env(), names.size());
+  for (size_t i = 0; i < names.size(); i++) out.Set(static_cast<uint32_t>(i), names[i]);
+  return out;
+}
+
+}  // namespace
+
+void registerExtractorBindings(Napi::Env env, Napi::Object exports) {
+  exports.Set("createExtractor", Napi::Function::New(env, CreateExtractor, "createExtractor"));
+  exports.Set("runExtractor", Napi::Function::New(env, RunExtractor, "runExtractor"));
+  exports.Set("nativeExtractors", Napi::Function::New(env, NativeExtractors, "nativeExtractors"));
+}
+
+}  // namespace vmafs

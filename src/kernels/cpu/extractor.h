@@ -1,0 +1,80 @@
+// The C++ side of the feature-extractor registry (the TypeScript side is src/extractors/).
+// An extractor is registered once, by name, with a factory that builds an instance for one
+// run's options and geometry; the cpu backend calls extract() for each frame on its worker
+// threads, several frames at once, so extract() must only read the instance (scratch
+// memory is its own per call).
+//
+// In its extractor's .cpp, one line registers it:
+//   VMAFS_REGISTER_EXTRACTOR("psnr", makePsnr);
+#pragma once
+#include <map>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "picture.h"
+
+namespace vmafs {
+
+// An extractor's options as the run plan resolved them (every option present, defaults
+// filled in, already checked against the option table).
+class ExtractorOptions {
+ public:
+  using Value = std::variant<bool, double, std::string>;
+  void set(const std::string& name, Value v) { values_[name] = std::move(v); }
+  bool flag(const std::string& name) const { return std::get<bool>(at(name)); }
+  double number(const std::string& name) const { return std::get<double>(at(name)); }
+  const std::string& text(const std::string& name) const { return std::get<std::string>(at(name)); }
+
+ private:
+  const Value& at(const std::string& name) const {
+    auto it = values_.find(name);
+    if (it == values_.end()) throw std::invalid_argument("option " + name + " was not given");
+    return it->second;
+  }
+  std::map<std::string, Value> values_;
+};
+
+struct ExtractorGeometry {
+  int width;
+  int height;
+  int bitDepth;
+  // Chroma plane size (0 x 0 for gray input), as the frames carry them: ceil division.
+  int chromaWidth;
+  int chromaHeight;
+};
+
+// One frame's inputs: the reference and distorted pictures and, where the extractor
+// declares neighbours, earlier pictures (previous[0] is the frame just before).
+struct FrameWindow {
+  const Picture* ref;
+  const Picture* dis;
+  std::vector<const Picture*> previousRef;
+  std::vector<const Picture*> previousDis;
+};
+
+class Extractor {
+ public:
+  virtual ~Extractor() = default;
+  // How many values extract() writes: the TypeScript definition's outputs(), in order.
+  virtual size_t outputCount() const = 0;
+  virtual void extract(const FrameWindow& frame, double* out) const = 0;
+};
+
+using ExtractorFactory = std::unique_ptr<Extractor> (*)(const ExtractorOptions&, const ExtractorGeometry&);
+
+bool registerExtractor(const char* name, ExtractorFactory factory);
+// Throws std::invalid_argument for an unknown name.
+std::unique_ptr<Extractor> createExtractor(const std::string& name, const ExtractorOptions& options,
+                                           const ExtractorGeometry& geometry);
+std::vector<std::string> registeredExtractors();
+
+}  // namespace vmafs
+
+#define VMAFS_REGISTER_EXTRACTOR_CAT2(a, b) a##b
+#define VMAFS_REGISTER_EXTRACTOR_CAT(a, b) VMAFS_REGISTER_EXTRACTOR_CAT2(a, b)
+#define VMAFS_REGISTER_EXTRACTOR(name, factory)                                      \
+  static const bool VMAFS_REGISTER_EXTRACTOR_CAT(vmafsRegistered_, __LINE__) = \
+      ::vmafs::registerExtractor(name, factory)
