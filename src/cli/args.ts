@@ -1,4 +1,5 @@
 import { parseFeatureArg } from '../extractors/request.js';
+import { aomCtc, nflxCtc } from './presets.js';
 import { parseArgs } from 'node:util';
 import { UsageError } from '../errors.js';
 import type { LogFormat } from '../pipeline/writers/types.js';
@@ -43,7 +44,7 @@ export interface CliArgs {
 /** The placeholder -o replaces with each rendition's name. */
 export const NAME_PLACEHOLDER = '{name}';
 
-export type CliCommand = { kind: 'help' } | { kind: 'version' } | { kind: 'run'; args: CliArgs };
+export type CliCommand = { kind: 'help' } | { kind: 'version' } | { kind: 'list' } | { kind: 'run'; args: CliArgs };
 
 export const USAGE = `Usage: vmaf-stream -r REF -d DIS [-d DIS2 ...] [options]
 
@@ -68,6 +69,13 @@ libvmaf's options:
  --feature NAME[=OPT=VAL:OPT=VAL]   also compute a feature extractor, with options as
                             libvmaf takes them (--feature psnr, --feature
                             float_ssim=enable_db=true:clip_db=true); repeatable
+ --aom_ctc v1.0..v7.0       AOM common test conditions: libvmaf's models and features preset
+ --nflx_ctc v1.0            Netflix common test conditions preset
+ --cpumask N                restrict the cpu backend's SIMD as libvmaf's mask does: bit 3
+                            (AVX2, 8) or bit 4 (AVX-512, 16) set runs the portable C++ paths
+                            (same results); bits 0-2 (SSE2..SSE4.1) are x86-64's baseline
+ --gpumask N                accepted for libvmaf's command lines and ignored: vmaf-stream
+                            picks its GPU path with --backend
  --output/-o PATH           log file ('-' for standard output); with several -d a pattern
                             with {name}, one log per rendition (-o logs/{name}.json), or, with
                             --ndjson, one stream whose lines carry "rendition"
@@ -90,6 +98,7 @@ vmaf-stream's own:
  --scale                    scale the distorted input to the reference's size (bicubic);
                             the default with several -d
  --no-scale                 with several -d: a rendition of another size is an error
+ --list                     the built-in models and the feature extractors with their options
  --help                     this text
 
 Live QC:
@@ -124,6 +133,10 @@ const OPTIONS = {
   bitdepth: { type: 'string', short: 'b' },
   model: { type: 'string', short: 'm', multiple: true },
   feature: { type: 'string', multiple: true },
+  aom_ctc: { type: 'string' },
+  nflx_ctc: { type: 'string' },
+  cpumask: { type: 'string' },
+  gpumask: { type: 'string' },
   output: { type: 'string', short: 'o' },
   xml: { type: 'boolean' },
   json: { type: 'boolean' },
@@ -145,6 +158,7 @@ const OPTIONS = {
   scale: { type: 'boolean' },
   'no-scale': { type: 'boolean' },
   help: { type: 'boolean' },
+  list: { type: 'boolean' },
   window: { type: 'string' },
   'window-hop': { type: 'string' },
   'window-metrics': { type: 'string' },
@@ -164,6 +178,7 @@ export function parseCommandLine(argv: string[]): CliCommand {
   }
   if (values.help) return { kind: 'help' };
   if (values.version) return { kind: 'version' };
+  if (values.list) return { kind: 'list' };
   if (!values.reference) throw new UsageError('missing --reference/-r');
   if (!values.distorted || values.distorted.length === 0) throw new UsageError('missing --distorted/-d');
 
@@ -209,6 +224,7 @@ export function parseCommandLine(argv: string[]): CliCommand {
   if (pixelFormat !== undefined && !['420', '422', '444', '400'].includes(pixelFormat)) {
     throw new UsageError(`--pixel_format must be 420, 422 or 444, not "${pixelFormat}"`);
   }
+  if (values.gpumask !== undefined) parseMask(values.gpumask, '--gpumask');
   const bitDepth = optionalInt(values.bitdepth, '--bitdepth', 8);
   if (bitDepth !== undefined && ![8, 10, 12, 16].includes(bitDepth)) {
     throw new UsageError(`--bitdepth must be 8, 10, 12 or 16, not ${bitDepth}`);
@@ -276,8 +292,8 @@ export function parseCommandLine(argv: string[]): CliCommand {
         ...(alignRange !== undefined ? { alignRange } : {}),
         backend,
         threads: optionalInt(values.threads, '--threads', 1),
-        models: values.model,
-        ...(values.feature ? { features: values.feature.map(parseFeatureArg) } : {}),
+        ...modelsAndFeatures(values),
+        ...(values.cpumask !== undefined ? { cpumask: parseMask(values.cpumask, '--cpumask') } : {}),
         noPrediction: values.no_prediction ?? false,
         frameSkipRef: optionalInt(values.frame_skip_ref, '--frame_skip_ref', 0),
         frameSkipDist: optionalInt(values.frame_skip_dist, '--frame_skip_dist', 0),
@@ -293,6 +309,25 @@ export function parseCommandLine(argv: string[]): CliCommand {
         gpuAdapter: values['gpu-adapter'],
       },
     },
+  };
+}
+
+/** A libvmaf bit mask: decimal or 0x hexadecimal, as strtol with base 0 reads it. */
+function parseMask(text: string, flag: string): number {
+  const value = /^0x[0-9a-f]+$/i.test(text) ? parseInt(text.slice(2), 16) : /^\d+$/.test(text) ? Number(text) : NaN;
+  if (!Number.isSafeInteger(value) || value > 0xffffffff) throw new UsageError(`${flag} needs a bit mask (decimal or 0x hexadecimal), not "${text}"`);
+  return value;
+}
+
+/** -m and --feature, after the CTC presets' models and features (libvmaf applies those where they appear). */
+function modelsAndFeatures(values: { model?: string[]; feature?: string[]; aom_ctc?: string; nflx_ctc?: string }): Pick<ScoreOptions, 'models' | 'features'> {
+  if (values.aom_ctc !== undefined && values.nflx_ctc !== undefined) throw new UsageError('choose --aom_ctc or --nflx_ctc, not both');
+  const preset = values.aom_ctc !== undefined ? aomCtc(values.aom_ctc) : values.nflx_ctc !== undefined ? nflxCtc(values.nflx_ctc) : undefined;
+  const models = [...(preset?.models ?? []), ...(values.model ?? [])];
+  const features = [...(preset?.features ?? []), ...(values.feature ?? [])];
+  return {
+    ...(models.length > 0 ? { models } : {}),
+    ...(features.length > 0 ? { features: features.map(parseFeatureArg) } : {}),
   };
 }
 

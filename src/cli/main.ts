@@ -6,6 +6,7 @@ import type { Writable } from 'node:stream';
 import { finished } from 'node:stream/promises';
 import { parseCommandLine, USAGE, type CliArgs } from './args.js';
 import { ProgressLine } from './progress.js';
+import { listText } from './list.js';
 import { scoreLadderDeliveries } from '../pipeline/ladder.js';
 import { RunPooling } from '../pipeline/summary.js';
 import { createLogWriter } from '../pipeline/writers/index.js';
@@ -33,6 +34,9 @@ export async function main(argv: string[]): Promise<number> {
         return 0;
       case 'version':
         process.stdout.write(`vmaf-stream ${VERSION} (libvmaf ${LIBVMAF_VERSION} integer features)\n`);
+        return 0;
+      case 'list':
+        process.stdout.write(`${listText()}\n`);
         return 0;
       case 'run':
         await run(command.args);

@@ -73,6 +73,8 @@ export interface NativeAddon {
    * may be written to until the promise settles.
    */
   runExtractor(handle: NativeExtractorHandle, ref: readonly Luma[], dis: readonly Luma[], previousRef: ReadonlyArray<readonly Luma[]>, previousDis: ReadonlyArray<readonly Luma[]>): Promise<Float64Array>;
+  /** libvmaf's cpumask, process-wide: bit 3 (AVX2) or 4 (AVX-512) makes the SIMD kernels take their portable paths. */
+  setCpuMask(mask: number): void;
   /** The names of the registered C++ extractors. */
   nativeExtractors(): string[];
 }
@@ -90,7 +92,7 @@ export interface NativeGeometry {
 export type NativeExtractorHandle = { readonly __nativeExtractor: unique symbol };
 
 const ADDON_FILE = join('build', 'Release', 'vmaf_native.node');
-const REQUIRED_FUNCTIONS = ['computeFrameStats', 'computeMotionSad', 'motionSad', 'finishFeatures', 'statsLayout', 'createExtractor', 'runExtractor', 'nativeExtractors'] as const;
+const REQUIRED_FUNCTIONS = ['computeFrameStats', 'computeMotionSad', 'motionSad', 'finishFeatures', 'statsLayout', 'createExtractor', 'runExtractor', 'nativeExtractors', 'setCpuMask'] as const;
 
 let cached: NativeAddon | undefined;
 

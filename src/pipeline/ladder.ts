@@ -31,6 +31,7 @@ import { Observable, defer, finalize, map, mergeMap } from 'rxjs';
 import type { FeatureBackend } from '../kernels/backend.js';
 import { createPlanBackend } from '../kernels/create-backend.js';
 import { planRun } from '../extractors/plan.js';
+import { loadNative } from '../kernels/native.js';
 import { parseFeatureArg, type ExtractorRequest } from '../extractors/request.js';
 import { isFrameSource, openFrameSource, type FrameInput, type SourceOptions } from '../decode/open-source.js';
 import { groupFrames } from '../decode/pair-frames.js';
@@ -201,6 +202,7 @@ export function runLadder(reference: FrameInput, renditions: readonly ResolvedRe
       assertUniqueNames(loaded);
       const plan = planRun([...loaded.flatMap((m) => m.features), ...(options.features ?? []).map(toExtractorRequest)]);
       const models = options.noPrediction ? [] : loaded;
+      if (options.cpumask !== undefined) loadNative().setCpuMask(options.cpumask);
       const kinds = await Promise.all([reference, ...renditions.map((r) => r.input)].map(inputKind));
       if (scale) renditions.forEach((_, k) => kinds[k + 1] !== 'stream' && open(k));
       const refFormat = await ref.format();

@@ -28,6 +28,11 @@ export interface ScoreOptions extends QcOptions {
    * `'float_ssim=enable_db=true:clip_db=true'`, or a parsed request.
    */
   features?: Array<string | ExtractorRequest>;
+  /**
+   * libvmaf's cpumask: SIMD paths the cpu backend must not use (bit 3 AVX2, bit 4 AVX-512:
+   * the portable C++ runs instead, with the same results). Process-wide.
+   */
+  cpumask?: number;
   /** Features only, no model prediction (libvmaf's --no_prediction). */
   noPrediction?: boolean;
   frameSkipRef?: number;

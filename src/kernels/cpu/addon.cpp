@@ -28,6 +28,7 @@
 #include <string>
 
 #include "adm.h"
+#include "cpu_features.h"
 #include "motion.h"
 #include "plane.h"
 #include "vif.h"
@@ -373,7 +374,17 @@ Napi::Value CopyBytes(const Napi::CallbackInfo& info) {
   return promise;
 }
 
+// setCpuMask(mask): libvmaf's cpumask (bits of SIMD paths not to use), process-wide.
+Napi::Value SetCpuMask(const Napi::CallbackInfo& info) {
+  if (info.Length() < 1 || !info[0].IsNumber()) throwType(info.Env(), "setCpuMask: mask must be a number");
+#if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__)
+  vmafs::cpuMask().store(info[0].As<Napi::Number>().Uint32Value());
+#endif
+  return info.Env().Undefined();
+}
+
 Napi::Object Init(Napi::Env env, Napi::Object exports) {
+  exports.Set("setCpuMask", Napi::Function::New(env, SetCpuMask, "setCpuMask"));
   exports.Set("computeFrameStats", Napi::Function::New(env, ComputeFrameStats, "computeFrameStats"));
   exports.Set("computeMotionSad", Napi::Function::New(env, ComputeMotionSad, "computeMotionSad"));
   exports.Set("motionSad", Napi::Function::New(env, MotionSad, "motionSad"));

@@ -4,6 +4,7 @@
 import { readFile } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { ModelError, UsageError } from '../../errors.js';
+import { extractorByName } from '../../extractors/registry.js';
 import { BootstrapModel } from './bootstrap.js';
 import { parseModelFile } from './model-file.js';
 import type { ModelSpec } from './model-spec.js';
@@ -14,6 +15,7 @@ export const BUILTIN_MODELS: readonly string[] = Object.freeze([
   'vmaf_v0.6.1',
   'vmaf_v0.6.1neg',
   'vmaf_4k_v0.6.1',
+  'vmaf_4k_v0.6.1neg',
   'vmaf_b_v0.6.3',
 ]);
 
@@ -23,7 +25,6 @@ export const DEFAULT_MODEL_VERSION = 'vmaf_v0.6.1';
 /** libvmaf's log name for a model's score when `name=` is not given. */
 export const DEFAULT_MODEL_NAME = 'vmaf';
 
-const KNOWN_EXTRACTORS = new Set(['adm', 'vif', 'motion']);
 
 /**
  * Loads a model: `spec.version` (a built-in; it wins over `path`, as in libvmaf), else
@@ -33,8 +34,8 @@ const KNOWN_EXTRACTORS = new Set(['adm', 'vif', 'motion']);
  */
 export async function loadModel(spec: ModelSpec): Promise<Model> {
   for (const o of spec.overrides ?? []) {
-    if (!KNOWN_EXTRACTORS.has(o.extractor)) {
-      throw new UsageError(`model option ${o.extractor}.${o.option}: unknown feature extractor "${o.extractor}" (adm, vif or motion)`);
+    if (!extractorByName(o.extractor)) {
+      throw new UsageError(`model option ${o.extractor}.${o.option}: unknown feature extractor "${o.extractor}" (vmaf-stream --list shows them)`);
     }
   }
   let text: string;
