@@ -72,7 +72,8 @@ export function scoreStream(reference: FrameInput, distorted: FrameInput, option
 /** score() as typed events: `frame`, `end`, `error`, and the QC events `window`, `alert`, `alignment`, `drift`. */
 export function scoreEvents(reference: FrameInput, distorted: FrameInput, options?: ScoreOptions): ScoreEmitter {
   let emitter: ScoreEmitter | undefined;
-  emitter = new ScoreEmitter(score(reference, distorted, withQcEvents(options, emitOn(() => emitter!))) as Observable<FrameResult>);
+  const withAggregates = { ...options, onAggregate: (name: string, metrics: Record<string, number>) => (emitter!.aggregate(name, metrics), options?.onAggregate?.(name, metrics)) };
+  emitter = new ScoreEmitter(score(reference, distorted, withQcEvents(withAggregates, emitOn(() => emitter!))) as Observable<FrameResult>);
   return emitter;
 }
 
@@ -92,6 +93,7 @@ export function scoreLadderStream(reference: FrameInput, renditions: readonly Re
  */
 export function scoreLadderEvents(reference: FrameInput, renditions: readonly RenditionInput[], options?: LadderOptions): LadderEmitter {
   let emitter: LadderEmitter | undefined;
-  emitter = new LadderEmitter(scoreLadder(reference, renditions, withQcEvents(options, emitOn(() => emitter!))));
+  const withAggregates = { ...options, onAggregate: (name: string, metrics: Record<string, number>) => (emitter!.aggregate(name, metrics), options?.onAggregate?.(name, metrics)) };
+  emitter = new LadderEmitter(scoreLadder(reference, renditions, withQcEvents(withAggregates, emitOn(() => emitter!))));
   return emitter;
 }

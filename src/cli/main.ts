@@ -164,6 +164,7 @@ async function run(args: CliArgs): Promise<void> {
         ...args.score,
         ...qc,
         onWarning: (message) => note(`warning: ${message}`),
+        onAggregate: (rendition, metrics) => runs.find((r) => r.name === rendition || !args.ladder)?.pooling.setAggregate(metrics),
         onFormat: (format) => {
           frameSize = { width: format.width, height: format.height };
         },

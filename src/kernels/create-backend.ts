@@ -6,6 +6,8 @@ import type { RunPlan } from '../extractors/plan.js';
 
 export interface BackendOptions {
   threads: number;
+  /** Rendition k's aggregate metrics at the end of the run (see PlanBackendOptions). */
+  onAggregate?: (k: number, metrics: Record<string, number>) => void;
   gpuAdapter?: string;
   onWarning?: (message: string) => void;
 }
@@ -40,7 +42,7 @@ export async function createBackend(kind: BackendKind | 'auto', options: Backend
 export async function createPlanBackend(plan: RunPlan, kind: BackendKind | 'auto', options: BackendOptions): Promise<FeatureBackend> {
   const needsCore = plan.instances.some((x) => x.definition.implementation.kind === 'core');
   const core = needsCore ? await createBackend(kind, options) : undefined;
-  return new PlanBackend(plan, core, core?.kind ?? (kind === 'gpu' ? 'gpu' : 'cpu'), { threads: options.threads, onWarning: options.onWarning });
+  return new PlanBackend(plan, core, core?.kind ?? (kind === 'gpu' ? 'gpu' : 'cpu'), { threads: options.threads, onWarning: options.onWarning, onAggregate: options.onAggregate });
 }
 
 /**

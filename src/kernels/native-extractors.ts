@@ -11,7 +11,9 @@ import { loadNative, type Luma, type NativeAddon, type NativeExtractorHandle } f
 
 interface NativeInstance {
   outputs: InstanceOutputs;
-  handle: NativeExtractorHandle;
+  /** One native instance per rendition: what an instance accumulates (APSNR) is per input. */
+  handles: NativeExtractorHandle[];
+  create(): NativeExtractorHandle;
   chroma: boolean;
 }
 
@@ -29,13 +31,16 @@ export class NativeExtractors {
       if (definition.implementation.kind !== 'native') throw new TypeError(`${definition.name} is not a native extractor`);
       const n = definition.neighbours(options);
       if (n.previous > 0 || n.next > 0) throw new TypeError(`${definition.name}: native extractors with neighbouring frames are not wired yet`);
-      let handle: NativeExtractorHandle;
-      try {
-        handle = this.native.createExtractor(definition.implementation.native, options, geometry);
-      } catch (error) {
-        throw new VmafError('E_NATIVE', `${definition.name}: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
-      }
-      return { outputs: o, handle, chroma: definition.planes(options) === 'all' && format.chroma !== '400' };
+      const name = definition.implementation.native;
+      const create = (): NativeExtractorHandle => {
+        try {
+          return this.native.createExtractor(name, options, geometry);
+        } catch (error) {
+          throw new VmafError('E_NATIVE', `${definition.name}: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+        }
+      };
+      // The first is made at once, so that what the extractor refuses fails before any frame.
+      return { outputs: o, handles: [create()], create, chroma: definition.planes(options) === 'all' && format.chroma !== '400' };
     });
   }
 
@@ -43,8 +48,11 @@ export class NativeExtractors {
     return this.instances.length;
   }
 
-  /** Every instance's values for one pair, keyed by log key. Frames are only read, not released. */
-  async extract(ref: Frame, dis: Frame, index: number, label: string): Promise<FeatureValues> {
+  /**
+   * Every instance's values for rendition `k`'s pair, keyed by log key. Frames are only
+   * read, not released.
+   */
+  async extract(ref: Frame, dis: Frame, k: number, index: number, label: string): Promise<FeatureValues> {
     const results = await Promise.all(
       this.instances.map((x) => {
         const planes = (frame: Frame, which: string): Luma[] => {
@@ -54,7 +62,8 @@ export class NativeExtractors {
           }
           return [frame.luma, frame.chroma[0], frame.chroma[1]];
         };
-        return this.native.runExtractor(x.handle, planes(ref, 'reference'), planes(dis, label), [], []);
+        while (x.handles.length <= k) x.handles.push(x.create());
+        return this.native.runExtractor(x.handles[k]!, planes(ref, 'reference'), planes(dis, label), [], []);
       }),
     );
     const values: FeatureValues = {};
@@ -66,5 +75,20 @@ export class NativeExtractors {
       keys.forEach((key, i) => (values[key] = out[i]!));
     });
     return values;
+  }
+
+  /** Rendition `k`'s aggregate metrics over the run, once all its frames are done. */
+  aggregates(k: number): Record<string, number> {
+    const metrics: Record<string, number> = {};
+    for (const x of this.instances) {
+      const handle = x.handles[k];
+      if (handle) for (const [name, value] of this.native.aggregateExtractor(handle)) metrics[name] = value;
+    }
+    return metrics;
+  }
+
+  /** How many renditions have had frames. */
+  get renditions(): number {
+    return Math.max(0, ...this.instances.map((x) => x.handles.length));
   }
 }

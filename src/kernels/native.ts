@@ -75,6 +75,8 @@ export interface NativeAddon {
   runExtractor(handle: NativeExtractorHandle, ref: readonly Luma[], dis: readonly Luma[], previousRef: ReadonlyArray<readonly Luma[]>, previousDis: ReadonlyArray<readonly Luma[]>): Promise<Float64Array>;
   /** libvmaf's cpumask, process-wide: bit 3 (AVX2) or 4 (AVX-512) makes the SIMD kernels take their portable paths. */
   setCpuMask(mask: number): void;
+  /** The run's aggregate metrics (libvmaf's aggregate_metrics) of an instance, once its jobs are done. */
+  aggregateExtractor(handle: NativeExtractorHandle): Array<[string, number]>;
   /** The names of the registered C++ extractors. */
   nativeExtractors(): string[];
 }
@@ -92,7 +94,7 @@ export interface NativeGeometry {
 export type NativeExtractorHandle = { readonly __nativeExtractor: unique symbol };
 
 const ADDON_FILE = join('build', 'Release', 'vmaf_native.node');
-const REQUIRED_FUNCTIONS = ['computeFrameStats', 'computeMotionSad', 'motionSad', 'finishFeatures', 'statsLayout', 'createExtractor', 'runExtractor', 'nativeExtractors', 'setCpuMask'] as const;
+const REQUIRED_FUNCTIONS = ['computeFrameStats', 'computeMotionSad', 'motionSad', 'finishFeatures', 'statsLayout', 'createExtractor', 'runExtractor', 'nativeExtractors', 'setCpuMask', 'aggregateExtractor'] as const;
 
 let cached: NativeAddon | undefined;
 

@@ -10,7 +10,7 @@
  * naming them). Each frame is released once the core and the native jobs that read it
  * have both let go of it.
  */
-import { Observable, concatMap, map, type Subscription } from 'rxjs';
+import { Observable, concatMap, map, tap, type Subscription } from 'rxjs';
 import type { BackendKind, FeatureBackend } from './backend.js';
 import { extractPairs } from './backend.js';
 import type { RunPlan, InstanceOutputs } from '../extractors/plan.js';
@@ -23,6 +23,11 @@ export interface PlanBackendOptions {
   /** Native jobs at once. */
   threads: number;
   onWarning?: ((message: string) => void) | undefined;
+  /**
+   * Rendition k's aggregate metrics (libvmaf's aggregate_metrics: APSNR), once its last
+   * frame is done and before the stream completes; only where an extractor has some.
+   */
+  onAggregate?: ((k: number, metrics: Record<string, number>) => void) | undefined;
 }
 
 /** A frame shared by several readers: the original is released when the last lets go. */
@@ -75,7 +80,14 @@ export class PlanBackend implements FeatureBackend {
         if (nativeOutputs.length > 0) native = new NativeExtractors(nativeOutputs, format);
       };
       const nativeValues = (group: FrameGroup): Promise<Array<FeatureValues | undefined>> =>
-        Promise.all(group.dis.map((frame, k) => (frame && native ? native.extract(group.ref, frame, group.index, `distorted ${k + 1}`) : undefined)));
+        Promise.all(group.dis.map((frame, k) => (frame && native ? native.extract(group.ref, frame, k, group.index, `distorted ${k + 1}`) : undefined)));
+      const flushAggregates = (): void => {
+        if (!native || !this.options.onAggregate) return;
+        for (let k = 0; k < native.renditions; k++) {
+          const metrics = native.aggregates(k);
+          if (Object.keys(metrics).length > 0) this.options.onAggregate(k, metrics);
+        }
+      };
       const merge = (core: FrameFeatures | undefined, extra: FeatureValues | undefined, base: Omit<FrameFeatures, 'features'>): FrameFeatures => {
         const features: FeatureValues = {};
         for (const key of keys!) {
@@ -124,6 +136,7 @@ export class PlanBackend implements FeatureBackend {
                 }),
               };
             }),
+            tap({ complete: flushAggregates }),
           )
           .subscribe(subscriber);
       } else {
@@ -150,6 +163,7 @@ export class PlanBackend implements FeatureBackend {
                 for (const frame of frames) frame.release();
               }
             }, this.options.threads),
+            tap({ complete: flushAggregates }),
           )
           .subscribe(subscriber);
       }

@@ -223,10 +223,12 @@ export function runLadder(reference: FrameInput, renditions: readonly ResolvedRe
           }
         }
       }
+      const onAggregate = options.onAggregate;
       const backend = await createPlanBackend(plan, options.backend ?? 'auto', {
         threads,
         gpuAdapter: options.gpuAdapter,
         onWarning: options.onWarning,
+        ...(onAggregate ? { onAggregate: (k: number, metrics: Record<string, number>) => onAggregate(names[k]!, metrics) } : {}),
       });
       options.onBackend?.(backend);
       // A live input may never end: never read one to its end just to count its frames.

@@ -68,10 +68,16 @@ export function emitOn(get: () => ScoreEmitter | LadderEmitter): QcEmit {
 /** An emitter of `frame`, `end` and `error` events (and the QC events, see QcEventMap); `stop()` ends the run early. */
 export class ScoreEmitter extends EventEmitter<ScoreEventMap> {
   private subscription: Subscription | undefined;
+  private readonly pooling = new RunPooling();
+
+  /** @internal The run's aggregate metrics, for the `end` summary. */
+  aggregate(_rendition: string, metrics: Record<string, number>): void {
+    this.pooling.setAggregate(metrics);
+  }
 
   constructor(results: Observable<FrameResult>) {
     super();
-    const pooling = new RunPooling();
+    const pooling = this.pooling;
     // Subscribe on the next tick so listeners attached right after construction see every event.
     queueMicrotask(() => {
       this.subscription = results.subscribe({
@@ -100,10 +106,18 @@ export interface LadderEventMap extends QcEventMap {
 /** ScoreEmitter for a ladder: `frame` events carry the rendition's name; `stop()` ends the run early. */
 export class LadderEmitter extends EventEmitter<LadderEventMap> {
   private subscription: Subscription | undefined;
+  private readonly pooling = new Map<string, RunPooling>();
+
+  /** @internal A rendition's aggregate metrics, for the `end` summaries. */
+  aggregate(rendition: string, metrics: Record<string, number>): void {
+    let pool = this.pooling.get(rendition);
+    if (!pool) this.pooling.set(rendition, (pool = new RunPooling()));
+    pool.setAggregate(metrics);
+  }
 
   constructor(results: Observable<LadderResult>) {
     super();
-    const pooling = new Map<string, RunPooling>();
+    const pooling = this.pooling;
     queueMicrotask(() => {
       this.subscription = results.subscribe({
         next: (frame) => {

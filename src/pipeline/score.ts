@@ -61,6 +61,12 @@ export interface ScoreOptions extends QcOptions {
   onWarning?: (message: string) => void;
   /** Called once the reference's format is known, before the first frame. */
   onFormat?: (format: FrameFormat) => void;
+  /**
+   * A rendition's aggregate metrics over the whole run (libvmaf's aggregate_metrics, e.g.
+   * psnr's apsnr_y with enable_apsnr), after its last frame and before the run completes.
+   * A single pair's rendition is named 'distorted'.
+   */
+  onAggregate?: (rendition: string, metrics: Record<string, number>) => void;
   /** Called once the backend is open, with its description. */
   onBackend?: (backend: FeatureBackend) => void;
 }

@@ -8,12 +8,18 @@ import type { FrameResult, PooledMetric, RunSummary } from './writers/types.js';
 export class RunPooling {
   private readonly stats = new Map<string, PooledStats>();
   private frames = 0;
+  private aggregate: Record<string, number> | undefined;
   private readonly startedAt = performance.now();
 
   add(result: FrameResult): void {
     this.frames++;
     for (const [name, value] of Object.entries(result.features)) this.statsFor(name).add(value);
     for (const [name, value] of Object.entries(result.scores)) this.statsFor(name).add(value);
+  }
+
+  /** The run's aggregate metrics (libvmaf's aggregate_metrics), where an extractor gives some. */
+  setAggregate(metrics: Record<string, number>): void {
+    this.aggregate = { ...this.aggregate, ...metrics };
   }
 
   get frameCount(): number {
@@ -24,7 +30,9 @@ export class RunPooling {
     const pooled: Record<string, PooledMetric> = {};
     for (const [name, stats] of this.stats) pooled[name] = stats.result();
     const seconds = (performance.now() - this.startedAt) / 1000;
-    return { version, fps: seconds > 0 ? this.frames / seconds : 0, frameCount: this.frames, pooled };
+    const summary: RunSummary = { version, fps: seconds > 0 ? this.frames / seconds : 0, frameCount: this.frames, pooled };
+    if (this.aggregate) summary.aggregate = this.aggregate;
+    return summary;
   }
 
   private statsFor(name: string): PooledStats {

@@ -4,6 +4,7 @@
 // bit for bit. 8-bit pictures use a peak of 255; higher depths (1 << bpc) - 1, or
 // 255 << (bpc - 8) with reduced_hbd_peak.
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
@@ -32,7 +33,7 @@ uint64_t sumSquaredError(const PlaneView& a, const PlaneView& b) {
 class Psnr final : public Extractor {
  public:
   Psnr(const ExtractorOptions& o, const ExtractorGeometry& g)
-      : mse_(o.flag("enable_mse")), planes_(o.flag("enable_chroma") && g.chromaWidth > 0 ? 3 : 1) {
+      : mse_(o.flag("enable_mse")), apsnr_(o.flag("enable_apsnr")), planes_(o.flag("enable_chroma") && g.chromaWidth > 0 ? 3 : 1) {
     const int bpc = g.bitDepth;
     peak_ = o.flag("reduced_hbd_peak") ? 255u * (1u << (bpc - 8)) : (1u << bpc) - 1u;
     const double minSse = o.number("min_sse");
@@ -61,6 +62,10 @@ class Psnr final : public Extractor {
       const PlaneView& a = f.ref->plane[p];
       const PlaneView& b = f.dis->plane[p];
       const uint64_t sse = eight ? sumSquaredError<uint8_t>(a, b) : sumSquaredError<uint16_t>(a, b);
+      if (apsnr_) {
+        apsnrSse_[p].fetch_add(sse, std::memory_order_relaxed);
+        apsnrPixels_[p].fetch_add(static_cast<uint64_t>(a.width) * a.height, std::memory_order_relaxed);
+      }
       const double mse = static_cast<double>(sse) / (static_cast<unsigned>(a.width) * static_cast<unsigned>(a.height));
       const double psnr = std::min(10. * std::log10(peak * peak / std::max(mse, 1e-16)), psnrMax_[p]);
       *out++ = psnr;
@@ -68,8 +73,29 @@ class Psnr final : public Extractor {
     }
   }
 
+  // libvmaf's APSNR: 10 * log10(peak^2 * pixels / sse) over the whole run, per plane (all
+  // three, chroma or not, as libvmaf writes them), capped at ceil(10 * log10(2 * peak^2 * pixels)).
+  std::vector<std::pair<std::string, double>> aggregate() const override {
+    if (!apsnr_) return {};
+    static const char* const names[3] = {"apsnr_y", "apsnr_cb", "apsnr_cr"};
+    std::vector<std::pair<std::string, double>> out;
+    for (int p = 0; p < 3; p++) {
+      const uint64_t n = apsnrPixels_[p].load();
+      const uint64_t sse = apsnrSse_[p].load();
+      const uint32_t peak2 = peak_ * peak_;
+      const double apsnr = 10 * (std::log10(static_cast<double>(peak2)) + std::log10(static_cast<double>(n)) -
+                                 std::log10(static_cast<double>(sse)));
+      const double cap = std::ceil(10 * std::log10(static_cast<double>(peak2 * n * 2)));
+      out.emplace_back(names[p], apsnr < cap ? apsnr : cap);  // libvmaf's MIN(): NaN gives the cap
+    }
+    return out;
+  }
+
  private:
   bool mse_;
+  bool apsnr_;
+  mutable std::atomic<uint64_t> apsnrSse_[3] = {};
+  mutable std::atomic<uint64_t> apsnrPixels_[3] = {};
   int planes_;
   uint32_t peak_;
   double psnrMax_[3];

@@ -3,7 +3,6 @@
  * differences over each whole plane, capped at 6 * bpc + 12 dB (or from min_sse).
  * C++: psnr.cpp.
  */
-import { UsageError } from '../../errors.js';
 import type { ExtractorDefinition } from '../extractor.js';
 import type { OptionDef, OptionValues } from '../option.js';
 import type { FrameFormat } from '../../types.js';
@@ -28,10 +27,6 @@ export const psnr: ExtractorDefinition = {
   outputs(options, format) {
     const planes = chromaOn(options, format) ? ['y', 'cb', 'cr'] : ['y'];
     return planes.flatMap((p) => (options['enable_mse'] ? [`psnr_${p}`, `mse_${p}`] : [`psnr_${p}`]));
-  },
-  check(options) {
-    // APSNR is an aggregate over the whole run (libvmaf's aggregate_metrics), which the logs do not carry yet.
-    if (options['enable_apsnr']) throw new UsageError('psnr: option enable_apsnr is not supported by vmaf-stream yet');
   },
   implementation: { kind: 'native', native: 'psnr' },
 };

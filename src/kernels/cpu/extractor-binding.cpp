@@ -9,6 +9,7 @@
 //     above, packed rows. previousRef/previousDis: arrays of such pictures, nearest first.
 //     Runs on a worker thread; every array is referenced until the promise settles, and the
 //     caller must not write to them meanwhile.
+//   aggregateExtractor(handle) -> Array<[name, value]>   the run's aggregate metrics
 //   nativeExtractors() -> string[]
 #include <napi.h>
 
@@ -184,6 +185,21 @@ Napi::Value RunExtractor(const Napi::CallbackInfo& info) {
   return promise;
 }
 
+// aggregateExtractor(handle) -> [[name, value], ...]: the run's aggregate metrics, once every job is done.
+Napi::Value AggregateExtractor(const Napi::CallbackInfo& info) {
+  const Napi::Env env = info.Env();
+  if (info.Length() < 1 || !info[0].IsExternal()) typeError(env, "aggregateExtractor(handle): wrong arguments");
+  const auto metrics = info[0].As<Napi::External<Handle>>().Data()->extractor->aggregate();
+  Napi::Array out = Napi::Array::New(env, metrics.size());
+  for (size_t i = 0; i < metrics.size(); i++) {
+    Napi::Array pair = Napi::Array::New(env, 2);
+    pair.Set(0u, metrics[i].first);
+    pair.Set(1u, metrics[i].second);
+    out.Set(static_cast<uint32_t>(i), pair);
+  }
+  return out;
+}
+
 Napi::Value NativeExtractors(const Napi::CallbackInfo& info) {
   const auto names = registeredExtractors();
   Napi::Array out = Napi::Array::New(info.Env(), names.size());
@@ -196,6 +212,7 @@ Napi::Value NativeExtractors(const Napi::CallbackInfo& info) {
 void registerExtractorBindings(Napi::Env env, Napi::Object exports) {
   exports.Set("createExtractor", Napi::Function::New(env, CreateExtractor, "createExtractor"));
   exports.Set("runExtractor", Napi::Function::New(env, RunExtractor, "runExtractor"));
+  exports.Set("aggregateExtractor", Napi::Function::New(env, AggregateExtractor, "aggregateExtractor"));
   exports.Set("nativeExtractors", Napi::Function::New(env, NativeExtractors, "nativeExtractors"));
 }
 

@@ -61,6 +61,10 @@ class Extractor {
   // How many values extract() writes: the TypeScript definition's outputs(), in order.
   virtual size_t outputCount() const = 0;
   virtual void extract(const FrameWindow& frame, double* out) const = 0;
+  // Metrics over the whole run (libvmaf's aggregate_metrics, written at flush), from what
+  // extract() accumulated; asked once, after the last frame. Accumulators that extract()
+  // updates must be order-independent (integer atomics): frames run in parallel.
+  virtual std::vector<std::pair<std::string, double>> aggregate() const { return {}; }
 };
 
 using ExtractorFactory = std::unique_ptr<Extractor> (*)(const ExtractorOptions&, const ExtractorGeometry&);
