@@ -7,6 +7,8 @@ import type { ExtractorDefinition } from './extractor.js';
 import { integerAdm } from './integer_adm/integer_adm.js';
 import { integerMotion } from './integer_motion/integer_motion.js';
 import { integerVif } from './integer_vif/integer_vif.js';
+import { floatMoment } from './float_moment/float_moment.js';
+import { floatPsnr } from './float_psnr/float_psnr.js';
 import { psnr } from './psnr/psnr.js';
 
 export const EXTRACTORS: readonly ExtractorDefinition[] = [
@@ -14,6 +16,8 @@ export const EXTRACTORS: readonly ExtractorDefinition[] = [
   integerMotion,
   integerVif,
   psnr,
+  floatPsnr,
+  floatMoment,
 ];
 
 const BY_NAME = new Map(EXTRACTORS.map((x) => [x.name, x]));
