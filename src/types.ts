@@ -16,15 +16,34 @@ export interface FrameFormat {
   fps?: number;
 }
 
+/** One plane's samples: row-major, stride = its width, Uint8Array at 8 bits, Uint16Array above. */
+export type Plane = Uint8Array | Uint16Array;
+
+export interface PlaneSize {
+  width: number;
+  height: number;
+}
+
 /**
- * One decoded picture. VIF, ADM and motion read luma only, so only the luma plane is
- * kept: row-major, stride = width, Uint8Array at 8 bits, Uint16Array above.
+ * Which planes a source reads: 'luma' (the default: VIF, ADM and motion read luma only,
+ * and the chroma bytes are skipped or never decoded) or 'all' (luma and both chroma planes).
+ */
+export type PlaneSelection = 'luma' | 'all';
+
+/**
+ * One decoded picture: its luma plane, and its two chroma planes (Cb, Cr) when the source
+ * was asked for every plane (PlaneSelection 'all'). Each plane is row-major with
+ * stride = its width, Uint8Array at 8 bits, Uint16Array above; chroma planes are
+ * chromaSize(format) (decode/frame-layout.ts). A pooled frame's planes are views of one
+ * allocation, luma first.
  */
 export interface Frame {
   /** Index in its own input, counting from 0, before any skipping. */
   index: number;
   format: FrameFormat;
-  luma: Uint8Array | Uint16Array;
+  luma: Plane;
+  /** Cb and Cr, when every plane was asked for (never at 4:0:0). */
+  chroma?: readonly [Plane, Plane];
   /** Presentation time in seconds, where the source knows it. */
   pts?: number;
   /** Gives the frame's memory back to its pool; call once, after the last use. */

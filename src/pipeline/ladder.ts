@@ -34,7 +34,8 @@ import { isFrameSource, openFrameSource, type FrameInput, type SourceOptions } f
 import { groupFrames } from '../decode/pair-frames.js';
 import { loadModel, parseModelSpec, type Model, type ModelSpec } from './model/index.js';
 import type { FrameResult } from './writers/types.js';
-import type { FrameFeatures, FrameGroup, FrameSource } from '../types.js';
+import type { FrameFeatures, FrameFormat, FrameGroup, FrameSource } from '../types.js';
+import { matchReferenceDepth } from '../decode/bit-depth.js';
 import { Credits } from './credits.js';
 import { pullWithCredits } from './pull-observable.js';
 import { MIN_FRAME_DIMENSION } from '../kernels/limits.js';
@@ -179,6 +180,7 @@ export function runLadder(reference: FrameInput, renditions: readonly ResolvedRe
       bitDepth: options.bitDepth,
       ffmpegPath: options.ffmpegPath,
       poolSlots: inFlight + 2,
+      planes: options.planes,
     };
     const scale = options.scale === true;
     const names = renditions.map((r) => r.name);
@@ -233,7 +235,8 @@ export function runLadder(reference: FrameInput, renditions: readonly ResolvedRe
     const aligning = modes.some((mode) => mode !== undefined);
     async function* grouped(): AsyncGenerator<FrameGroup, void, undefined> {
       let refSource: FrameSource = ref;
-      let disSources = dis as FrameSource[];
+      // Before alignment, so that it compares samples of the same depth.
+      let disSources = await widenToReference(ref, dis as FrameSource[], options.onWarning);
       let frameSkipRef = options.frameSkipRef;
       let frameSkipDist: Array<number | undefined> = renditions.map((r) => r.frameSkip ?? options.frameSkipDist);
       if (aligning) {
@@ -256,6 +259,7 @@ export function runLadder(reference: FrameInput, renditions: readonly ResolvedRe
         minDimension: MIN_FRAME_DIMENSION,
         onWarning: options.onWarning,
         countRemaining,
+        planes: options.planes,
       })) {
         qc?.observeGroup(group);
         yield group;
@@ -295,6 +299,21 @@ export function runLadder(reference: FrameInput, renditions: readonly ResolvedRe
         void backend?.close().catch(() => undefined);
       }),
     );
+  });
+}
+
+/**
+ * Each distorted input of lower bit depth than the reference, widened to its depth
+ * (matchReferenceDepth, with its warning). Inputs whose format cannot be read, or whose size
+ * differs, are left as they are: groupFrames and alignSources report those in their order.
+ */
+async function widenToReference(ref: FrameSource, dis: FrameSource[], onWarning: ((message: string) => void) | undefined): Promise<FrameSource[]> {
+  const formats = await Promise.allSettled([ref.format(), ...dis.map((d) => d.format())]);
+  if (formats.some((f) => f.status === 'rejected')) return dis;
+  const [rf, ...dfs] = formats.map((f) => (f as PromiseFulfilledResult<FrameFormat>).value);
+  return dis.map((d, k) => {
+    const df = dfs[k]!;
+    return df.width === rf!.width && df.height === rf!.height ? matchReferenceDepth(ref, rf!, d, df, onWarning) : d;
   });
 }
 
