@@ -56,7 +56,9 @@ export { loadModel, parseModelSpec, type Model, type ModelSpec } from './pipelin
 export { PooledStats } from './pipeline/pooling.js';
 export { openFrameSource } from './decode/open-source.js';
 export { pairFrames, groupFrames } from './decode/pair-frames.js';
-export type { Frame, FrameFormat, FrameSource, FramePair, FrameGroup, FeatureValues, FrameFeatures, GroupFeatures } from './types.js';
+export type { Frame, FrameFormat, FrameSource, FramePair, FrameGroup, FeatureValues, FrameFeatures, GroupFeatures, Plane, PlaneSize, PlaneSelection } from './types.js';
+export { chromaSize } from './decode/frame-layout.js';
+export { widenFrame, WidenedSource } from './decode/bit-depth.js';
 export type { FeatureBackend, BackendKind } from './kernels/backend.js';
 export { VmafError, UsageError, InputError, ModelError, BackendError, type VmafErrorCode } from './errors.js';
 export { VERSION, LIBVMAF_VERSION } from './version.js';

@@ -7,21 +7,6 @@
 export type ChromaSubsampling = '420' | '422' | '444' | '400';
 export type BitDepth = 8 | 10 | 12 | 16;
 
-/** Cb/Cr plane size as ffmpeg lays it out: halved dimensions round up; 0 x 0 for gray. */
-export function chromaSize(format: Pick<FrameFormat, 'width' | 'height' | 'chroma'>): { width: number; height: number } {
-  const { width, height } = format;
-  switch (format.chroma) {
-    case '420':
-      return { width: Math.ceil(width / 2), height: Math.ceil(height / 2) };
-    case '422':
-      return { width: Math.ceil(width / 2), height };
-    case '444':
-      return { width, height };
-    case '400':
-      return { width: 0, height: 0 };
-  }
-}
-
 export interface FrameFormat {
   width: number;
   height: number;
@@ -31,20 +16,34 @@ export interface FrameFormat {
   fps?: number;
 }
 
+/** One plane's samples: row-major, stride = its width, Uint8Array at 8 bits, Uint16Array above. */
+export type Plane = Uint8Array | Uint16Array;
+
+export interface PlaneSize {
+  width: number;
+  height: number;
+}
+
 /**
- * One decoded picture. VIF, ADM and motion read luma only, so only the luma plane is
- * kept: row-major, stride = width, Uint8Array at 8 bits, Uint16Array above.
+ * Which planes a source reads: 'luma' (the default: VIF, ADM and motion read luma only,
+ * and the chroma bytes are skipped or never decoded) or 'all' (luma and both chroma planes).
+ */
+export type PlaneSelection = 'luma' | 'all';
+
+/**
+ * One decoded picture: its luma plane, and its two chroma planes (Cb, Cr) when the source
+ * was asked for every plane (PlaneSelection 'all'). Each plane is row-major with
+ * stride = its width, Uint8Array at 8 bits, Uint16Array above; chroma planes are
+ * chromaSize(format) (decode/frame-layout.ts). A pooled frame's planes are views of one
+ * allocation, luma first.
  */
 export interface Frame {
   /** Index in its own input, counting from 0, before any skipping. */
   index: number;
   format: FrameFormat;
-  luma: Uint8Array | Uint16Array;
-  /**
-   * Cb and Cr, where the run's extractors read chroma (packed rows of chromaSize(format)),
-   * absent when only luma was decoded or the input is gray.
-   */
-  chroma?: readonly [Uint8Array | Uint16Array, Uint8Array | Uint16Array];
+  luma: Plane;
+  /** Cb and Cr, when every plane was asked for (never at 4:0:0). */
+  chroma?: readonly [Plane, Plane];
   /** Presentation time in seconds, where the source knows it. */
   pts?: number;
   /** Gives the frame's memory back to its pool; call once, after the last use. */

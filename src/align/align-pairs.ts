@@ -163,12 +163,15 @@ interface Prefetched {
 /** A copy of a frame in memory owned by the caller; the source frame is released. */
 function copyFrame(frame: Frame): Frame {
   let luma: Uint8Array | Uint16Array;
+  let chroma: Frame['chroma'];
   try {
     luma = frame.luma.slice();
+    if (frame.chroma) chroma = [frame.chroma[0].slice(), frame.chroma[1].slice()];
   } finally {
     frame.release();
   }
   const copy: Frame = { index: frame.index, format: frame.format, luma, release() {} };
+  if (chroma) copy.chroma = chroma;
   if (frame.pts !== undefined) copy.pts = frame.pts;
   return copy;
 }

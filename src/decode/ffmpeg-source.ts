@@ -21,6 +21,13 @@
  * the size ffmpeg really writes (autorotated video is not the size the banner says), and each
  * FRAME marker checks the framing. Unprobed streams get the full planar y4m, as before.
  *
+ * Every plane (planes 'all', for features that read chroma): the full planar y4m in the
+ * input's own pixel format (or the nearest planar YUV, as above), read into one pool slot
+ * per frame; a gray input is then an error naming it. ffmpeg's y4m muxer in 4.x (the bundled
+ * one) writes each chroma row of an odd-width picture above 8 bits one byte short (it halves
+ * the row's bytes instead of its samples; 7.0 does not): such pictures (4:2:0 and 4:2:2, odd
+ * width, 10 to 16 bits) are refused with an error naming the input, rather than misread.
+ *
  * ffmpeg runs as a direct child (no fluent-ffmpeg, no PassThrough in between). Its stdout is
  * one end of a Unix socket whose other end we read with direct reads: the kernel copies each
  * frame straight into its pool slot, in reads as large as the socket holds (see directChannel
@@ -35,7 +42,7 @@ import path from 'node:path';
 import type { Readable } from 'node:stream';
 
 import { InputError, UsageError, VmafError } from '../errors.js';
-import type { Frame, FrameFormat, FrameSource } from '../types.js';
+import type { Frame, FrameFormat, FrameSource, PlaneSelection } from '../types.js';
 import { MAX_DIMENSION } from './frame-layout.js';
 import {
   NATIVE_PIXEL_FORMATS,
@@ -61,8 +68,13 @@ export interface FfmpegSourceOptions {
   ffmpegPath?: string;
   /** Scale every frame to this size (bicubic). */
   scaleTo?: ScaleTo;
-  /** Luma buffers this source may have out at once (default 8). */
+  /** Frame buffers this source may have out at once (default 8). */
   poolSlots?: number;
+  /**
+   * 'luma' (default): frames carry luma only (ffmpeg sends the Y plane alone where it can,
+   * see lumaOnly). 'all': luma and both chroma planes, from the full planar y4m.
+   */
+  planes?: PlaneSelection;
   /**
    * Run `ffmpeg -i` on the input first to learn its pixel format (default: true for a
    * path or URL, false for a stream, which cannot be read twice). Without a probe, ffmpeg
@@ -296,7 +308,7 @@ export class FfmpegSource implements FrameSource {
     }
     if (this.closed) return undefined;
     this.requestedPixelFormat = target;
-    const luma = this.options.lumaOnly === false ? undefined : lumaPlaneOf(target);
+    const luma = this.options.lumaOnly === false || this.options.planes === 'all' ? undefined : lumaPlaneOf(target);
     this.lumaOnly = luma !== undefined;
 
     const filters: string[] = [];
@@ -351,11 +363,26 @@ export class FfmpegSource implements FrameSource {
       onClose: () => this.stop(),
     };
     if (this.options.poolSlots !== undefined) readerOptions.poolSlots = this.options.poolSlots;
+    if (this.options.planes !== undefined) readerOptions.planes = this.options.planes;
     if (luma) readerOptions.lumaOf = luma;
+    if (this.options.planes === 'all') readerOptions.onHeader = (header) => this.refuseCutChromaRows(header.format);
     if (channel) readerOptions.directFeed = channel.feed;
     this.directReads = channel !== undefined;
     this.reader = new Y4mReader(channel ? channel.ours : child.stdout!, readerOptions);
     return this.reader;
+  }
+
+  /** Pictures whose chroma rows ffmpeg's y4m muxer cuts (see the module comment): refused. */
+  private refuseCutChromaRows(format: FrameFormat): void {
+    if (format.width % 2 === 1 && format.bitDepth > 8 && (format.chroma === '420' || format.chroma === '422')) {
+      throw new InputError(
+        'E_INPUT_FORMAT',
+        this.label,
+        `its chroma planes cannot be read through ffmpeg: ${format.width}x${format.height} ${format.bitDepth}-bit ` +
+          `${format.chroma} has an odd width, and ffmpeg's y4m muxer (4.x) cuts the last byte of each chroma row of ` +
+          'such pictures; give it as y4m or raw YUV (read natively)',
+      );
+    }
   }
 
   /** Keeps ffmpeg's last stderr lines; resolves `exit` once it has exited and stderr is closed. */

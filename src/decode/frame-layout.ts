@@ -1,15 +1,19 @@
 /**
  * The byte layout of one planar frame: the luma plane first, then the chroma planes
  * (and, for y4m's 444alpha, an alpha plane). Chroma planes of odd-sized pictures round
- * up: 7×5 at 4:2:0 has 4×3 chroma planes.
+ * up, as ffmpeg lays them out: 7×5 at 4:2:0 has 4×3 chroma planes.
  */
-import type { BitDepth, ChromaSubsampling, FrameFormat } from '../types.js';
+import type { BitDepth, ChromaSubsampling, FrameFormat, PlaneSize } from '../types.js';
 
 export interface FrameLayout {
   format: FrameFormat;
   /** Bytes per sample: 1 at 8 bits, 2 (little-endian) above. */
   bytesPerSample: 1 | 2;
   lumaBytes: number;
+  /** Size of each chroma plane; undefined at 4:0:0. */
+  chromaSize: PlaneSize | undefined;
+  /** Bytes of one chroma plane (0 at 4:0:0). */
+  chromaBytes: number;
   /** Bytes after the luma plane that are skipped: chroma (and alpha). */
   restBytes: number;
   frameBytes: number;
@@ -25,14 +29,25 @@ export function chromaDecimation(chroma: ChromaSubsampling): [number, number] | 
   }
 }
 
+/**
+ * The size of each of the two chroma planes of a picture in `format`: 4:2:0
+ * ceil(w/2) × ceil(h/2), 4:2:2 ceil(w/2) × h, 4:4:4 w × h (ffmpeg's layout, odd sizes
+ * rounding up); undefined at 4:0:0, which has none.
+ */
+export function chromaSize(format: Pick<FrameFormat, 'width' | 'height' | 'chroma'>): PlaneSize | undefined {
+  const dec = chromaDecimation(format.chroma);
+  if (!dec) return undefined;
+  return { width: Math.ceil(format.width / dec[0]), height: Math.ceil(format.height / dec[1]) };
+}
+
 export function frameLayout(format: FrameFormat, extraPlanes = 0): FrameLayout {
-  const { width, height, bitDepth, chroma } = format;
+  const { width, height, bitDepth } = format;
   const bytesPerSample: 1 | 2 = bitDepth > 8 ? 2 : 1;
   const lumaBytes = width * height * bytesPerSample;
-  const dec = chromaDecimation(chroma);
-  const chromaPlane = dec ? Math.ceil(width / dec[0]) * Math.ceil(height / dec[1]) * bytesPerSample : 0;
-  const restBytes = 2 * chromaPlane + extraPlanes * lumaBytes;
-  return { format, bytesPerSample, lumaBytes, restBytes, frameBytes: lumaBytes + restBytes };
+  const chroma = chromaSize(format);
+  const chromaBytes = chroma ? chroma.width * chroma.height * bytesPerSample : 0;
+  const restBytes = 2 * chromaBytes + extraPlanes * lumaBytes;
+  return { format, bytesPerSample, lumaBytes, chromaSize: chroma, chromaBytes, restBytes, frameBytes: lumaBytes + restBytes };
 }
 
 export const BIT_DEPTHS: readonly BitDepth[] = [8, 10, 12, 16];

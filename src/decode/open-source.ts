@@ -18,9 +18,10 @@ import path from 'node:path';
 import { Readable } from 'node:stream';
 
 import { InputError, UsageError } from '../errors.js';
-import type { BitDepth, ChromaSubsampling, Frame, FrameFormat, FrameSource } from '../types.js';
+import type { BitDepth, ChromaSubsampling, Frame, FrameFormat, FrameSource, PlaneSelection } from '../types.js';
 import { FfmpegSource, validateScale, type FfmpegSourceOptions, type ScaleTo } from './ffmpeg-source.js';
 import { ffmpegPixelFormat } from './frame-layout.js';
+import { checkPlaneSelection } from './planes.js';
 import { RawReader, rawFormat, type RawReaderOptions } from './raw-reader.js';
 import { sniffStream } from './sniff.js';
 import { streamError } from './stream-frame-source.js';
@@ -41,8 +42,15 @@ export interface OpenFrameSourceOptions {
   ffmpegPath?: string;
   /** Scale every frame to this size with bicubic (through ffmpeg). */
   scaleTo?: ScaleTo;
-  /** Luma buffers the source may have out at once (default 8). */
+  /** Frame buffers the source may have out at once (default 8). */
   poolSlots?: number;
+  /**
+   * Which planes the frames carry: 'luma' (default; the luma-only fast paths: chroma
+   * skipped by the native readers, never sent by ffmpeg) or 'all' (luma and both chroma
+   * planes in one pool slot per frame; a 4:0:0 input is then an error naming it). A
+   * FrameSource given as the input is returned as it is: groupFrames checks its frames.
+   */
+  planes?: PlaneSelection;
   /** Names the input in messages (default: the path, '-' for stdin, 'stream' for a Readable). */
   label?: string;
 }
@@ -134,6 +142,7 @@ function ffmpegOptions(route: Route, probe: boolean): FfmpegSourceOptions {
   if (options.ffmpegPath !== undefined) o.ffmpegPath = options.ffmpegPath;
   if (options.scaleTo !== undefined) o.scaleTo = options.scaleTo;
   if (options.poolSlots !== undefined) o.poolSlots = options.poolSlots;
+  if (options.planes !== undefined) o.planes = options.planes;
   if (raw) {
     const f = rawFormat(raw, label);
     o.inputOptions = ['-f', 'rawvideo', '-pix_fmt', ffmpegPixelFormat(f.chroma, f.bitDepth), '-s', `${f.width}x${f.height}`];
@@ -143,8 +152,9 @@ function ffmpegOptions(route: Route, probe: boolean): FfmpegSourceOptions {
 }
 
 function streamSourceOptions(route: Route) {
-  const o: { label: string; poolSlots?: number } = { label: route.label };
+  const o: { label: string; poolSlots?: number; planes?: PlaneSelection } = { label: route.label };
   if (route.options.poolSlots !== undefined) o.poolSlots = route.options.poolSlots;
+  if (route.options.planes !== undefined) o.planes = route.options.planes;
   return o;
 }
 
@@ -227,6 +237,7 @@ export function openFrameSource(input: FrameInput, options: OpenFrameSourceOptio
   }
   const label = options.label ?? (typeof input === 'string' ? input : 'stream');
   validateScale(label, options.scaleTo);
+  checkPlaneSelection(label, options.planes);
   const wantsRaw =
     options.width !== undefined || options.height !== undefined || options.pixelFormat !== undefined ||
     (typeof input === 'string' && path.extname(input).toLowerCase() === '.yuv');

@@ -15,14 +15,20 @@
  * - Inputs of different lengths are not an error: pairing stops at the shorter one, and
  *   onWarning says so with both frame counts (libvmaf prints '"a" ended before "b"').
  *
- * Checks first: frame sizes and bit depths must match (E_INPUT_MISMATCH), frames must be
- * at least minDimension a side (E_FRAME_TOO_SMALL); no pair at all is E_INPUT_EMPTY.
+ * Checks first: frame sizes must match (E_INPUT_MISMATCH); a distorted input of lower bit
+ * depth than the reference is widened to the reference's depth as ffmpeg's format filter
+ * does, with a warning (bit-depth.ts), a higher one is E_INPUT_MISMATCH; frames must be at
+ * least minDimension a side (E_FRAME_TOO_SMALL); no pair at all is E_INPUT_EMPTY. With
+ * planes 'all', every frame must carry both chroma planes (a FrameSource given by the
+ * caller may not): else an InputError naming the input and the frame.
  * Both sources are read concurrently, and the next pair is read while the consumer works
  * on the current one. Skipped and unpaired frames are released here; the consumer releases
  * the frames of each pair it gets. pairFrames does not close the sources.
  */
 import { InputError, UsageError } from '../errors.js';
-import type { Frame, FrameFormat, FrameGroup, FramePair, FrameSource } from '../types.js';
+import type { Frame, FrameFormat, FrameGroup, FramePair, FrameSource, PlaneSelection } from '../types.js';
+import { matchReferenceDepth, matchedFormat } from './bit-depth.js';
+import { assertChromaAvailable, assertFrameChroma, checkPlaneSelection } from './planes.js';
 
 export interface PairFramesOptions {
   /** Frames of the reference dropped before pairing (libvmaf --frame_skip_ref). */
@@ -35,8 +41,14 @@ export interface PairFramesOptions {
   subsample?: number | undefined;
   /** Smallest width and height accepted (default 32). */
   minDimension?: number | undefined;
-  /** Non-fatal conditions: inputs of different lengths. */
+  /** Non-fatal conditions: inputs of different lengths, a distorted input widened to the reference's bit depth. */
   onWarning?: ((message: string) => void) | undefined;
+  /**
+   * 'all': every frame must carry both chroma planes (checked; a 4:0:0 input is an error).
+   * Default 'luma': frames are taken as they come. (The planes are read by the sources:
+   * openFrameSource's `planes`.)
+   */
+  planes?: PlaneSelection | undefined;
   /**
    * When the inputs differ in length, read the rest of the longer one to count its
    * frames for the warning (default true). false: the warning says "more than N".
@@ -72,12 +84,21 @@ export function checkFormats(ref: FrameSource, refFormat: FrameFormat, dis: Fram
         `scale the distorted video to ${size(refFormat)} (--scale) or give inputs of the same size`,
     );
   }
+  if (refFormat.bitDepth < disFormat.bitDepth) {
+    throw new InputError(
+      'E_INPUT_MISMATCH',
+      dis.label,
+      `bit depth ${disFormat.bitDepth} is higher than the reference ${ref.label}'s (${refFormat.bitDepth}-bit): ` +
+        'a distorted input of lower depth is converted up to the reference\'s, but never down, which would lose ' +
+        'what the reference lacks; give a reference of at least the distorted input\'s depth',
+    );
+  }
   if (refFormat.bitDepth !== disFormat.bitDepth) {
     throw new InputError(
       'E_INPUT_MISMATCH',
       dis.label,
       `bit depth ${disFormat.bitDepth} does not match the reference ${ref.label} (${refFormat.bitDepth}-bit); ` +
-        'both inputs must have the same bit depth',
+        'convert it to the reference\'s depth first (groupFrames and the score functions do)',
     );
   }
   for (const [source, format] of [[ref, refFormat], [dis, disFormat]] as const) {
@@ -136,6 +157,21 @@ async function nextStep(ri: AsyncIterator<Frame>, dis: ReadonlyArray<AsyncIterat
   }
   const values = settled.map((s) => (s as PromiseFulfilledResult<Result | undefined>).value);
   return [values[0]!, values.slice(1)];
+}
+
+/**
+ * With every plane asked for: each frame of a step must carry both chroma planes (a caller's
+ * FrameSource may not). On failure the step's frames are released and the error thrown.
+ */
+function checkStepChroma(ref: FrameSource, dis: readonly FrameSource[], r: Frame, ds: Array<Result | undefined>): void {
+  try {
+    assertFrameChroma(ref.label, r);
+    ds.forEach((d, k) => d && !d.done && assertFrameChroma(dis[k]!.label, d.value));
+  } catch (err) {
+    r.release();
+    for (const d of ds) if (d && !d.done) d.value.release();
+    throw err;
+  }
 }
 
 function releaseStep(pending: Promise<Step>): void {
@@ -197,14 +233,21 @@ export async function* groupFrames(
   const subsample = count('subsample', options.subsample, 1);
   const minDimension = count('minDimension', options.minDimension, DEFAULT_MIN_DIMENSION);
 
+  checkPlaneSelection('groupFrames', options.planes);
+  const planes = options.planes ?? 'luma';
+
   // Formats first, the reference's error before the distorted ones'.
   const formats = await Promise.allSettled([ref.format(), ...dis.map((d) => d.format())]);
   for (const f of formats) if (f.status === 'rejected') throw f.reason;
   const [rf, ...dfs] = formats.map((f) => (f as PromiseFulfilledResult<FrameFormat>).value);
-  dis.forEach((d, k) => checkFormats(ref, rf!, d, dfs[k]!, minDimension));
+  const sources = [ref, ...dis];
+  [rf!, ...dfs].forEach((f, k) => assertChromaAvailable(sources[k]!.label, f, planes));
+  // Lower-depth distorted inputs are widened to the reference's depth (with a warning).
+  dis.forEach((d, k) => checkFormats(ref, rf!, d, matchedFormat(rf!, dfs[k]!), minDimension));
+  const disSources = dis.map((d, k) => matchReferenceDepth(ref, rf!, d, dfs[k]!, options.onWarning));
 
   const ri = ref[Symbol.asyncIterator]();
-  const disIts: Array<AsyncIterator<Frame> | undefined> = dis.map((d) => d[Symbol.asyncIterator]());
+  const disIts: Array<AsyncIterator<Frame> | undefined> = disSources.map((d) => d[Symbol.asyncIterator]());
   const all = [ri, ...disIts] as AsyncIterator<Frame>[];
   let pending: Promise<Step> | undefined;
   try {
@@ -257,6 +300,7 @@ export async function* groupFrames(
         }
         return;
       }
+      if (planes === 'all') checkStepChroma(ref, disSources, r.value, ds);
       const endedNow = ds.flatMap((d, k) => (d?.done ? [k] : []));
       if (index === 0 && endedNow.length > 0) {
         r.value.release();

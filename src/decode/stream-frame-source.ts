@@ -1,15 +1,18 @@
 /**
  * The common frame loop of the native readers (y4m, raw): read what precedes a frame,
- * await a pool slot, read the luma plane into it, skip the rest of the frame, yield.
- * Subclasses say how the stream starts (readHeader) and what precedes each frame.
+ * await a pool slot, read the luma plane into it (or, with planes 'all', luma and both
+ * chroma planes, which lie back to back in the stream as in the slot: one read), skip the
+ * rest of the frame, yield. Subclasses say how the stream starts (readHeader) and what
+ * precedes each frame.
  */
 import type { Readable } from 'node:stream';
 
 import { InputError, VmafError } from '../errors.js';
 import { FramePool, bytesOf, pooledFrame } from '../pool/frame-pool.js';
-import type { Frame, FrameFormat, FrameSource } from '../types.js';
+import type { Frame, FrameFormat, FrameSource, PlaneSelection } from '../types.js';
 import { ByteReader, type DirectFeed } from './byte-reader.js';
 import { HOST_IS_LITTLE_ENDIAN, swapBytes16, type FrameLayout } from './frame-layout.js';
+import { assertChromaAvailable } from './planes.js';
 
 /** Slots per source when the caller does not say. */
 export const DEFAULT_POOL_SLOTS = 8;
@@ -17,8 +20,13 @@ export const DEFAULT_POOL_SLOTS = 8;
 export interface StreamFrameSourceOptions {
   /** Names the input in messages: a path, '-' or a name. */
   label: string;
-  /** Luma buffers this source may have out at once (default 8). */
+  /** Frame buffers this source may have out at once (default 8). */
   poolSlots?: number;
+  /**
+   * 'luma' (default): frames carry the luma plane, the chroma bytes are skipped. 'all':
+   * luma and chroma (an error naming the input for a 4:0:0 stream).
+   */
+  planes?: PlaneSelection;
   /** Destroy the stream on close() (default true). */
   destroyStream?: boolean;
   /**
@@ -105,7 +113,9 @@ export abstract class StreamFrameSource implements FrameSource {
   private layoutTask(): Promise<FrameLayout> {
     this.headerTask ??= (async () => {
       try {
-        return await this.readHeader();
+        const layout = await this.readHeader();
+        assertChromaAvailable(this.label, layout.format, this.options.planes);
+        return layout;
       } catch (err) {
         throw await this.settle(err);
       }
@@ -123,9 +133,13 @@ export abstract class StreamFrameSource implements FrameSource {
       throw err;
     }
     const { format } = layout;
+    // With every plane, the slot takes luma, Cb and Cr as they lie in the stream.
+    const chroma = this.options.planes === 'all' ? layout.chromaSize : undefined;
+    const keptBytes = layout.lumaBytes + (chroma ? 2 * layout.chromaBytes : 0);
+    const skippedBytes = layout.frameBytes - keptBytes;
     const pool = new FramePool({
       slots: this.options.poolSlots ?? DEFAULT_POOL_SLOTS,
-      samples: format.width * format.height,
+      samples: keptBytes / layout.bytesPerSample,
       bitDepth: format.bitDepth,
     });
     const swap = layout.bytesPerSample === 2 && !HOST_IS_LITTLE_ENDIAN;
@@ -133,20 +147,20 @@ export abstract class StreamFrameSource implements FrameSource {
     try {
       for (;; index++) {
         if (!(await this.readFrameHeader(index, layout))) break;
-        const luma = await pool.acquire(this.abort.signal);
+        const buffer = await pool.acquire(this.abort.signal);
         let handedOut = false;
         try {
-          const got = await this.reader.read(bytesOf(luma));
-          if (got < layout.lumaBytes) throw this.truncated(index, layout, got);
-          const skipped = await this.reader.skip(layout.restBytes);
-          if (skipped < layout.restBytes) throw this.truncated(index, layout, layout.lumaBytes + skipped);
-          if (swap) swapBytes16(luma as Uint16Array);
-          const frame = pooledFrame(pool, luma, index, format, this.ptsOf(index, format));
+          const got = await this.reader.read(bytesOf(buffer));
+          if (got < keptBytes) throw this.truncated(index, layout, got);
+          const skipped = await this.reader.skip(skippedBytes);
+          if (skipped < skippedBytes) throw this.truncated(index, layout, keptBytes + skipped);
+          if (swap) swapBytes16(buffer as Uint16Array);
+          const frame = pooledFrame(pool, buffer, index, format, this.ptsOf(index, format), chroma);
           handedOut = true;
           this.framesRead = index + 1;
           yield frame;
         } finally {
-          if (!handedOut) pool.release(luma);
+          if (!handedOut) pool.release(buffer);
         }
       }
     } catch (err) {

@@ -161,6 +161,8 @@ export interface Y4mReaderOptions extends Partial<StreamFrameSourceOptions> {
    * reports this chroma, the source's, not '400'.
    */
   lumaOf?: { chroma: ChromaSubsampling; bitDepth: BitDepth };
+  /** Called with the parsed header; may throw to refuse the stream. */
+  onHeader?: (header: Y4mHeader) => void;
 }
 
 export class Y4mReader extends StreamFrameSource {
@@ -168,10 +170,12 @@ export class Y4mReader extends StreamFrameSource {
   header: Y4mHeader | undefined;
 
   private readonly lumaOf: Y4mReaderOptions['lumaOf'];
+  private readonly onHeader: Y4mReaderOptions['onHeader'];
 
   constructor(stream: Readable, options: Y4mReaderOptions = {}) {
     super(stream, { ...options, label: options.label ?? 'y4m' });
     this.lumaOf = options.lumaOf;
+    this.onHeader = options.onHeader;
   }
 
   protected async readHeader(): Promise<FrameLayout> {
@@ -204,6 +208,7 @@ export class Y4mReader extends StreamFrameSource {
       header.format = source;
       header.layout = { ...header.layout, format: source };
     }
+    this.onHeader?.(header);
     this.header = header;
     return header.layout;
   }

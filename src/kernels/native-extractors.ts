@@ -6,7 +6,8 @@
  */
 import { VmafError, InputError } from '../errors.js';
 import type { InstanceOutputs } from '../extractors/plan.js';
-import { chromaSize, type FeatureValues, type Frame, type FrameFormat } from '../types.js';
+import type { FeatureValues, Frame, FrameFormat } from '../types.js';
+import { chromaSize } from '../decode/frame-layout.js';
 import { loadNative, type Luma, type NativeAddon, type NativeExtractorHandle } from './native.js';
 
 interface NativeInstance {
@@ -24,7 +25,7 @@ export class NativeExtractors {
   /** `outputs`: the plan's native instances for this format (plan.outputsFor(format) filtered). */
   constructor(outputs: readonly InstanceOutputs[], format: FrameFormat) {
     this.native = loadNative();
-    const chroma = chromaSize(format);
+    const chroma = chromaSize(format) ?? { width: 0, height: 0 };
     const geometry = { width: format.width, height: format.height, bitDepth: format.bitDepth, chromaWidth: chroma.width, chromaHeight: chroma.height };
     this.instances = outputs.map((o) => {
       const { definition, options } = o.instance;

@@ -37,7 +37,8 @@ import { isFrameSource, openFrameSource, type FrameInput, type SourceOptions } f
 import { groupFrames } from '../decode/pair-frames.js';
 import { loadModel, parseModelSpec, type Model, type ModelSpec } from './model/index.js';
 import type { FrameResult } from './writers/types.js';
-import type { FrameFeatures, FrameGroup, FrameSource } from '../types.js';
+import type { FrameFeatures, FrameFormat, FrameGroup, FrameSource } from '../types.js';
+import { matchReferenceDepth } from '../decode/bit-depth.js';
 import { Credits } from './credits.js';
 import { pullWithCredits } from './pull-observable.js';
 import { MIN_FRAME_DIMENSION } from '../kernels/limits.js';
@@ -185,8 +186,8 @@ export function runLadder(reference: FrameInput, renditions: readonly ResolvedRe
     };
     const scale = options.scale === true;
     const names = renditions.map((r) => r.name);
-    const ref = openFrameSource(reference, { ...sourceOptions, label: labelOf(reference, 'reference') });
-    // Filled as the renditions are opened (at once without scaling); closed at the end.
+    // Opened once the run plan says which planes the frames carry; closed at the end.
+    let ref: FrameSource | undefined;
     const dis: Array<FrameSource | undefined> = [];
     const open = (k: number, scaleTo?: { width: number; height: number }): FrameSource => {
       const r = renditions[k]!;
@@ -194,7 +195,6 @@ export function runLadder(reference: FrameInput, renditions: readonly ResolvedRe
       dis[k] = source;
       return source;
     };
-    if (!scale) renditions.forEach((_, k) => open(k));
 
     const run = (async (): Promise<Opened> => {
       // Models name the features a run computes even with noPrediction, as in libvmaf.
@@ -203,6 +203,9 @@ export function runLadder(reference: FrameInput, renditions: readonly ResolvedRe
       const plan = planRun([...loaded.flatMap((m) => m.features), ...(options.features ?? []).map(toExtractorRequest)]);
       const models = options.noPrediction ? [] : loaded;
       if (options.cpumask !== undefined) loadNative().setCpuMask(options.cpumask);
+      sourceOptions.planes = options.planes === 'all' ? 'all' : plan.planes;
+      ref = openFrameSource(reference, { ...sourceOptions, label: labelOf(reference, 'reference') });
+      if (!scale) renditions.forEach((_, k) => open(k));
       const kinds = await Promise.all([reference, ...renditions.map((r) => r.input)].map(inputKind));
       if (scale) renditions.forEach((_, k) => kinds[k + 1] !== 'stream' && open(k));
       const refFormat = await ref.format();
@@ -241,12 +244,14 @@ export function runLadder(reference: FrameInput, renditions: readonly ResolvedRe
     const modes = renditions.map((r) => r.align ?? options.align);
     const aligning = modes.some((mode) => mode !== undefined);
     async function* grouped(): AsyncGenerator<FrameGroup, void, undefined> {
-      let refSource: FrameSource = ref;
-      let disSources = dis as FrameSource[];
+      const reference = ref!; // opened by `run`, which the groups are pulled after
+      let refSource: FrameSource = reference;
+      // Before alignment, so that it compares samples of the same depth.
+      let disSources = await widenToReference(reference, dis as FrameSource[], options.onWarning);
       let frameSkipRef = options.frameSkipRef;
       let frameSkipDist: Array<number | undefined> = renditions.map((r) => r.frameSkip ?? options.frameSkipDist);
       if (aligning) {
-        const aligned = await alignSources(ref, disSources, {
+        const aligned = await alignSources(reference, disSources, {
           modes,
           frameSkipRef,
           frameSkipDist,
@@ -265,6 +270,7 @@ export function runLadder(reference: FrameInput, renditions: readonly ResolvedRe
         minDimension: MIN_FRAME_DIMENSION,
         onWarning: options.onWarning,
         countRemaining,
+        planes: sourceOptions.planes,
       })) {
         qc?.observeGroup(group);
         yield group;
@@ -299,11 +305,26 @@ export function runLadder(reference: FrameInput, renditions: readonly ResolvedRe
         return qc.attach(results);
       }),
       finalize(() => {
-        void ref.close().catch(() => undefined);
+        void ref?.close().catch(() => undefined);
         for (const source of dis) void source?.close().catch(() => undefined);
         void backend?.close().catch(() => undefined);
       }),
     );
+  });
+}
+
+/**
+ * Each distorted input of lower bit depth than the reference, widened to its depth
+ * (matchReferenceDepth, with its warning). Inputs whose format cannot be read, or whose size
+ * differs, are left as they are: groupFrames and alignSources report those in their order.
+ */
+async function widenToReference(ref: FrameSource, dis: FrameSource[], onWarning: ((message: string) => void) | undefined): Promise<FrameSource[]> {
+  const formats = await Promise.allSettled([ref.format(), ...dis.map((d) => d.format())]);
+  if (formats.some((f) => f.status === 'rejected')) return dis;
+  const [rf, ...dfs] = formats.map((f) => (f as PromiseFulfilledResult<FrameFormat>).value);
+  return dis.map((d, k) => {
+    const df = dfs[k]!;
+    return df.width === rf!.width && df.height === rf!.height ? matchReferenceDepth(ref, rf!, d, df, onWarning) : d;
   });
 }
 

@@ -3,7 +3,7 @@ import type { FeatureBackend, BackendKind } from '../kernels/backend.js';
 import type { FrameInput } from '../decode/open-source.js';
 import type { ModelSpec } from './model/index.js';
 import type { FrameResult } from './writers/types.js';
-import type { FrameFormat } from '../types.js';
+import type { FrameFormat, PlaneSelection } from '../types.js';
 import { labelOf, runLadder, type Delivery, type ResolvedRendition } from './ladder.js';
 import type { QcOptions } from './qc.js';
 import type { ExtractorRequest } from '../extractors/request.js';
@@ -46,6 +46,12 @@ export interface ScoreOptions extends QcOptions {
   height?: number;
   pixelFormat?: '420' | '422' | '444' | '400';
   bitDepth?: number;
+  /**
+   * Which planes the decoded frames carry: 'luma' (default; what VIF, ADM and motion read:
+   * the luma-only fast paths) or 'all' (luma, Cb and Cr, for features that read chroma; a
+   * 4:0:0 input, or a FrameSource whose frames lack `chroma`, is then an error naming it).
+   */
+  planes?: PlaneSelection;
   /** ffmpeg binary; default FFMPEG_PATH, then @ffmpeg-installer/ffmpeg. */
   ffmpegPath?: string;
   /**
@@ -57,7 +63,10 @@ export interface ScoreOptions extends QcOptions {
   gpuAdapter?: string;
   /** Frames in flight: decoded, computing or awaiting a slow consumer. Bounds memory. */
   maxFramesInFlight?: number;
-  /** Non-fatal conditions (inputs of different lengths, software GPU adapter). */
+  /**
+   * Non-fatal conditions (inputs of different lengths, a distorted input of lower bit depth
+   * widened to the reference's, software GPU adapter).
+   */
   onWarning?: (message: string) => void;
   /** Called once the reference's format is known, before the first frame. */
   onFormat?: (format: FrameFormat) => void;

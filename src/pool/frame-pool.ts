@@ -1,17 +1,18 @@
 /**
- * A bounded pool of luma buffers ("slots"). It is the backpressure of the decode stage:
+ * A bounded pool of frame buffers ("slots"). It is the backpressure of the decode stage:
  * a reader awaits a free slot before it reads the next frame, and a slot comes back only
  * when the consumer calls the Frame's release(). Memory therefore stays at
- * slots × samples × bytes-per-sample however long or fast the input is.
+ * slots × samples × bytes-per-sample however long or fast the input is. A slot holds the
+ * luma plane alone, or every plane of a frame (luma, Cb, Cr back to back) in one allocation.
  */
-import type { BitDepth, Frame, FrameFormat } from '../types.js';
+import type { BitDepth, Frame, FrameFormat, PlaneSize } from '../types.js';
 
 export type LumaBuffer = Uint8Array | Uint16Array;
 
 export interface FramePoolOptions {
   /** How many buffers may be out at once (at least 1). */
   slots: number;
-  /** Samples per buffer: width × height of the luma plane. */
+  /** Samples per buffer: width × height of the luma plane, plus both chroma planes' when they are kept. */
   samples: number;
   /** 8 gives Uint8Array buffers, anything above Uint16Array. */
   bitDepth: BitDepth;
@@ -148,21 +149,31 @@ export function bytesOf(buffer: LumaBuffer): Uint8Array {
 }
 
 /**
- * A Frame whose luma is a pool buffer; its release() gives the buffer back once (later
- * calls do nothing).
+ * A Frame over a pool buffer; its release() gives the buffer back once (later calls do
+ * nothing). Without `chroma` the buffer is the luma plane; with it (the size of each chroma
+ * plane) the buffer holds luma, Cb and Cr back to back, and the frame's planes are views of it.
  */
-export function pooledFrame(pool: FramePool, luma: LumaBuffer, index: number, format: FrameFormat, pts?: number): Frame {
+export function pooledFrame(pool: FramePool, buffer: LumaBuffer, index: number, format: FrameFormat, pts?: number, chroma?: PlaneSize): Frame {
   let released = false;
   const frame: Frame = {
     index,
     format,
-    luma,
+    luma: buffer,
     release() {
       if (released) return;
       released = true;
-      pool.release(luma);
+      pool.release(buffer);
     },
   };
+  if (chroma) {
+    const lumaSamples = format.width * format.height;
+    const chromaSamples = chroma.width * chroma.height;
+    frame.luma = buffer.subarray(0, lumaSamples);
+    frame.chroma = [
+      buffer.subarray(lumaSamples, lumaSamples + chromaSamples),
+      buffer.subarray(lumaSamples + chromaSamples, lumaSamples + 2 * chromaSamples),
+    ];
+  }
   if (pts !== undefined) frame.pts = pts;
   return frame;
 }
