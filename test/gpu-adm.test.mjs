@@ -323,7 +323,7 @@ describe('gpu ADM kernel (bit-exact with the cpu backend)', function () {
         for (let k = 0; k < ADM_STATS_LENGTH; k++) {
           stats[k] = BigInt.asIntN(64, (BigInt(words[at + 2 * k + 1]) << 32n) | BigInt(words[at + 2 * k]));
         }
-        for (let k = 2 * ADM_STATS_LENGTH; k < slotWords; k++) assert.equal(words[at + k], 0xdeadbeef, 'the kernel writes only its 36 stats');
+        for (let k = 2 * ADM_STATS_LENGTH; k < slotWords; k++) assert.equal(words[at + k], 0xdeadbeef, `the kernel writes only its ${ADM_STATS_LENGTH} stats`);
         return stats;
       });
     } finally {
@@ -337,11 +337,20 @@ describe('gpu ADM kernel (bit-exact with the cpu backend)', function () {
     return stats.slice(vifLength, vifLength + ADM_STATS_LENGTH);
   }
 
+  // adm.h's layout: per scale 9 DLM stats, then per scale 6 AIM numerators.
   const NAMES = ['num_h', 'num_v', 'num_d', 'egl_h', 'egl_v', 'egl_d', 'den_h', 'den_v', 'den_d'];
+  const AIM_NAMES = ['aim_h', 'aim_v', 'aim_d', 'aim_egl_h', 'aim_egl_v', 'aim_egl_d'];
+  const statName = (k) => (k < 36 ? `scale ${Math.floor(k / 9)} ${NAMES[k % 9]}` : `scale ${Math.floor((k - 36) / 6)} ${AIM_NAMES[(k - 36) % 6]}`);
+  // Nonzero AIM stats seen by any comparison: the AIM part must not pass vacuously.
+  let aimStatsSeen = 0;
+  let comparisons = 0;
+  after(() => assert.ok(comparisons === 0 || aimStatsSeen > 0, 'some comparison had nonzero AIM stats'));
   function assertSameStats(gpuS, cpuS, what) {
+    comparisons++;
     const diffs = [];
     for (let k = 0; k < ADM_STATS_LENGTH; k++) {
-      if (gpuS[k] !== cpuS[k]) diffs.push(`scale ${Math.floor(k / 9)} ${NAMES[k % 9]}: gpu ${gpuS[k]}, cpu ${cpuS[k]}`);
+      if (gpuS[k] !== cpuS[k]) diffs.push(`${statName(k)}: gpu ${gpuS[k]}, cpu ${cpuS[k]}`);
+      if (k >= 36 && cpuS[k] !== 0n) aimStatsSeen++;
     }
     assert.ok(diffs.length === 0, `${what}: ${diffs.length} of ${ADM_STATS_LENGTH} stats differ\n  ${diffs.join('\n  ')}`);
   }
@@ -593,7 +602,7 @@ describe('gpu ADM kernel (bit-exact with the cpu backend)', function () {
         mixed.set(got[i], vifLength);
         const values = native.finishFeatures(mixed, width, height, 8);
         FINISHED_FEATURE_KEYS.forEach((key, k) => {
-          if (!key.startsWith('integer_adm')) return;
+          if (!/^integer_(adm|aim)/.test(key)) return;
           const want = golden.frames[i].metrics[key];
           const diff = Math.abs(values[k] - want);
           worst = Math.max(worst, diff);

@@ -1,12 +1,13 @@
 /**
- * Shared by both backends: turns the 18 values of finishFeatures (the gpu backend
+ * Shared by both backends: turns the 22 values of finishFeatures (the gpu backend
  * produces the same stats array and finishes it the same way) and a frame's motion score
  * into FeatureValues keyed and ordered as libvmaf 3.2.0 logs them.
  *
- * libvmaf's log order, less what vmaf-stream does not compute (integer_aim, integer_adm3
- * and their egl_1 variants, integer_motion3, psnr_*, float_ssim, ...):
- *   integer_adm2, integer_adm_scale0..3, VMAF_integer_feature_motion_sad_score,
- *   integer_vif_scale0..3, integer_adm2_egl_1, integer_adm_scale0..3_egl_1,
+ * libvmaf's log order, less what vmaf-stream does not compute (integer_motion3, psnr_*,
+ * float_ssim, ...):
+ *   integer_adm2, integer_aim, integer_adm3, integer_adm_scale0..3,
+ *   VMAF_integer_feature_motion_sad_score, integer_vif_scale0..3, integer_adm2_egl_1,
+ *   integer_aim_egl_1, integer_adm3_egl_1, integer_adm_scale0..3_egl_1,
  *   integer_vif_scale0..3_egl_1, integer_motion2.
  * integer_motion2 needs the next frame; pipeline/motion2.ts appends it.
  */
@@ -32,11 +33,15 @@ export const FINISHED_FEATURE_KEYS: readonly string[] = [
   'integer_vif_scale2_egl_1',
   'integer_vif_scale3_egl_1',
   'integer_adm2',
+  'integer_aim',
+  'integer_adm3',
   'integer_adm_scale0',
   'integer_adm_scale1',
   'integer_adm_scale2',
   'integer_adm_scale3',
   'integer_adm2_egl_1',
+  'integer_aim_egl_1',
+  'integer_adm3_egl_1',
   'integer_adm_scale0_egl_1',
   'integer_adm_scale1_egl_1',
   'integer_adm_scale2_egl_1',
@@ -46,6 +51,8 @@ export const FINISHED_FEATURE_KEYS: readonly string[] = [
 /** Every key a backend emits per frame, in libvmaf's log order. */
 export const FEATURE_KEYS: readonly string[] = [
   'integer_adm2',
+  'integer_aim',
+  'integer_adm3',
   'integer_adm_scale0',
   'integer_adm_scale1',
   'integer_adm_scale2',
@@ -56,6 +63,8 @@ export const FEATURE_KEYS: readonly string[] = [
   'integer_vif_scale2',
   'integer_vif_scale3',
   'integer_adm2_egl_1',
+  'integer_aim_egl_1',
+  'integer_adm3_egl_1',
   'integer_adm_scale0_egl_1',
   'integer_adm_scale1_egl_1',
   'integer_adm_scale2_egl_1',

@@ -21,9 +21,37 @@ export interface StatsLayout {
 }
 
 /** Number of values finishFeatures returns; see FINISHED_FEATURE_KEYS in native-features.ts. */
-export const FINISHED_FEATURE_COUNT = 18;
+export const FINISHED_FEATURE_COUNT = 22;
 
 export type Luma = Uint8Array | Uint16Array;
+
+/** libvmaf's integer_adm options (adm_csf_mode, ...), camelCase; absent ones keep defaults. */
+export interface NativeAdmOptions {
+  csfMode?: number;
+  csfScale?: number;
+  csfDiagScale?: number;
+  normViewDist?: number;
+  refDisplayHeight?: number;
+  noiseWeight?: number;
+  dlmWeight?: number;
+  minVal?: number;
+  enhnGainLimit?: number;
+  skipAim?: boolean;
+  skipScale0?: boolean;
+}
+
+/** See AdmKernelParams in src/kernels/cpu/adm.h. */
+export interface AdmKernelParams {
+  /** Scale 0 CSF weights h, v (Q21), d (Q23). */
+  baseWeight: number[];
+  /** Scales 1..3 CSF weights in Q32, [3 * (scale - 1) + band]. */
+  detailWeight: number[];
+  /** The binary32 CSF factors, [3 * scale + band]. */
+  factor: number[];
+  gainLimit: number;
+  aim: boolean;
+  scale0: boolean;
+}
 
 export interface NativeAddon {
   /**
@@ -49,11 +77,21 @@ export interface NativeAddon {
   /** The motion SAD between two reference lumas, on the calling thread. */
   motionSad(prevRef: Luma, ref: Luma, width: number, height: number, bitDepth: number): bigint;
   /**
-   * Float64Array(18): vif scale0..3, vif scale0..3 egl_1, adm2, adm scale0..3, adm2 egl_1,
-   * adm scale0..3 egl_1 (synchronous).
+   * Float64Array(22): vif scale0..3, vif scale0..3 egl_1, adm2, aim, adm3, adm scale0..3,
+   * then adm2, aim, adm3, adm scale0..3 at egl_1 (synchronous).
    */
   finishFeatures(stats: BigInt64Array, width: number, height: number, bitDepth: number): Float64Array;
   statsLayout(): StatsLayout;
+  /**
+   * ADM alone at `options` (one instance, see src/kernels/adm-options.ts), on the
+   * threadpool: `statsLayout().adm` accumulators. Options out of range throw a RangeError
+   * synchronously.
+   */
+  computeAdmStats(ref: Luma, dis: Luma, width: number, height: number, bitDepth: number, options?: NativeAdmOptions): Promise<BigInt64Array>;
+  /** [adm2, aim, adm3, scale0..3] from computeAdmStats' stats at the same options. */
+  finishAdm(stats: BigInt64Array, width: number, height: number, options?: NativeAdmOptions): Float64Array;
+  /** The fixed-point weights and switches the ADM pixel loops use at `options`. */
+  admKernelParams(options?: NativeAdmOptions): AdmKernelParams;
   /**
    * Copies src's bytes into dst on the libuv threadpool (the gpu backend's staging writes).
    * Neither array may be written, transferred or detached (a mapped range unmapped) until
@@ -94,7 +132,7 @@ export interface NativeGeometry {
 export type NativeExtractorHandle = { readonly __nativeExtractor: unique symbol };
 
 const ADDON_FILE = join('build', 'Release', 'vmaf_native.node');
-const REQUIRED_FUNCTIONS = ['computeFrameStats', 'computeMotionSad', 'motionSad', 'finishFeatures', 'statsLayout', 'createExtractor', 'runExtractor', 'nativeExtractors', 'setCpuMask', 'aggregateExtractor'] as const;
+const REQUIRED_FUNCTIONS = ['computeFrameStats', 'computeMotionSad', 'motionSad', 'finishFeatures', 'statsLayout', 'computeAdmStats', 'finishAdm', 'admKernelParams', 'createExtractor', 'runExtractor', 'nativeExtractors', 'setCpuMask', 'aggregateExtractor'] as const;
 
 let cached: NativeAddon | undefined;
 

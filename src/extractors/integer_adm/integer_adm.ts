@@ -25,7 +25,7 @@ const OPTIONS: readonly OptionDef[] = [
 
 export const integerAdm: ExtractorDefinition = {
   name: 'adm',
-  summary: 'integer ADM (detail loss): integer_adm2 and its four scales',
+  summary: 'integer ADM (detail loss, additive impairment): integer_adm2, integer_aim, integer_adm3 and four scales',
   options: OPTIONS,
   provides: [
     'VMAF_integer_feature_adm2_score', 'VMAF_integer_feature_aim_score', 'VMAF_integer_feature_adm3_score',
@@ -36,8 +36,10 @@ export const integerAdm: ExtractorDefinition = {
   ],
   planes: () => 'luma',
   neighbours: () => ({ previous: 0, next: 0 }),
-  // libvmaf 3.2.0 also appends integer_aim and integer_adm3 after integer_adm2: not computed yet.
-  outputs: () => ['VMAF_integer_feature_adm2_score', 'integer_adm_scale0', 'integer_adm_scale1', 'integer_adm_scale2', 'integer_adm_scale3'],
+  outputs: () => [
+    'VMAF_integer_feature_adm2_score', 'VMAF_integer_feature_aim_score', 'VMAF_integer_feature_adm3_score',
+    'integer_adm_scale0', 'integer_adm_scale1', 'integer_adm_scale2', 'integer_adm_scale3',
+  ],
   check: (options) => assertCoreOptions('adm', OPTIONS, options, ['adm_enhn_gain_limit']),
   implementation: { kind: 'core' },
 };

@@ -13,9 +13,19 @@
 //     The motion SAD alone, on the threadpool: for frames --subsample leaves unscored,
 //     which libvmaf still reads for motion.
 //   motionSad(prevRef, ref, width, height, bitDepth) -> bigint               (synchronous)
-//   finishFeatures(stats, width, height, bitDepth) -> Float64Array(18)       (synchronous)
-//     [vif s0..3, vif egl s0..3, adm2, adm s0..3, adm2 egl, adm egl s0..3]
+//   finishFeatures(stats, width, height, bitDepth) -> Float64Array(22)       (synchronous)
+//     [vif s0..3, vif egl s0..3, adm2, aim, adm3, adm s0..3, the same 7 at egl 1]
 //   statsLayout() -> { vif: kVifStatsLen, adm: kAdmStatsLen }
+//   computeAdmStats(ref, dis, width, height, bitDepth, options)
+//       -> Promise<BigInt64Array(kAdmStatsLen)>
+//     ADM alone, one instance at `options` (AdmOptions' fields by name, camelCase, each
+//     optional: csfMode, csfScale, csfDiagScale, normViewDist, refDisplayHeight,
+//     noiseWeight, dlmWeight, minVal, enhnGainLimit, skipAim, skipScale0), on the threadpool.
+//   finishAdm(stats, width, height, options) -> Float64Array(7)              (synchronous)
+//     [adm2, aim, adm3, scale0..3] of computeAdmStats' stats at the same options.
+//   admKernelParams(options) -> { baseWeight[3], detailWeight[9], factor[12], gainLimit,
+//     aim, scale0 }: what the pixel loops use at `options` (the gpu backend's parameters).
+// Options out of range (or unsupported) throw a RangeError naming the option.
 //
 // Argument errors throw TypeError synchronously (computeFrameStats too: it throws
 // rather than returning a rejected promise).
@@ -25,6 +35,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <stdexcept>
 #include <string>
 
 #include "adm.h"
@@ -42,7 +53,7 @@ namespace {
 using vmafs::LumaPlane;
 
 constexpr size_t kStatsLen = static_cast<size_t>(vmafs::kVifStatsLen) + vmafs::kAdmStatsLen;
-constexpr size_t kFeatureCount = 18;
+constexpr size_t kFeatureCount = 8 + 2 * vmafs::kAdmFeaturesPerVariant;
 // 2^30 samples: far beyond any video, and keeps every byte count within 32 bits.
 constexpr double kMaxSamples = 1073741824.0;
 
@@ -290,6 +301,160 @@ Napi::Value FinishFeatures(const Napi::CallbackInfo& info) {
   return out;
 }
 
+// AdmOptions from a JS object: absent (or undefined) fields keep their defaults; present
+// ones must have the right type. Ranges are checked by vmafs::admCheckOptions.
+vmafs::AdmOptions admOptionsArg(const Napi::CallbackInfo& info, size_t i, const char* fn) {
+  const Napi::Env env = info.Env();
+  vmafs::AdmOptions o;
+  if (i >= info.Length() || info[i].IsUndefined() || info[i].IsNull()) return o;
+  if (!info[i].IsObject()) throwType(env, std::string(fn) + ": options must be an object");
+  Napi::Object obj = info[i].As<Napi::Object>();
+  auto number = [&](const char* key, double* out) {
+    Napi::Value v = obj.Get(key);
+    if (v.IsUndefined()) return;
+    if (!v.IsNumber() || !std::isfinite(v.As<Napi::Number>().DoubleValue())) {
+      throwType(env, std::string(fn) + ": options." + key + " must be a finite number");
+    }
+    *out = v.As<Napi::Number>().DoubleValue();
+  };
+  auto integer = [&](const char* key, int* out) {
+    double d = *out;
+    number(key, &d);
+    if (std::floor(d) != d || std::fabs(d) > 1e9) {
+      throwType(env, std::string(fn) + ": options." + key + " must be an integer");
+    }
+    *out = static_cast<int>(d);
+  };
+  auto boolean = [&](const char* key, bool* out) {
+    Napi::Value v = obj.Get(key);
+    if (v.IsUndefined()) return;
+    if (!v.IsBoolean()) throwType(env, std::string(fn) + ": options." + key + " must be a boolean");
+    *out = v.As<Napi::Boolean>().Value();
+  };
+  integer("csfMode", &o.csfMode);
+  number("csfScale", &o.csfScale);
+  number("csfDiagScale", &o.csfDiagScale);
+  number("normViewDist", &o.normViewDist);
+  integer("refDisplayHeight", &o.refDisplayHeight);
+  number("noiseWeight", &o.noiseWeight);
+  number("dlmWeight", &o.dlmWeight);
+  number("minVal", &o.minVal);
+  number("enhnGainLimit", &o.enhnGainLimit);
+  boolean("skipAim", &o.skipAim);
+  boolean("skipScale0", &o.skipScale0);
+  try {
+    vmafs::admCheckOptions(o);
+  } catch (const std::invalid_argument& e) {
+    throw Napi::RangeError::New(env, std::string(fn) + ": " + e.what());
+  }
+  return o;
+}
+
+// One threadpool job: ADM stats of (ref, dis) at some options.
+class AdmWorker final : public Napi::AsyncWorker {
+ public:
+  AdmWorker(Napi::Env env, Napi::TypedArray ref, Napi::TypedArray dis, const Geometry& g,
+            const vmafs::AdmOptions& options)
+      : Napi::AsyncWorker(env, "vmafStream.computeAdmStats"),
+        deferred_(Napi::Promise::Deferred::New(env)),
+        ref_{dataOf<const void>(ref), g.width, g.height, g.bitDepth},
+        dis_{dataOf<const void>(dis), g.width, g.height, g.bitDepth},
+        options_(options),
+        refHold_(Napi::Persistent(static_cast<Napi::Object>(ref))),
+        disHold_(Napi::Persistent(static_cast<Napi::Object>(dis))) {
+    Napi::ArrayBuffer statsBuffer = Napi::ArrayBuffer::New(env, vmafs::kAdmStatsLen * sizeof(int64_t));
+    stats_ = static_cast<int64_t*>(statsBuffer.Data());
+    statsHold_ = Napi::Persistent(static_cast<Napi::Object>(statsBuffer));
+  }
+
+  Napi::Promise Promise() const { return deferred_.Promise(); }
+
+ protected:
+  void Execute() override {
+    try {
+      vmafs::admStatsWithOptions(ref_, dis_, options_, stats_);
+    } catch (const std::exception& e) {
+      SetError(std::string("computeAdmStats: ") + e.what());
+    }
+  }
+
+  void OnOK() override {
+    const Napi::Env env = Env();
+    Napi::HandleScope scope(env);
+    Napi::Value stats = Napi::TypedArrayOf<int64_t>::New(
+        env, vmafs::kAdmStatsLen, statsHold_.Value().As<Napi::ArrayBuffer>(), 0,
+        napi_bigint64_array);
+    Release();
+    deferred_.Resolve(stats);
+  }
+
+  void OnError(const Napi::Error& error) override {
+    Release();
+    deferred_.Reject(error.Value());
+  }
+
+ private:
+  void Release() {
+    refHold_.Reset();
+    disHold_.Reset();
+    statsHold_.Reset();
+  }
+
+  Napi::Promise::Deferred deferred_;
+  LumaPlane ref_;
+  LumaPlane dis_;
+  vmafs::AdmOptions options_;
+  Napi::ObjectReference refHold_;
+  Napi::ObjectReference disHold_;
+  Napi::ObjectReference statsHold_;
+  int64_t* stats_ = nullptr;
+};
+
+Napi::Value ComputeAdmStats(const Napi::CallbackInfo& info) {
+  const char* fn = "computeAdmStats";
+  const Geometry g = geometryArgs(info, 2, fn);
+  Napi::TypedArray ref = lumaArg(info, 0, fn, "ref", g);
+  Napi::TypedArray dis = lumaArg(info, 1, fn, "dis", g);
+  const vmafs::AdmOptions options = admOptionsArg(info, 5, fn);
+  AdmWorker* worker = new AdmWorker(info.Env(), ref, dis, g, options);
+  Napi::Promise promise = worker->Promise();
+  worker->Queue();  // the worker deletes itself once settled
+  return promise;
+}
+
+Napi::Value FinishAdm(const Napi::CallbackInfo& info) {
+  const Napi::Env env = info.Env();
+  const char* fn = "finishAdm";
+  const int width = intArg(info, 1, fn, "width");
+  const int height = intArg(info, 2, fn, "height");
+  Napi::TypedArray stats = typedArg(info, 0, fn, "stats", napi_bigint64_array,
+                                    vmafs::kAdmStatsLen, " (statsLayout().adm)");
+  const vmafs::AdmOptions options = admOptionsArg(info, 3, fn);
+  Napi::Float64Array out = Napi::Float64Array::New(env, vmafs::kAdmFeaturesPerVariant);
+  vmafs::admFinishWithOptions(dataOf<const int64_t>(stats), width, height, options, out.Data());
+  return out;
+}
+
+Napi::Value AdmKernelParams(const Napi::CallbackInfo& info) {
+  const Napi::Env env = info.Env();
+  const vmafs::AdmKernelParams kp = vmafs::admKernelParams(admOptionsArg(info, 0, "admKernelParams"));
+  Napi::Object o = Napi::Object::New(env);
+  Napi::Array base = Napi::Array::New(env, 3), detail = Napi::Array::New(env, 9),
+              factor = Napi::Array::New(env, 12);
+  for (uint32_t b = 0; b < 3; ++b) {
+    base.Set(b, Napi::Number::New(env, kp.baseWeight[b]));
+    for (uint32_t s = 0; s < 3; ++s) detail.Set(3 * s + b, Napi::Number::New(env, kp.detailWeight[s][b]));
+    for (uint32_t s = 0; s < 4; ++s) factor.Set(3 * s + b, Napi::Number::New(env, kp.factor[s][b]));
+  }
+  o.Set("baseWeight", base);
+  o.Set("detailWeight", detail);
+  o.Set("factor", factor);
+  o.Set("gainLimit", Napi::Number::New(env, kp.gainLimit[0]));
+  o.Set("aim", Napi::Boolean::New(env, kp.aim));
+  o.Set("scale0", Napi::Boolean::New(env, kp.scale0));
+  return o;
+}
+
 Napi::Value StatsLayout(const Napi::CallbackInfo& info) {
   const Napi::Env env = info.Env();
   Napi::Object layout = Napi::Object::New(env);
@@ -390,6 +555,9 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("motionSad", Napi::Function::New(env, MotionSad, "motionSad"));
   exports.Set("finishFeatures", Napi::Function::New(env, FinishFeatures, "finishFeatures"));
   exports.Set("copyBytes", Napi::Function::New(env, CopyBytes, "copyBytes"));
+  exports.Set("computeAdmStats", Napi::Function::New(env, ComputeAdmStats, "computeAdmStats"));
+  exports.Set("finishAdm", Napi::Function::New(env, FinishAdm, "finishAdm"));
+  exports.Set("admKernelParams", Napi::Function::New(env, AdmKernelParams, "admKernelParams"));
   exports.Set("statsLayout", Napi::Function::New(env, StatsLayout, "statsLayout"));
   vmafs::registerExtractorBindings(env, exports);
   return exports;

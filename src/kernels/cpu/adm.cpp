@@ -22,8 +22,11 @@
 #include <cmath>
 #include <cstdint>
 #include <memory>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
+#include "adm_csf.h"
 #include "cpu_features.h"
 
 // On x86-64 with GCC or Clang the whole per-frame computation is compiled a second time for
@@ -45,8 +48,9 @@ namespace {
 
 constexpr int kScales = 4;
 constexpr int kBands = 3;     // detail bands, in the order h, v, d
-constexpr int kVariants = 2;  // 0: enhancement gain limit 100 (default); 1: gain limit 1 (egl_1)
-constexpr int32_t kGainLimit[kVariants] = {100, 1};
+// At most two gain-limit variants share one pass: at default options 0 is gain limit 100,
+// 1 is gain limit 1 (egl_1); an instance at other options has variant 0 only.
+constexpr int kVariants = 2;
 
 // Daubechies-2 analysis filters in fixed point. The low-pass taps sum to 46342, the high-pass
 // taps to 0, which is what lets scale 0 centre its samples before filtering (see adm.h).
@@ -68,6 +72,10 @@ constexpr float kCsfWeight[kScales][kBands] = {
     {0x1.634f1p-5f, 0x1.634f1p-5f, 0x1.8fb80cp-6f},
     {0x1.762816p-5f, 0x1.762816p-5f, 0x1.008392p-5f},
 };
+
+// libvmaf's fixed scale-0 weights for Watson's CSF at 3 x 1080 (its truncations of the
+// factors above times 2^21, 2^21, 2^23, but written as constants).
+constexpr int32_t kBaseWeightDefault[kBands] = {36453, 36453, 49417};
 
 // Rounding offset of a right shift by s. libvmaf's expression for it is undefined at s == 0,
 // which only sizes below kAdmMinSize reach; 0 is used there.
@@ -168,9 +176,12 @@ const int32_t* reciprocals() {
 // One band row of what the masking step reads, for one gain-limit variant.
 template <typename Coef>
 struct MaskRow {
-  std::vector<int32_t> neighbour;        // F: sum over bands of the neighbour term
-  std::vector<int32_t> centre;           // C: sum over bands of the centre term
+  std::vector<int32_t> neighbour;        // F: sum over bands of the neighbour term of CSF(a)
+  std::vector<int32_t> centre;           // C: sum over bands of the centre term of CSF(a)
   std::vector<Coef> restored[kBands];    // r: the restored coefficients
+  // AIM only: the impairment a = t - r, and F', C' from CSF(r).
+  std::vector<int32_t> neighbourR, centreR;
+  std::vector<Coef> impaired[kBands];
 };
 
 template <typename Coef>
@@ -180,23 +191,31 @@ struct Rows {
   MaskRow<Coef> ring[3][kVariants];  // band rows y-2, y-1, y (by y % 3)
   // scratch rows
   std::vector<int32_t> angle, k, colSum, thr;
+  std::vector<Coef> impairedScratch;  // a, when AIM is not computed
   std::vector<uint32_t> x, xs;
   std::vector<float> f0, f1, f2;
 
-  Rows(int inWidth, int w) {
+  Rows(int inWidth, int w, int variants, bool aim) {
     const size_t padded = static_cast<size_t>(inWidth) + 3, n = static_cast<size_t>(w);
     for (auto& side : vert)
       for (auto& row : side) row.assign(padded, 0);
     for (auto& side : band)
       for (auto& row : side) row.assign(n, 0);
     for (auto& slot : ring)
-      for (auto& m : slot) {
+      for (int var = 0; var < variants; ++var) {
+        MaskRow<Coef>& m = slot[var];
         m.neighbour.assign(n, 0);
         m.centre.assign(n, 0);
         for (auto& r : m.restored) r.assign(n, 0);
+        if (aim) {
+          m.neighbourR.assign(n, 0);
+          m.centreR.assign(n, 0);
+          for (auto& a : m.impaired) a.assign(n, 0);
+        }
       }
     for (auto* v : {&angle, &k, &thr}) v->assign(n, 0);
     colSum.assign(n + 2, 0);
+    impairedScratch.assign(n, 0);
     x.assign(n, 0);
     xs.assign(n, 0);
     for (auto* v : {&f0, &f1, &f2}) v->assign(n, 0.0f);
@@ -238,15 +257,45 @@ void angleRow(const Coef* __restrict oh, const Coef* __restrict ov, const Coef* 
 // ---------------------------------------------------------------------------------------------
 // Scale 0: 16-bit coefficients (libvmaf's int16 buffers; the int16 casts reproduce them).
 
+// A gain limit as the decouple step applies it: integral ones (100, 1, ...) in integers,
+// others in double as libvmaf does for all of them (the same values for integral ones).
+struct GainLimit {
+  bool integral = true;
+  int32_t whole = 100;
+  double value = 100.0;
+
+  explicit GainLimit(double g) : integral(g == std::floor(g)), whole(static_cast<int32_t>(g)), value(g) {}
+  GainLimit() = default;
+};
+
+// What both scale kinds share: variants, their gain limits, whether AIM is wanted.
+struct Instance {
+  int variants = 2;
+  GainLimit gain[kVariants];
+  bool aim = true;
+};
+
 struct BaseScale {
   using Coef = int16_t;
-  static constexpr int32_t kCsf[kBands] = {36453, 36453, 49417};  // weights in Q21, Q21, Q23
   static constexpr int kCsfShift[kBands] = {15, 15, 17};
   static constexpr int32_t kCsfRound[kBands] = {16384, 16384, 65535};  // sic: 65535
   static constexpr int kThresholdShift[kBands] = {10, 10, 12};
   static constexpr int kSquareShift[kBands] = {29, 29, 30};
 
   const int32_t* recip = reciprocals();
+  Instance inst;
+  int32_t csf[kBands];  // weights in Q21, Q21, Q23
+  // Whether a masked square can pass 2^31 (weights well above the defaults; see mask()).
+  bool wideSquares = false;
+
+  BaseScale(const Instance& instance, const int32_t weight[kBands]) : inst(instance) {
+    for (int b = 0; b < kBands; ++b) {
+      csf[b] = weight[b];
+      // |r| and |a| stay below 22931 at scale 0.
+      const uint64_t x = uint64_t{22931} * static_cast<uint32_t>(weight[b]);
+      if (((x * x) >> kSquareShift[b]) >= (uint64_t{1} << 31)) wideSquares = true;
+    }
+  }
 
   // Horizontal DWT pass: band = (sum F * v + 32768) >> 16 over columns 2j-1 .. 2j+2 of the
   // padded vertical rows. Every sum fits int32 and every result int16.
@@ -269,8 +318,24 @@ struct BaseScale {
     angleRow<int16_t, int32_t>(o[0], o[1], t[0], t[1], begin, end, rows);
   }
 
-  // Decouple + CSF of band b over [begin, end): restored coefficients of both variants, and
-  // the neighbour/centre terms of their CSF-weighted impairment added into F and C.
+  // The CSF of v (band b) reduced to its neighbour and centre terms, added into nb and ce
+  // (or written, for the first band).
+  void csfTerms(int b, const int16_t* __restrict v, int begin, int end, bool first,
+                int32_t* __restrict nb, int32_t* __restrict ce) const {
+    const int32_t weight = csf[b], round = kCsfRound[b];
+    const int shift = kCsfShift[b];
+    for (int j = begin; j < end; ++j) {
+      const int32_t c = abs32(static_cast<int16_t>((weight * v[j] + round) >> shift));
+      const int32_t n = static_cast<int16_t>((4369 * c + 2048) >> 12);
+      const int32_t m = static_cast<int16_t>((8738 * c + 2048) >> 12);
+      nb[j] = first ? n : nb[j] + n;
+      ce[j] = first ? m : ce[j] + m;
+    }
+  }
+
+  // Decouple + CSF of band b over [begin, end): restored coefficients of each variant, and
+  // the neighbour/centre terms of their CSF-weighted impairment added into F and C (for
+  // AIM also the impairment, and the terms of the CSF-weighted restored values in F', C').
   void decouple(int b, const int16_t* __restrict o, const int16_t* __restrict t, int begin,
                 int end, bool first, Rows<int16_t>& rows, MaskRow<int16_t>* out) const {
     int32_t* __restrict k = rows.k.data();
@@ -285,54 +350,72 @@ struct BaseScale {
       k[j] = select(o[j] == 0, 32768, min32(max32(q, 0), 32768));
     }
     const int32_t* __restrict angle = rows.angle.data();
-    int16_t* __restrict r0 = out[0].restored[b].data();
-    int16_t* __restrict r1 = out[1].restored[b].data();
-    for (int j = begin; j < end; ++j) {
-      const int32_t oo = o[j], tt = t[j], kk = k[j];
-      const int32_t rst = (kk * oo + 16384) >> 15;
-      // Enhancement gain limit: after a passed angle test the restored value may grow up to
-      // `limit` times, but not past the distorted value.
-      const bool limited = (angle[j] != 0) & (kk > 0) & (oo != 0);
-      const bool positive = oo > 0;
-      const int32_t g0 = rst * kGainLimit[0], g1 = rst * kGainLimit[1];
-      r0[j] = static_cast<int16_t>(
-          select(limited, select(positive, min32(g0, tt), max32(g0, tt)), rst));
-      r1[j] = static_cast<int16_t>(
-          select(limited, select(positive, min32(g1, tt), max32(g1, tt)), rst));
-    }
-    for (int var = 0; var < kVariants; ++var) {
-      const int16_t* __restrict r = out[var].restored[b].data();
-      int32_t* __restrict nb = out[var].neighbour.data();
-      int32_t* __restrict ce = out[var].centre.data();
-      const int32_t weight = kCsf[b], round = kCsfRound[b];
-      const int shift = kCsfShift[b];
-      for (int j = begin; j < end; ++j) {
-        const int32_t a = static_cast<int16_t>(t[j] - r[j]);
-        const int32_t c = abs32(static_cast<int16_t>((weight * a + round) >> shift));
-        const int32_t n = static_cast<int16_t>((4369 * c + 2048) >> 12);
-        const int32_t m = static_cast<int16_t>((8738 * c + 2048) >> 12);
-        nb[j] = first ? n : nb[j] + n;
-        ce[j] = first ? m : ce[j] + m;
+    for (int var = 0; var < inst.variants; ++var) {
+      int16_t* __restrict r = out[var].restored[b].data();
+      const GainLimit& gain = inst.gain[var];
+      if (gain.integral) {
+        const int32_t g = gain.whole;
+        for (int j = begin; j < end; ++j) {
+          const int32_t oo = o[j], tt = t[j], kk = k[j];
+          const int32_t rst = (kk * oo + 16384) >> 15;
+          // Enhancement gain limit: after a passed angle test the restored value may grow
+          // up to `g` times, but not past the distorted value.
+          const bool limited = (angle[j] != 0) & (kk > 0) & (oo != 0);
+          const int32_t gr = rst * g;
+          r[j] = static_cast<int16_t>(
+              select(limited, select(oo > 0, min32(gr, tt), max32(gr, tt)), rst));
+        }
+      } else {
+        for (int j = begin; j < end; ++j) {
+          const int32_t oo = o[j], tt = t[j], kk = k[j];
+          const int32_t rst = (kk * oo + 16384) >> 15;
+          const bool limited = (angle[j] != 0) & (kk > 0) & (oo != 0);
+          const double gr = rst * gain.value;
+          r[j] = limited ? static_cast<int16_t>(oo > 0 ? std::min(gr, static_cast<double>(tt))
+                                                       : std::max(gr, static_cast<double>(tt)))
+                         : static_cast<int16_t>(rst);
+        }
+      }
+      MaskRow<int16_t>& m = out[var];
+      if (inst.aim) {
+        int16_t* __restrict a = m.impaired[b].data();
+        for (int j = begin; j < end; ++j) a[j] = static_cast<int16_t>(t[j] - r[j]);
+        csfTerms(b, a, begin, end, first, m.neighbour.data(), m.centre.data());
+        csfTerms(b, r, begin, end, first, m.neighbourR.data(), m.centreR.data());
+      } else {
+        int16_t* __restrict a = rows.impairedScratch.data();
+        for (int j = begin; j < end; ++j) a[j] = static_cast<int16_t>(t[j] - r[j]);
+        csfTerms(b, a, begin, end, first, m.neighbour.data(), m.centre.data());
       }
     }
   }
 
-  // Sum over [begin, end) of the masked cubes of band b. At scale 0 every value is
-  // non-negative and below 2^31 (x <= 22930 * 49417), so unsigned 32x32->64 products serve.
-  static int64_t mask(int b, const int16_t* __restrict r, const int32_t* __restrict thr,
-                      int begin, int end, int cubeShift, Rows<int16_t>& rows) {
+  // Sum over [begin, end) of the masked cubes of band b (values v: r for DLM, a for AIM).
+  // With weights near the defaults every x and xs is non-negative and below 2^31
+  // (x <= 22931 * 49417), so unsigned 32x32->64 products serve; above them libvmaf's int32
+  // xs can wrap negative, which the signed loop keeps.
+  int64_t mask(int b, const int16_t* __restrict v, const int32_t* __restrict thr, int begin,
+               int end, int cubeShift, Rows<int16_t>& rows) const {
     uint32_t* __restrict x = rows.x.data();
     uint32_t* __restrict xs = rows.xs.data();
-    const int32_t weight = kCsf[b];
+    const int32_t weight = csf[b];
     const int tsh = kThresholdShift[b], q = kSquareShift[b];
     for (int j = begin; j < end; ++j) {
-      const int32_t v = abs32(r[j] * weight) -
+      const int32_t d = abs32(v[j] * weight) -
                         static_cast<int32_t>(static_cast<uint32_t>(thr[j]) << tsh);
-      x[j] = static_cast<uint32_t>(max32(v, 0));
+      x[j] = static_cast<uint32_t>(max32(d, 0));
     }
     const uint64_t rq = uint64_t{1} << (q - 1);
     for (int j = begin; j < end; ++j) {
       xs[j] = static_cast<uint32_t>((static_cast<uint64_t>(x[j]) * x[j] + rq) >> q);
+    }
+    if (wideSquares) {
+      const int64_t rc = roundOffset(cubeShift);
+      int64_t sum = 0;
+      for (int j = begin; j < end; ++j) {
+        sum += (int64_t{static_cast<int32_t>(xs[j])} * static_cast<int32_t>(x[j]) + rc) >> cubeShift;
+      }
+      return sum;
     }
     const uint64_t rc = static_cast<uint64_t>(roundOffset(cubeShift));
     uint64_t sum = 0;
@@ -373,15 +456,15 @@ inline int32_t roundedShift(double sum, double inverseScale) {
 
 struct DetailScale {
   using Coef = int32_t;
-  uint32_t weight[kBands];  // the CSF weights in Q32: uint32(weight * 2^32)
+  Instance inst;
+  uint32_t weight[kBands];  // the CSF weights in Q32: uint32(factor * 2^32)
   int horizontalShift;      // scales 1, 2, 3: 15, 16, 15
   int denSquareShift;       // scales 1, 2, 3: 31, 30, 31
   const int32_t* recip = reciprocals();
 
-  explicit DetailScale(int s) : horizontalShift(s == 2 ? 16 : 15), denSquareShift(s == 2 ? 30 : 31) {
-    for (int b = 0; b < kBands; ++b) {
-      weight[b] = static_cast<uint32_t>(kCsfWeight[s][b] * 4294967296.0);
-    }
+  DetailScale(int s, const Instance& instance, const uint32_t w[kBands])
+      : inst(instance), horizontalShift(s == 2 ? 16 : 15), denSquareShift(s == 2 ? 30 : 31) {
+    for (int b = 0; b < kBands; ++b) weight[b] = w[b];
   }
 
   // Horizontal DWT pass, (sum F * v + round) >> shift. The sums need more than 32 bits;
@@ -422,50 +505,59 @@ struct DetailScale {
     return static_cast<int32_t>(std::min<int64_t>(std::max<int64_t>(q, 0), 32768));
   }
 
-  void decouple(int b, const int32_t* __restrict o, const int32_t* __restrict t, int begin,
-                int end, bool first, Rows<int32_t>& rows, MaskRow<int32_t>* out) const {
-    const int32_t* __restrict angle = rows.angle.data();
-    int32_t* __restrict r0 = out[0].restored[b].data();
-    int32_t* __restrict r1 = out[1].restored[b].data();
+  void csfTerms(int b, const int32_t* __restrict v, int begin, int end, bool first,
+                int32_t* __restrict nb, int32_t* __restrict ce) const {
+    const int64_t w = weight[b];
     for (int j = begin; j < end; ++j) {
-      const int32_t oo = o[j], tt = t[j];
-      const int32_t kk = gain(oo, tt);
-      const int32_t rst = static_cast<int32_t>((int64_t{kk} * oo + 16384) >> 15);
-      const bool limited = (angle[j] != 0) & (kk > 0) & (oo != 0);
-      const bool positive = oo > 0;
-      // rst * 100 can pass 2^31 here; the limited result always fits.
-      const int64_t g0 = int64_t{rst} * kGainLimit[0];
-      const int32_t lim0 = static_cast<int32_t>(positive ? std::min<int64_t>(g0, tt)
-                                                         : std::max<int64_t>(g0, tt));
-      const int32_t lim1 = positive ? min32(rst, tt) : max32(rst, tt);
-      r0[j] = select(limited, lim0, rst);
-      r1[j] = select(limited, lim1, rst);
-    }
-    for (int var = 0; var < kVariants; ++var) {
-      const int32_t* __restrict r = out[var].restored[b].data();
-      int32_t* __restrict nb = out[var].neighbour.data();
-      int32_t* __restrict ce = out[var].centre.data();
-      const int64_t w = weight[b];
-      for (int j = begin; j < end; ++j) {
-        const int32_t a = static_cast<int32_t>(int64_t{t[j]} - r[j]);
-        const int64_t c = abs32(static_cast<int32_t>((w * a + (1 << 27)) >> 28));
-        // libvmaf's rounding constant here is (int32_t)(1u << 31): it subtracts 2^31.
-        const int32_t n = static_cast<int32_t>((143165577 * c - 2147483648LL) >> 32);
-        const int32_t m = static_cast<int32_t>((286331153 * c - 2147483648LL) >> 32);
-        nb[j] = first ? n : nb[j] + n;
-        ce[j] = first ? m : ce[j] + m;
-      }
+      const int64_t c = abs32(static_cast<int32_t>((w * v[j] + (1 << 27)) >> 28));
+      // libvmaf's rounding constant here is (int32_t)(1u << 31): it subtracts 2^31.
+      const int32_t n = static_cast<int32_t>((143165577 * c - 2147483648LL) >> 32);
+      const int32_t m = static_cast<int32_t>((286331153 * c - 2147483648LL) >> 32);
+      nb[j] = first ? n : nb[j] + n;
+      ce[j] = first ? m : ce[j] + m;
     }
   }
 
-  int64_t mask(int b, const int32_t* r, const int32_t* thr, int begin, int end, int cubeShift,
+  void decouple(int b, const int32_t* __restrict o, const int32_t* __restrict t, int begin,
+                int end, bool first, Rows<int32_t>& rows, MaskRow<int32_t>* out) const {
+    const int32_t* __restrict angle = rows.angle.data();
+    int32_t* __restrict k = rows.k.data();
+    for (int j = begin; j < end; ++j) k[j] = gain(o[j], t[j]);
+    for (int var = 0; var < inst.variants; ++var) {
+      int32_t* __restrict r = out[var].restored[b].data();
+      const GainLimit& g = inst.gain[var];
+      for (int j = begin; j < end; ++j) {
+        const int32_t oo = o[j], tt = t[j], kk = k[j];
+        const int32_t rst = static_cast<int32_t>((int64_t{kk} * oo + 16384) >> 15);
+        const bool limited = (angle[j] != 0) & (kk > 0) & (oo != 0);
+        int32_t lim;
+        if (g.integral) {
+          // rst * 100 can pass 2^31 here; the limited result always fits.
+          const int64_t gr = int64_t{rst} * g.whole;
+          lim = static_cast<int32_t>(oo > 0 ? std::min<int64_t>(gr, tt) : std::max<int64_t>(gr, tt));
+        } else {
+          const double gr = rst * g.value;
+          lim = static_cast<int32_t>(oo > 0 ? std::min(gr, static_cast<double>(tt))
+                                            : std::max(gr, static_cast<double>(tt)));
+        }
+        r[j] = select(limited, lim, rst);
+      }
+      MaskRow<int32_t>& m = out[var];
+      int32_t* __restrict a = inst.aim ? m.impaired[b].data() : rows.impairedScratch.data();
+      for (int j = begin; j < end; ++j) a[j] = static_cast<int32_t>(int64_t{t[j]} - r[j]);
+      csfTerms(b, a, begin, end, first, m.neighbour.data(), m.centre.data());
+      if (inst.aim) csfTerms(b, r, begin, end, first, m.neighbourR.data(), m.centreR.data());
+    }
+  }
+
+  int64_t mask(int b, const int32_t* v, const int32_t* thr, int begin, int end, int cubeShift,
                Rows<int32_t>& /*rows*/) const {
     const int64_t w = weight[b];
     const int64_t rc = roundOffset(cubeShift);
     int64_t sum = 0;
     for (int j = begin; j < end; ++j) {
-      const int32_t v = static_cast<int32_t>((r[j] * w + (1 << 27)) >> 28);
-      const int32_t x = max32(abs32(v) - thr[j], 0);
+      const int32_t c = static_cast<int32_t>((v[j] * w + (1 << 27)) >> 28);
+      const int32_t x = max32(abs32(c) - thr[j], 0);
       const int32_t sq = static_cast<int32_t>((int64_t{x} * x + (1 << 29)) >> 30);
       sum += (int64_t{sq} * x + rc) >> cubeShift;
     }
@@ -533,32 +625,55 @@ void verticalDetail(const int32_t* ll, int width, int height, int scale, int y,
   }
 }
 
-// Contrast masking of band row i (a row of the scored rect), both variants: per band, the
-// row's sum of masked cubes, shifted with rounding, added to the numerator stats.
-template <class Fx>
-void maskRow(const Fx& fx, const ScalePlan& p, int i, int colBegin, int colEnd,
-             Rows<typename Fx::Coef>& rows, uint64_t* stats) {
+// The 3x3 threshold of row i from one pair of (neighbour, centre) rows of the ring: the
+// neighbourhood sum of F without its centre, plus the centre term C.
+template <typename Coef>
+void thresholdRow(Rows<Coef>& rows, const ScalePlan& p, int i, int colBegin, int colEnd,
+                  int var, bool ofRestored) {
   const int up = mirror(i - 1, p.h) % 3, mid = i % 3, down = mirror(i + 1, p.h) % 3;
+  auto neighbours = [&](int slot) {
+    const MaskRow<Coef>& m = rows.ring[slot][var];
+    return (ofRestored ? m.neighbourR : m.neighbour).data();
+  };
   int32_t* __restrict colSum = rows.colSum.data() + 1;
   int32_t* __restrict thr = rows.thr.data();
+  const int32_t* __restrict fu = neighbours(up);
+  const int32_t* __restrict fm = neighbours(mid);
+  const int32_t* __restrict fd = neighbours(down);
+  const MaskRow<Coef>& m = rows.ring[mid][var];
+  const int32_t* __restrict ce = (ofRestored ? m.centreR : m.centre).data();
+  for (int j = colBegin; j < colEnd; ++j) colSum[j] = fu[j] + fm[j] + fd[j];
+  colSum[-1] = colSum[mirror(-1, p.w)];
+  colSum[p.w] = colSum[mirror(p.w, p.w)];
+  for (int j = p.score.left; j < p.score.right; ++j) {
+    thr[j] = colSum[j - 1] + colSum[j] + colSum[j + 1] - fm[j] + ce[j];
+  }
+}
+
+// Contrast masking of band row i (a row of the scored rect), every variant: per band, the
+// row's sum of masked cubes, shifted with rounding, added to the numerator stats; with AIM
+// the same for the impairment masked by the restored signal, added to aimStats.
+template <class Fx>
+void maskRow(const Fx& fx, const ScalePlan& p, int i, int colBegin, int colEnd,
+             Rows<typename Fx::Coef>& rows, uint64_t* stats, uint64_t* aimStats) {
+  const int mid = i % 3;
   const int left = p.score.left, right = p.score.right;
-  for (int var = 0; var < kVariants; ++var) {
+  const int32_t* thr = rows.thr.data();
+  auto add = [&](uint64_t* to, int b, int64_t sum) {
+    to[b] += static_cast<uint64_t>((sum + roundOffset(p.rowShift)) >> p.rowShift);
+  };
+  for (int var = 0; var < fx.inst.variants; ++var) {
     const auto& m = rows.ring[mid][var];
-    const int32_t* __restrict fu = rows.ring[up][var].neighbour.data();
-    const int32_t* __restrict fm = m.neighbour.data();
-    const int32_t* __restrict fd = rows.ring[down][var].neighbour.data();
-    for (int j = colBegin; j < colEnd; ++j) colSum[j] = fu[j] + fm[j] + fd[j];
-    colSum[-1] = colSum[mirror(-1, p.w)];
-    colSum[p.w] = colSum[mirror(p.w, p.w)];
-    // 3x3 neighbourhood of F without its centre, plus the centre term C.
-    const int32_t* __restrict ce = m.centre.data();
-    for (int j = left; j < right; ++j) {
-      thr[j] = colSum[j - 1] + colSum[j] + colSum[j + 1] - fm[j] + ce[j];
-    }
+    thresholdRow(rows, p, i, colBegin, colEnd, var, false);
     uint64_t* num = stats + (var == 0 ? kAdmNumH : kAdmNumEglH);
     for (int b = 0; b < kBands; ++b) {
-      const int64_t sum = fx.mask(b, m.restored[b].data(), thr, left, right, p.cubeShift[b], rows);
-      num[b] += static_cast<uint64_t>((sum + roundOffset(p.rowShift)) >> p.rowShift);
+      add(num, b, fx.mask(b, m.restored[b].data(), thr, left, right, p.cubeShift[b], rows));
+    }
+    if (!fx.inst.aim) continue;
+    thresholdRow(rows, p, i, colBegin, colEnd, var, true);
+    for (int b = 0; b < kBands; ++b) {
+      add(aimStats + 3 * var, b,
+          fx.mask(b, m.impaired[b].data(), thr, left, right, p.cubeShift[b], rows));
     }
   }
 }
@@ -566,11 +681,12 @@ void maskRow(const Fx& fx, const ScalePlan& p, int i, int colBegin, int colEnd,
 // One scale: DWT row by row, denominator, decouple/CSF into the ring, masking one row behind.
 // `vertical(side, y, lo, hi)` fills the vertical-pass rows of ref (side 0) or dis (side 1);
 // `nextLl`, when not null, receives the LL band of ref and dis (the next scale's input).
+// Unless `scored`, only the LL bands are produced (adm_skip_scale0).
 template <class Fx, class Vertical>
 void runScale(const Fx& fx, const ScalePlan& p, int inWidth, Vertical vertical,
-              int32_t* const* nextLl, uint64_t* stats) {
+              int32_t* const* nextLl, bool scored, uint64_t* stats, uint64_t* aimStats) {
   using Coef = typename Fx::Coef;
-  Rows<Coef> rows(inWidth, p.w);
+  Rows<Coef> rows(inWidth, p.w, fx.inst.variants, fx.inst.aim);
   const Rect& sc = p.score;
   // Decouple/CSF are needed on the scored rect grown by the 3x3 neighbourhood.
   const int maskRowBegin = std::max(sc.top - 1, 0), maskRowEnd = std::min(sc.bottom + 1, p.h);
@@ -601,6 +717,7 @@ void runScale(const Fx& fx, const ScalePlan& p, int inWidth, Vertical vertical,
       bands[1] = v;
       bands[2] = d;
     }
+    if (!scored) continue;
     if (y >= sc.top && y < sc.bottom) {
       for (int b = 0; b < kBands; ++b) {
         const uint64_t sum = fx.den(ref[b], sc.left, sc.right, p.denCubeShift, rows);
@@ -615,17 +732,24 @@ void runScale(const Fx& fx, const ScalePlan& p, int inWidth, Vertical vertical,
       }
     }
     // Row y - 1 is complete once row y (its lower neighbour) exists.
-    if (y - 1 >= sc.top && y - 1 < sc.bottom) maskRow(fx, p, y - 1, colBegin, colEnd, rows, stats);
+    if (y - 1 >= sc.top && y - 1 < sc.bottom) {
+      maskRow(fx, p, y - 1, colBegin, colEnd, rows, stats, aimStats);
+    }
   }
   // The last band row is its own lower neighbour.
-  if (p.h - 1 >= sc.top && p.h - 1 < sc.bottom && yEnd == p.h) {
-    maskRow(fx, p, p.h - 1, colBegin, colEnd, rows, stats);
+  if (scored && p.h - 1 >= sc.top && p.h - 1 < sc.bottom && yEnd == p.h) {
+    maskRow(fx, p, p.h - 1, colBegin, colEnd, rows, stats, aimStats);
   }
 }
 
 // All four scales of one frame; acc receives the stats (modulo 2^64).
-inline void computeStats(const LumaPlane& ref, const LumaPlane& dis, uint64_t* acc) {
+inline void computeStats(const LumaPlane& ref, const LumaPlane& dis, const AdmKernelParams& kp,
+                         uint64_t* acc) {
   const int width = ref.width, height = ref.height, bitDepth = ref.bitDepth;
+  Instance inst;
+  inst.variants = kp.variants;
+  inst.aim = kp.aim;
+  for (int v = 0; v < kp.variants; ++v) inst.gain[v] = GainLimit(kp.gainLimit[v]);
   // LL planes: [ref/dis][ping/pong]; scales 0 and 2 write ping, scale 1 writes pong. Each
   // scale writes every element of its plane before the next one reads it.
   const size_t w0 = static_cast<size_t>((width + 1) / 2), h0 = static_cast<size_t>((height + 1) / 2);
@@ -642,6 +766,7 @@ inline void computeStats(const LumaPlane& ref, const LumaPlane& dis, uint64_t* a
     int32_t* const nextBufs[2] = {ll[0][out].get(), ll[1][out].get()};
     int32_t* const* nextLl = scale + 1 < kScales ? nextBufs : nullptr;
     uint64_t* st = acc + scale * kAdmStatsPerScale;
+    uint64_t* aimSt = acc + kAdmAimBase + scale * kAdmAimPerScale;
     if (scale == 0) {
       auto vertical = [&](int side, int y, int16_t* lo, int16_t* hi) {
         const LumaPlane& plane = side == 0 ? ref : dis;
@@ -652,13 +777,14 @@ inline void computeStats(const LumaPlane& ref, const LumaPlane& dis, uint64_t* a
                        lo, hi);
         }
       };
-      runScale(BaseScale{}, p, inWidth, vertical, nextLl, st);
+      runScale(BaseScale(inst, kp.baseWeight), p, inWidth, vertical, nextLl, kp.scale0, st, aimSt);
     } else {
       const int32_t* input[2] = {ll[0][in].get(), ll[1][in].get()};
       auto vertical = [&](int side, int y, int32_t* lo, int32_t* hi) {
         verticalDetail(input[side], inWidth, inHeight, scale, y, lo, hi);
       };
-      runScale(DetailScale(scale), p, inWidth, vertical, nextLl, st);
+      runScale(DetailScale(scale, inst, kp.detailWeight[scale - 1]), p, inWidth, vertical,
+               nextLl, true, st, aimSt);
     }
     inWidth = p.w;
     inHeight = p.h;
@@ -670,47 +796,173 @@ inline void computeStats(const LumaPlane& ref, const LumaPlane& dis, uint64_t* a
 #if defined(__GNUC__) || defined(__clang__)
 __attribute__((flatten))
 #endif
-void computeStatsBaseline(const LumaPlane& ref, const LumaPlane& dis, uint64_t* acc) {
-  computeStats(ref, dis, acc);
+void computeStatsBaseline(const LumaPlane& ref, const LumaPlane& dis, const AdmKernelParams& kp,
+                          uint64_t* acc) {
+  computeStats(ref, dis, kp, acc);
 }
 
 #if defined(VMAFS_ADM_AVX2)
 __attribute__((target("avx2"), flatten)) void computeStatsAvx2(const LumaPlane& ref,
                                                                const LumaPlane& dis,
+                                                               const AdmKernelParams& kp,
                                                                uint64_t* acc) {
-  computeStats(ref, dis, acc);
+  computeStats(ref, dis, kp, acc);
 }
 #endif
 
-}  // namespace
-
-void admStats(const LumaPlane& ref, const LumaPlane& dis, int64_t* stats) {
+void runStats(const LumaPlane& ref, const LumaPlane& dis, const AdmKernelParams& kp,
+              int64_t* stats) {
   std::fill(stats, stats + kAdmStatsLen, int64_t{0});
   if (ref.width < kAdmMinSize || ref.height < kAdmMinSize) return;
   uint64_t acc[kAdmStatsLen] = {};
 #if defined(VMAFS_ADM_AVX2)
   if (cpuHasAvx2()) {
-    computeStatsAvx2(ref, dis, acc);
+    computeStatsAvx2(ref, dis, kp, acc);
   } else {
-    computeStatsBaseline(ref, dis, acc);
+    computeStatsBaseline(ref, dis, kp, acc);
   }
 #else
-  computeStatsBaseline(ref, dis, acc);
+  computeStatsBaseline(ref, dis, kp, acc);
 #endif
   for (int i = 0; i < kAdmStatsLen; ++i) stats[i] = static_cast<int64_t>(acc[i]);
+}
+
+// Default options: Watson's weights at 3 x 1080 as constants, both gain-limit variants.
+AdmKernelParams defaultKernelParams() {
+  AdmKernelParams kp{};
+  for (int b = 0; b < kBands; ++b) {
+    kp.baseWeight[b] = kBaseWeightDefault[b];
+    for (int s = 0; s < kScales; ++s) kp.factor[s][b] = kCsfWeight[s][b];
+    for (int s = 1; s < kScales; ++s) {
+      kp.detailWeight[s - 1][b] = static_cast<uint32_t>(kCsfWeight[s][b] * 4294967296.0);
+    }
+  }
+  kp.variants = 2;
+  kp.gainLimit[0] = 100.0;
+  kp.gainLimit[1] = 1.0;
+  kp.aim = true;
+  kp.scale0 = true;
+  return kp;
+}
+
+[[noreturn]] void badOption(const std::string& name, const std::string& why) {
+  throw std::invalid_argument("adm option " + name + " " + why);
+}
+
+void checkRange(const char* name, double v, double lo, double hi) {
+  if (!(v >= lo && v <= hi)) {
+    badOption(name, "= " + std::to_string(v) + " is outside [" + std::to_string(lo) + ", " +
+                        std::to_string(hi) + "]");
+  }
+}
+
+// The same conversions libvmaf's code does. float -> uint16 for a value past 65535 is
+// undefined in C; x86-64 compilers truncate to int32 and keep the low 16 bits, as here.
+int32_t baseWeightOf(float factor, double scale) {
+  const double v = static_cast<double>(factor) * scale;
+  const int64_t whole = static_cast<int64_t>(v);
+  return static_cast<int32_t>(static_cast<uint16_t>(static_cast<uint32_t>(whole)));
+}
+
+// libvmaf applies its fixed scale-0 weights when norm_view_dist * ref_display_height is
+// 3 * 1080 to within 1e-8, in Watson mode.
+bool isDefaultViewing(const AdmOptions& o) {
+  return std::fabs(o.normViewDist * o.refDisplayHeight - 3.0 * 1080) < 1.0e-8 && o.csfMode == 0;
+}
+
+}  // namespace
+
+void admCheckOptions(const AdmOptions& o) {
+  if (o.csfMode < 0 || o.csfMode > 3) badOption("adm_csf_mode", "must be 0, 1, 2 or 3");
+  checkRange("adm_csf_scale", o.csfScale, 0.0, 50.0);
+  checkRange("adm_csf_diag_scale", o.csfDiagScale, 0.0, 50.0);
+  checkRange("adm_norm_view_dist", o.normViewDist, 0.75, 24.0);
+  if (o.refDisplayHeight < 1 || o.refDisplayHeight > 4320) {
+    badOption("adm_ref_display_height", "= " + std::to_string(o.refDisplayHeight) +
+                                            " is outside [1, 4320]");
+  }
+  checkRange("adm_noise_weight", o.noiseWeight, 0.0, 1500.0);
+  checkRange("adm_dlm_weight", o.dlmWeight, 0.0, 1.0);
+  checkRange("adm_min_val", o.minVal, 0.0, 1.0);
+  checkRange("adm_enhn_gain_limit", o.enhnGainLimit, 1.0, 100.0);
+  // libvmaf's 16-bit pipeline cannot represent angular frequencies above 1080 lines at 3H.
+  if (o.normViewDist * o.refDisplayHeight < 3.0 * 1080) {
+    badOption("adm_norm_view_dist * adm_ref_display_height",
+              "= " + std::to_string(o.normViewDist * o.refDisplayHeight) +
+                  " is below 3 * 1080, which libvmaf refuses");
+  }
+  AdmCsfFactors f;
+  if (!admCsfFactors(static_cast<AdmCsfMode>(o.csfMode), o.normViewDist, o.refDisplayHeight,
+                     o.csfScale, o.csfDiagScale, &f)) {
+    badOption("adm_csf_mode", "= " + std::to_string(o.csfMode) +
+                                  " has no table for adm_ref_display_height " +
+                                  std::to_string(o.refDisplayHeight) + " at adm_norm_view_dist " +
+                                  std::to_string(o.normViewDist) +
+                                  " (480, 720, 1080, 2160 lines at 3 or 5, or 2160 at 1.5)");
+  }
+}
+
+AdmKernelParams admKernelParams(const AdmOptions& o) {
+  admCheckOptions(o);
+  AdmKernelParams kp = defaultKernelParams();
+  AdmCsfFactors f;
+  admCsfFactors(static_cast<AdmCsfMode>(o.csfMode), o.normViewDist, o.refDisplayHeight,
+                o.csfScale, o.csfDiagScale, &f);
+  for (int s = 0; s < kScales; ++s) {
+    kp.factor[s][0] = kp.factor[s][1] = f.hv[s];
+    kp.factor[s][2] = f.d[s];
+  }
+  if (!isDefaultViewing(o)) {
+    kp.baseWeight[0] = kp.baseWeight[1] = baseWeightOf(f.hv[0], 2097152.0);
+    kp.baseWeight[2] = baseWeightOf(f.d[0], 8388608.0);
+  }
+  for (int s = 1; s < kScales; ++s) {
+    for (int b = 0; b < kBands; ++b) {
+      kp.detailWeight[s - 1][b] = static_cast<uint32_t>(
+          static_cast<int64_t>(static_cast<double>(kp.factor[s][b]) * 4294967296.0));
+    }
+  }
+  kp.variants = 1;
+  kp.gainLimit[0] = o.enhnGainLimit;
+  kp.gainLimit[1] = 1.0;
+  kp.aim = !o.skipAim;
+  kp.scale0 = !o.skipScale0;
+  return kp;
+}
+
+void admStats(const LumaPlane& ref, const LumaPlane& dis, int64_t* stats) {
+  static const AdmKernelParams kDefault = defaultKernelParams();
+  runStats(ref, dis, kDefault, stats);
+}
+
+void admStatsWithOptions(const LumaPlane& ref, const LumaPlane& dis, const AdmOptions& options,
+                         int64_t* stats) {
+  runStats(ref, dis, admKernelParams(options), stats);
 }
 
 // ---------------------------------------------------------------------------------------------
 // Host arithmetic: libvmaf's post-loop float/double code, operation for operation.
 
-void admFinish(const int64_t* stats, int width, int height, int /*bitDepth*/, double out[10]) {
+namespace {
+
+// The finish of one variant v of stats computed with kp: 7 values.
+void finishVariant(const int64_t* stats, int width, int height, const AdmKernelParams& kp,
+                   const AdmOptions& o, int v, double* out) {
   const float third = 1.0f / 3.0f;
-  float num[kVariants][kScales], den[kScales];
+  float num[kScales], den[kScales], aim[kScales];
   for (int s = 0; s < kScales; ++s) {
     const ScalePlan p = makePlan(width, height, s);
     const int64_t* st = stats + s * kAdmStatsPerScale;
+    const int64_t* aimSt = stats + kAdmAimBase + s * kAdmAimPerScale + 3 * v;
+    if (s == 0 && !kp.scale0) {
+      num[0] = 0.0f;
+      aim[0] = 0.0f;
+      den[0] = 1e-10f;  // libvmaf's "avoid divide by zero"
+      continue;
+    }
+    // libvmaf's int area times the double weight.
     const float noise =
-        ::powf(static_cast<float>(p.score.height() * p.score.width() * 0.03125), third);
+        ::powf(static_cast<float>(p.score.height() * p.score.width() * o.noiseWeight), third);
 
     // Denominator: the ref cubes, weighted by the CSF weight cubed. The exponent is a signed
     // int at scale 0 and a (wrapping) uint32 at scales 1..3, as in libvmaf.
@@ -724,14 +976,14 @@ void admFinish(const int64_t* stats, int width, int height, int /*bitDepth*/, do
     for (int b = 0; b < kBands; ++b) {
       const uint64_t acc = static_cast<uint64_t>(st[kAdmDenH + b]);
       const double csf = static_cast<double>(acc) / denScale *
-                         std::pow(static_cast<double>(kCsfWeight[s][b]), 3);
+                         std::pow(static_cast<double>(kp.factor[s][b]), 3);
       d += ::powf(static_cast<float>(csf), third) + noise;
     }
     den[s] = d;
 
-    // Numerators. Scale 0 converts through double, scales 1..3 through float, as libvmaf.
-    for (int var = 0; var < kVariants; ++var) {
-      const int64_t* acc = st + (var == 0 ? kAdmNumH : kAdmNumEglH);
+    // Numerators (DLM's and AIM's). Scale 0 converts through double, scales 1..3 through
+    // float, as libvmaf. AIM's noise weight is 0: powf(0, 1/3) = 0.
+    auto numerator = [&](const int64_t* acc, float noiseTerm) {
       float n = 0.0f;
       for (int b = 0; b < kBands; ++b) {
         const uint32_t shifts =
@@ -746,27 +998,48 @@ void admFinish(const int64_t* stats, int width, int height, int /*bitDepth*/, do
           const float scaleF = static_cast<float>(std::pow(2.0, static_cast<double>(e)));
           f = static_cast<float>(acc[b]) / scaleF;
         }
-        n += ::powf(f, third) + noise;
+        n += ::powf(f, third) + noiseTerm;
       }
-      num[var][s] = n;
-    }
+      return n;
+    };
+    num[s] = numerator(st + (v == 0 ? kAdmNumH : kAdmNumEglH), noise);
+    aim[s] = kp.aim ? numerator(aimSt, 0.0f) : 0.0f;
   }
 
   const double limit = 1e-10 * (width * height) / (1920.0 * 1080.0);
-  for (int var = 0; var < kVariants; ++var) {
-    double n = 0.0, d = 0.0;
-    for (int s = 0; s < kScales; ++s) {
-      n += num[var][s];
-      d += den[s];
-    }
-    n = n < limit ? 0 : n;
-    d = d < limit ? 0 : d;
-    double* o = out + 5 * var;
-    o[0] = d == 0.0 ? 1.0 : n / d;
-    for (int s = 0; s < kScales; ++s) {
-      o[1 + s] = static_cast<double>(num[var][s]) / static_cast<double>(den[s]);
-    }
+  double n = 0.0, d = 0.0, a = 0.0;
+  for (int s = 0; s < kScales; ++s) {
+    n += num[s];
+    d += den[s];
+    a += aim[s];
   }
+  n = n < limit ? 0 : n;
+  d = d < limit ? 0 : d;
+  const double adm2 = d == 0.0 ? 1.0 : n / d;
+  const double aimScore = d == 0.0 ? 0.0 : a / d;
+  const double adm3 = adm2 * o.dlmWeight + (1 - aimScore) * (1 - o.dlmWeight);
+  out[0] = adm2;
+  out[1] = aimScore;
+  out[2] = adm3 > o.minVal ? adm3 : o.minVal;
+  for (int s = 0; s < kScales; ++s) {
+    out[3 + s] = static_cast<double>(num[s]) / static_cast<double>(den[s]);
+  }
+}
+
+}  // namespace
+
+void admFinish(const int64_t* stats, int width, int height, int /*bitDepth*/,
+               double out[2 * kAdmFeaturesPerVariant]) {
+  static const AdmKernelParams kDefault = defaultKernelParams();
+  const AdmOptions defaults;
+  for (int v = 0; v < 2; ++v) {
+    finishVariant(stats, width, height, kDefault, defaults, v, out + kAdmFeaturesPerVariant * v);
+  }
+}
+
+void admFinishWithOptions(const int64_t* stats, int width, int height, const AdmOptions& options,
+                          double out[kAdmFeaturesPerVariant]) {
+  finishVariant(stats, width, height, admKernelParams(options), options, 0, out);
 }
 
 }  // namespace vmafs

@@ -1,7 +1,14 @@
 // Integer ADM (additive detail measure), bit-exact with libvmaf 3.2.0's "integer_adm" feature
-// extractor (its C code path) at default options: four DWT scales, 8/10/12/16-bit luma, any
-// size >= kAdmMinSize, odd sizes included. It gives integer_adm2 and integer_adm_scale0..3,
-// and the same with adm_enhn_gain_limit = 1 (the "_egl_1" keys the NEG model reads).
+// extractor (its C code path): four DWT scales, 8/10/12/16-bit luma, any size >= kAdmMinSize,
+// odd sizes included. At default options it gives integer_adm2, integer_aim, integer_adm3 and
+// integer_adm_scale0..3, and the same with adm_enhn_gain_limit = 1 (the "_egl_1" keys);
+// admStatsWithOptions / admFinishWithOptions compute one instance at any AdmOptions.
+//
+// AIM (additive impairment measure) is DLM's numerator with the roles of the two decoupled
+// signals swapped: the impairment a = t - r is masked by the CSF of the restored signal r
+// (instead of r masked by the CSF of a), at the same shifts; its float finish adds no noise
+// term. aim = sum_s aim_s / (DLM's denominator); adm3 = max(adm2 * dlm_weight + (1 - aim) *
+// (1 - dlm_weight), min_val).
 //
 // The work is split in two so that the gpu backend can share the host half:
 //   admStats  : pixels -> kAdmStatsLen 64-bit accumulators. Integer arithmetic throughout,
@@ -19,6 +26,10 @@
 //   6 + b | kAdmDenH + b   | denominator, shared by both variants:
 //         |                |   sum over rows i of the scored rect of (rowsum_i(den) + rnd(D)) >> D
 //         |                |   (a uint64 stored bit for bit in the int64 slot)
+// and after those 36, AIM: stats[kAdmAimBase + kAdmAimPerScale * s + 3 * v + b], variant v = 0
+// (gain limit 100; or the options' gain limit), 1 (gain limit 1): the AIM numerator, formed
+// like the DLM numerator (same shifts) from the impairment masked by the restored signal.
+// admStatsWithOptions computes one variant, in the v = 0 slots, and leaves the v = 1 slots 0.
 // rnd(s) = s > 0 ? 2^(s-1) : 0. The rounding shift applies to each ROW's sum (an exact
 // 64-bit integer, non-negative): a GPU reduces every row to one value, shifts it, then sums
 // the rows; any order is fine after that (all sums are exact, modulo 2^64).
@@ -78,6 +89,12 @@
 //                                                       fits i32)
 //   r_b = rst, a_b = t - rst (scale 0: through i16(); they fit).
 //
+// CSF weights W_b below are libvmaf's at default options; other CSF options give other
+// weights (AdmKernelParams: scale 0 uint16(f * 2^21) for h/v and uint16(f * 2^23) for d,
+// except the fixed {36453, 36453, 49417} of Watson at 3 x 1080; scales 1..3 uint32(f * 2^32),
+// f the binary32 factors of adm_csf.h). A gain limit g that is not an integer is applied in
+// double: rst = trunc(min(rst * g, t)) (max for o < 0), as libvmaf's int16/int32 stores do.
+//
 // CSF of the impairment a_b, per band and variant:
 //   scale 0: W = {36453, 36453, 49417}, sh = {15, 15, 17}, rn = {16384, 16384, 65535} (sic)
 //     ca = i16((W_b*a + rn_b) >> sh_b)                           (i32; fits, |ca| <= 25509)
@@ -103,6 +120,12 @@
 //     s = 1..3: x = max(|i32((r_b*W_b + 2^27) >> 28)| - thr, 0)                     (i64)
 //               xs = i32((x*x + 2^29) >> 30); cube = (xs*x + rnd(c)) >> c, c = ceil(log2(w_s)) (i64)
 //   row shift R = ceil(log2(h_s)) at every scale.
+//   At scale 0 libvmaf narrows xs to int32 (x*x >> q needs 33 bits for weights much above
+//   the defaults; it then wraps, and the cube's sign with it): kept.
+//
+// AIM numerator: the masking above with r and a exchanged. CSF of the restored r_b (the same
+// formulas as for a_b): ca' -> nb', ce' -> F' = sum nb', C' = sum ce'; thr' from F', C' as thr
+// from F, C; x from a_b (the impairment) in place of r_b; same shifts and row shift.
 //
 // Denominator, ref bands o_b over the scored rect (no decouple, no masking):
 //   scale 0:  den = |o|^3 (u64);  D = max(0, ceil(log2(rect width * rect height) - 20))
@@ -129,6 +152,13 @@
 //   num_s = (num_h + num_v) + num_d in float, den_s likewise.
 // adm2 = sum_s num_s / sum_s den_s (double sums; either sum below 1e-10*W*H/(1920*1080)
 // counts as 0; adm2 = 1 when the denominator is 0), scale s = num_s / den_s.
+// noise uses adm_noise_weight in place of 0.03125. aim_s = sum_b powf(f, 1/3.f) + 0.0f (AIM's
+// noise weight is 0), from the AIM stats as num_b from the numerator stats; aim = (sum_s
+// aim_s, a double sum, not clipped) / the clipped denominator sum, and 0 when that is 0
+// (libvmaf leaves it unset then; the denominator is 0 only at noise weight 0 on a flat
+// reference). adm3 = max(adm2 * w + (1 - aim) * (1 - w), min_val), w = adm_dlm_weight.
+// adm_skip_scale0: scale 0 is only low-pass filtered (its LL band feeds scale 1), num_0 = 0,
+// aim_0 = 0, den_0 = 1e-10f. adm_skip_aim: the AIM stats are not computed (all 0).
 // powf and pow come from the C library: the values match a libvmaf built on the same libm
 // (glibc here); powf is not correctly rounded, so another libm may differ in the last bit.
 #pragma once
@@ -140,7 +170,11 @@ namespace vmafs {
 
 constexpr int kAdmScales = 4;
 constexpr int kAdmStatsPerScale = 9;
-constexpr int kAdmStatsLen = kAdmScales * kAdmStatsPerScale;  // 36
+constexpr int kAdmAimBase = kAdmScales * kAdmStatsPerScale;  // 36
+constexpr int kAdmAimPerScale = 6;
+constexpr int kAdmStatsLen = kAdmAimBase + kAdmScales * kAdmAimPerScale;  // 60
+// admFinish's values per variant: adm2, aim, adm3, scale0..3.
+constexpr int kAdmFeaturesPerVariant = 7;
 
 enum AdmStat : int {
   kAdmNumH = 0,     // + band (h, v, d): numerator, gain limit 100
@@ -156,13 +190,57 @@ enum AdmStat : int {
 // admStats leaves all stats at 0 for smaller frames.
 constexpr int kAdmMinSize = 33;
 
-// Per-frame integer accumulators: everything ADM needs from the pixels, as int64 sums.
-// ref and dis must have the same width, height and bitDepth. Re-entrant (no shared mutable
-// state); allocates its scratch per call: about 2.5 bytes per sample (5 MB at 1080p).
+// libvmaf's integer_adm options: same meaning, defaults and ranges (admCheckOptions).
+struct AdmOptions {
+  int csfMode = 0;              // adm_csf_mode: 0 Watson97, 1 Barten, 2/3 Barten-Watson blends
+  double csfScale = 1.0;        // adm_csf_scale (Barten only), [0, 50]
+  double csfDiagScale = 1.0;    // adm_csf_diag_scale (Barten only), [0, 50]
+  double normViewDist = 3.0;    // adm_norm_view_dist, [0.75, 24]
+  int refDisplayHeight = 1080;  // adm_ref_display_height, [1, 4320]
+  double noiseWeight = 0.03125; // adm_noise_weight, [0, 1500]
+  double dlmWeight = 0.5;       // adm_dlm_weight, [0, 1]
+  double minVal = 0.0;          // adm_min_val, [0, 1]
+  double enhnGainLimit = 100.0; // adm_enhn_gain_limit, [1, 100]
+  bool skipAim = false;         // adm_skip_aim
+  bool skipScale0 = false;      // adm_skip_scale0
+};
+
+// What the pixel loops need from AdmOptions (see "CSF weights" above).
+struct AdmKernelParams {
+  int32_t baseWeight[3];        // scale 0: h, v in Q21, d in Q23
+  uint32_t detailWeight[3][3];  // scales 1..3 [s - 1][band] in Q32
+  float factor[kAdmScales][3];  // the binary32 CSF factors [scale][band] (denominator)
+  int variants;                 // 2 at default options (gain limits 100 and 1), else 1
+  double gainLimit[2];
+  bool aim;                     // compute the AIM stats
+  bool scale0;                  // score scale 0 (false: adm_skip_scale0)
+};
+
+// Throws std::invalid_argument naming the option when one is out of libvmaf's range, when
+// norm_view_dist * ref_display_height < 3 * 1080 (libvmaf refuses those), or when a blend
+// CSF mode has no table for the display height and distance.
+void admCheckOptions(const AdmOptions& options);
+
+// The kernel parameters of one instance at `options` (checked): one variant.
+AdmKernelParams admKernelParams(const AdmOptions& options);
+
+// Per-frame integer accumulators: everything ADM needs from the pixels, as int64 sums, at
+// default options (both gain-limit variants). ref and dis must have the same width, height
+// and bitDepth. Re-entrant (no shared mutable state); allocates its scratch per call: about
+// 3 bytes per sample (6 MB at 1080p).
 void admStats(const LumaPlane& ref, const LumaPlane& dis, int64_t* stats /* kAdmStatsLen */);
 
-// Turns the accumulators into the 10 feature values: adm2, scale0..3, then adm2_egl_1,
-// scale0..3_egl_1.
-void admFinish(const int64_t* stats, int width, int height, int bitDepth, double out[10]);
+// The same for one instance at `options` (checked: throws std::invalid_argument).
+void admStatsWithOptions(const LumaPlane& ref, const LumaPlane& dis, const AdmOptions& options,
+                         int64_t* stats /* kAdmStatsLen */);
+
+// Turns default-option accumulators into 14 feature values: adm2, aim, adm3, scale0..3,
+// then the same at gain limit 1 (the _egl_1 keys).
+void admFinish(const int64_t* stats, int width, int height, int bitDepth,
+               double out[2 * kAdmFeaturesPerVariant]);
+
+// One instance's accumulators (admStatsWithOptions at the same options) into its 7 values.
+void admFinishWithOptions(const int64_t* stats, int width, int height, const AdmOptions& options,
+                          double out[kAdmFeaturesPerVariant]);
 
 }  // namespace vmafs

@@ -14,7 +14,7 @@
  *      reference ring), and the copy of the frame's stats into its readback slot;
  *   4. submit, then arm the fences: mapAsync(WRITE) on the staging slots, mapAsync(READ) on
  *      the readback slot;
- *   5. (without holding up the next frame's steps 1-4) await the readback: [vif 20, adm 36]
+ *   5. (without holding up the next frame's steps 1-4) await the readback: [vif 20, adm 60]
  *      int64 -> finishFeatures, the motion SAD -> motionScoreFromSad -> features; then
  *      integer_motion2 (pipeline/motion2.ts) in frame order.
  * Pairs with `scored: false` (--subsample) upload only the reference and run only motion.

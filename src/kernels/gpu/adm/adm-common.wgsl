@@ -92,9 +92,9 @@ fn adm_decouple0(o: i32, t: i32, angle: bool) -> vec2<i32> {
   return vec2<i32>(i16c(select(rst, lim0, limited)), i16c(select(rst, lim1, limited)));
 }
 
-// CSF of the impairment at scale 0, band b: (neighbour term, centre term).
-fn adm_csf0(b: u32, t: i32, r: i32) -> vec2<i32> {
-  let a = i16c(t - r);
+// CSF of an int16 band value v at scale 0, band b: (neighbour term, centre term). DLM
+// takes it of the impairment a = i16(t - r), AIM of the restored r.
+fn adm_csf0(b: u32, a: i32) -> vec2<i32> {
   var ca: i32;
   if (b == 2u) {
     ca = i16c((49417 * a + 65535) >> 17u);
@@ -105,7 +105,8 @@ fn adm_csf0(b: u32, t: i32, r: i32) -> vec2<i32> {
   return vec2<i32>(i16c((4369 * c + 2048) >> 12u), i16c((8738 * c + 2048) >> 12u));
 }
 
-// Masked cube of band b at scale 0, as u64: x = max(|r W| - (thr << tsh), 0),
+// Masked cube of band b at scale 0, as u64 (r: the restored value for DLM, the impairment
+// for AIM): x = max(|r W| - (thr << tsh), 0),
 // xs = u32((x^2 + 2^(q-1)) >> q), cube = (xs x + rnd(c)) >> c.
 fn adm_mask0(b: u32, r: i32, thr: i32, cube_shift: u32) -> vec2<u32> {
   var w: i32 = 36453;
@@ -162,9 +163,9 @@ fn adm_decouple(o: i32, t: i32, angle: bool) -> vec2<i32> {
   return vec2<i32>(select(rst, lim0, limited), select(rst, lim1, limited));
 }
 
-// CSF at scales 1..3 with the band's Q32 weight w: (neighbour term, centre term).
-fn adm_csf(w: u32, t: i32, r: i32) -> vec2<i32> {
-  let a = t - r; // i32((int64)t - r)
+// CSF at scales 1..3 of a band value a with the band's Q32 weight w: (neighbour term,
+// centre term). DLM takes it of a = i32((int64)t - r), AIM of r.
+fn adm_csf(w: u32, a: i32) -> vec2<i32> {
   let ca = i64_to_i32(i64_shr(i64_add_u32(i64_mul_i32_u32(a, w), 0x8000000u), 28u));
   let c = abs(ca); // abs(INT32_MIN) stays INT32_MIN, as in C
   // (K * c - 2^31) >> 32 (libvmaf's rounding constant is (int32_t)(1u << 31)), i32 of it:

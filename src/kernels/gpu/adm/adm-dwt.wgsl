@@ -15,7 +15,7 @@ struct DwtParams {
 }
 
 @group(0) @binding(2) var<storage, read_write> ll_out: array<i32>;
-@group(0) @binding(3) var<storage, read_write> fbuf: array<vec2<i32>>;
+@group(0) @binding(3) var<storage, read_write> fbuf: array<vec4<i32>>;
 @group(0) @binding(4) var<storage, read_write> mbuf: array<vec4<u32>>;
 @group(0) @binding(5) var<uniform> P: DwtParams;
 

@@ -13,11 +13,14 @@
 // "scale 0"), except the decouple division and the angle test (i64.wgsl).
 //
 // Outputs per position (y, x) of the grown rect, pos = y * w + x:
-//   fbuf[f_base + pos]        = (F var 0, F var 1): neighbour terms summed over bands
-//   mbuf[m_base + 2 pos]      = (C0, C1, pack(rh0, rv0), pack(rd0, rh1))
-//   mbuf[m_base + 2 pos + 1]  = (pack(rv1, rd1), pack(oh, ov), pack(od, 0), 0)
-// (r*: restored coefficients, variant 0 = gain limit 100, 1 = gain limit 1; o*: ref bands;
-// pack: two int16 in a word, low half first.) And, when write_ll, the LL bands:
+//   fbuf[f_base + pos]        = (F0, F1, F'0, F'1): neighbour terms summed over bands, of
+//                               the CSF of the impairment (F, DLM) and of the restored
+//                               values (F', AIM)
+//   mbuf[m_base + 3 pos]      = (C0, C1, pack(rh0, rv0), pack(rd0, rh1))
+//   mbuf[m_base + 3 pos + 1]  = (pack(rv1, rd1), pack(oh, ov), pack(od, 0), pack(av1, ad1))
+//   mbuf[m_base + 3 pos + 2]  = (C'0, C'1, pack(ah0, av0), pack(ad0, ah1))
+// (r*: restored coefficients, a*: impairments, variant 0 = gain limit 100, 1 = gain limit
+// 1; C, C': centre terms as F, F'; o*: ref bands; pack: two int16 in a word, low half first.) And, when write_ll, the LL bands:
 //   ll_out[y * w + x] (ref), ll_out[w * h + y * w + x] (dis).
 
 override BITDEPTH: u32 = 8u;
@@ -106,18 +109,31 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>,
       let rh = adm_decouple0(rb.y, db.y, angle);
       let rv = adm_decouple0(rb.z, db.z, angle);
       let rd = adm_decouple0(rb.w, db.w, angle);
-      let ch0 = adm_csf0(0u, db.y, rh.x);
-      let cv0 = adm_csf0(1u, db.z, rv.x);
-      let cd0 = adm_csf0(2u, db.w, rd.x);
-      let ch1 = adm_csf0(0u, db.y, rh.y);
-      let cv1 = adm_csf0(1u, db.z, rv.y);
-      let cd1 = adm_csf0(2u, db.w, rd.y);
-      let nb = vec2<i32>(ch0.x + cv0.x + cd0.x, ch1.x + cv1.x + cd1.x);
+      // The impairments a = i16(t - r) of both variants.
+      let ah = vec2<i32>(i16c(db.y - rh.x), i16c(db.y - rh.y));
+      let av = vec2<i32>(i16c(db.z - rv.x), i16c(db.z - rv.y));
+      let ad = vec2<i32>(i16c(db.w - rd.x), i16c(db.w - rd.y));
+      // DLM: CSF of the impairment; AIM: CSF of the restored values.
+      let ch0 = adm_csf0(0u, ah.x);
+      let cv0 = adm_csf0(1u, av.x);
+      let cd0 = adm_csf0(2u, ad.x);
+      let ch1 = adm_csf0(0u, ah.y);
+      let cv1 = adm_csf0(1u, av.y);
+      let cd1 = adm_csf0(2u, ad.y);
+      let gh0 = adm_csf0(0u, rh.x);
+      let gv0 = adm_csf0(1u, rv.x);
+      let gd0 = adm_csf0(2u, rd.x);
+      let gh1 = adm_csf0(0u, rh.y);
+      let gv1 = adm_csf0(1u, rv.y);
+      let gd1 = adm_csf0(2u, rd.y);
+      let nb = vec4<i32>(ch0.x + cv0.x + cd0.x, ch1.x + cv1.x + cd1.x, gh0.x + gv0.x + gd0.x, gh1.x + gv1.x + gd1.x);
       let ce = vec2<i32>(ch0.y + cv0.y + cd0.y, ch1.y + cv1.y + cd1.y);
+      let cr = vec2<i32>(gh0.y + gv0.y + gd0.y, gh1.y + gv1.y + gd1.y);
       fbuf[P.base.x + pos] = nb;
-      let m = P.base.y + 2u * pos;
+      let m = P.base.y + 3u * pos;
       mbuf[m] = vec4<u32>(bitcast<u32>(ce.x), bitcast<u32>(ce.y), adm_pack16(rh.x, rv.x), adm_pack16(rd.x, rh.y));
-      mbuf[m + 1u] = vec4<u32>(adm_pack16(rv.y, rd.y), adm_pack16(rb.y, rb.z), adm_pack16(rb.w, 0), 0u);
+      mbuf[m + 1u] = vec4<u32>(adm_pack16(rv.y, rd.y), adm_pack16(rb.y, rb.z), adm_pack16(rb.w, 0), adm_pack16(av.y, ad.y));
+      mbuf[m + 2u] = vec4<u32>(bitcast<u32>(cr.x), bitcast<u32>(cr.y), adm_pack16(ah.x, av.x), adm_pack16(ad.x, ah.y));
     }
   }
 }

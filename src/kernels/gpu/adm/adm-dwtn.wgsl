@@ -6,8 +6,9 @@
 //               scales 2, 3: i32((sum F q + 2^15) >> 16)
 //   horizontal: i32((sum F v + rnd) >> hs), hs = 15, 16, 15
 // Outputs per position of the grown rect, pos = y * w + x:
-//   fbuf[f_base + pos]       = (F var 0, F var 1)
-//   mbuf[m_base + 3 pos ...] = (C0, C1, rh0, rv0), (rd0, rh1, rv1, rd1), (oh, ov, od, 0)
+//   fbuf[f_base + pos]       = (F0, F1, F'0, F'1)
+//   mbuf[m_base + 5 pos ...] = (C0, C1, rh0, rv0), (rd0, rh1, rv1, rd1), (oh, ov, od, C'0),
+//                              (C'1, ah0, av0, ad0), (ah1, av1, ad1, 0)
 // and, when write_ll (scales 1, 2), the LL bands as in adm-dwt0.wgsl.
 
 @group(0) @binding(0) var<storage, read> ll_in: array<i32>;
@@ -92,19 +93,33 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>,
       let rd = adm_decouple(rb.w, db.w, angle);
       let whv = P.base.z;
       let wd = P.base.w;
-      let ch0 = adm_csf(whv, db.y, rh.x);
-      let cv0 = adm_csf(whv, db.z, rv.x);
-      let cd0 = adm_csf(wd, db.w, rd.x);
-      let ch1 = adm_csf(whv, db.y, rh.y);
-      let cv1 = adm_csf(whv, db.z, rv.y);
-      let cd1 = adm_csf(wd, db.w, rd.y);
-      let nb = vec2<i32>(ch0.x + cv0.x + cd0.x, ch1.x + cv1.x + cd1.x);
+      // The impairments a = i32((int64)t - r) of both variants (i32 subtraction wraps alike).
+      let ah = vec2<i32>(db.y - rh.x, db.y - rh.y);
+      let av = vec2<i32>(db.z - rv.x, db.z - rv.y);
+      let ad = vec2<i32>(db.w - rd.x, db.w - rd.y);
+      // DLM: CSF of the impairment; AIM: CSF of the restored values.
+      let ch0 = adm_csf(whv, ah.x);
+      let cv0 = adm_csf(whv, av.x);
+      let cd0 = adm_csf(wd, ad.x);
+      let ch1 = adm_csf(whv, ah.y);
+      let cv1 = adm_csf(whv, av.y);
+      let cd1 = adm_csf(wd, ad.y);
+      let gh0 = adm_csf(whv, rh.x);
+      let gv0 = adm_csf(whv, rv.x);
+      let gd0 = adm_csf(wd, rd.x);
+      let gh1 = adm_csf(whv, rh.y);
+      let gv1 = adm_csf(whv, rv.y);
+      let gd1 = adm_csf(wd, rd.y);
+      let nb = vec4<i32>(ch0.x + cv0.x + cd0.x, ch1.x + cv1.x + cd1.x, gh0.x + gv0.x + gd0.x, gh1.x + gv1.x + gd1.x);
       let ce = vec2<i32>(ch0.y + cv0.y + cd0.y, ch1.y + cv1.y + cd1.y);
+      let cr = vec2<i32>(gh0.y + gv0.y + gd0.y, gh1.y + gv1.y + gd1.y);
       fbuf[P.base.x + pos] = nb;
-      let m = P.base.y + 3u * pos;
+      let m = P.base.y + 5u * pos;
       mbuf[m] = bitcast<vec4<u32>>(vec4<i32>(ce.x, ce.y, rh.x, rv.x));
       mbuf[m + 1u] = bitcast<vec4<u32>>(vec4<i32>(rd.x, rh.y, rv.y, rd.y));
-      mbuf[m + 2u] = bitcast<vec4<u32>>(vec4<i32>(rb.y, rb.z, rb.w, 0));
+      mbuf[m + 2u] = bitcast<vec4<u32>>(vec4<i32>(rb.y, rb.z, rb.w, cr.x));
+      mbuf[m + 3u] = bitcast<vec4<u32>>(vec4<i32>(cr.y, ah.x, av.x, ad.x));
+      mbuf[m + 4u] = bitcast<vec4<u32>>(vec4<i32>(ah.y, av.y, ad.y, 0));
     }
   }
 }

@@ -1,8 +1,10 @@
 // #include "../lib/i64.wgsl"
 //
-// ADM pass 3: the 36 stats. Workgroup k (scale k / 9, stat k % 9) adds that stat's
-// shifted row values (adm-mask.wgsl) in a fixed order (invocation i: rows i, i + FIN_WG,
-// ...; then a fixed tree) and writes the int64 as (lo, hi) words at out[out_word + 2 k].
+// ADM pass 3: the 60 stats of adm.h's layout. Workgroup k < 36 (scale k / 9, row stat
+// k % 9: DLM numerators, denominators) or k >= 36 (scale (k - 36) / 6, row stat
+// 9 + (k - 36) % 6: AIM numerators) adds that stat's shifted row values (adm-mask.wgsl) in a
+// fixed order (invocation i: rows i, i + FIN_WG, ...; then a fixed tree) and writes the
+// int64 as (lo, hi) words at out[out_word + 2 k].
 // A scale with no rows (frames below the minimum size) gives 0.
 
 const FIN_WG: u32 = 64u;
@@ -22,8 +24,12 @@ var<workgroup> red: array<vec2<u32>, FIN_WG>;
 @compute @workgroup_size(FIN_WG)
 fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
   let k = wg.x;
-  let s = k / 9u;
-  let j = k - 9u * s;
+  var s = k / 9u;
+  var j = k - 9u * s;
+  if (k >= 36u) {
+    s = (k - 36u) / 6u;
+    j = 9u + (k - 36u) - 6u * s;
+  }
   let rows = P.rows[s];
   let base = P.base[s] + j * rows;
   var acc = vec2<u32>(0u, 0u);

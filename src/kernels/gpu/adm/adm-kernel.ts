@@ -1,17 +1,18 @@
 /**
- * Integer ADM on the GPU: the 36 int64 accumulators of src/kernels/cpu/adm.h (admStats),
+ * Integer ADM on the GPU: the 60 int64 accumulators of src/kernels/cpu/adm.h (admStats),
  * bit for bit, for one frame pair per encode().
  *
  * Passes (one compute pass, six dispatches, in order):
  *   1. adm-dwt0.wgsl   scale 0: DWT of ref and dis (32 x 8 band positions per workgroup,
  *                      input window and vertical results in workgroup memory), LL bands,
  *                      and on the scored rect grown by one: angle test, decouple, CSF of both
- *                      gain-limit variants -> F (neighbour terms), C, restored and ref bands.
+ *                      gain-limit variants -> F, F' (neighbour terms of DLM and AIM), C, C',
+ *                      restored, impairment and ref bands.
  *   2. adm-dwtn.wgsl   scales 1, 2, 3: the same on the previous LL bands (64-bit sums).
  *   3. adm-mask.wgsl   all scales at once, one workgroup per scored row: 3x3 threshold,
- *                      masked cubes (6 numerators) and denominator cubes (3), exact 64-bit
+ *                      masked cubes (6 DLM and 6 AIM numerators) and denominator cubes (3), exact 64-bit
  *                      row sums, the per-row rounding shift -> one value per (stat, row).
- *   4. adm-final.wgsl  36 workgroups: each stat's row values summed in a fixed order,
+ *   4. adm-final.wgsl  60 workgroups: each stat's row values summed in a fixed order,
  *                      written as (lo, hi) words into the frame's stats slot.
  * Every sum is exact modulo 2^64 (carry on every add), so results do not depend on order.
  */
@@ -20,8 +21,13 @@ import type { GpuDevice } from '../device.js';
 import type { FrameGeometry, FrameKernel, LumaPlanes, StatsSlot } from '../frame-kernel.js';
 import { loadWgsl } from '../wgsl.js';
 
-/** kAdmStatsLen: 4 scales x (3 numerators, 3 numerators at gain limit 1, 3 denominators). */
-export const ADM_STATS_LENGTH = 36;
+/**
+ * kAdmStatsLen: 4 scales x (3 numerators, 3 numerators at gain limit 1, 3 denominators),
+ * then 4 scales x (3 AIM numerators, 3 at gain limit 1).
+ */
+export const ADM_STATS_LENGTH = 60;
+/** Row values per scored band row (adm-mask.wgsl). */
+const ROW_STATS = 15;
 /** kAdmMinSize: smaller frames give all-zero stats, as admStats does. */
 export const ADM_MIN_SIZE = 33;
 
@@ -201,8 +207,8 @@ export class AdmKernel implements FrameKernel {
       return b;
     };
 
-    // Scratch layout: per scale, F (vec2) and M (vec4: 2 per position at scale 0, 3 above)
-    // over the whole band; rowvals: per scale 9 stats x scored rows.
+    // Scratch layout: per scale, F (vec4) and M (vec4: 3 per position at scale 0, 5 above)
+    // over the whole band; rowvals: per scale 15 stats x scored rows.
     const fBase: number[] = [];
     const mBase: number[] = [];
     const rowBase: number[] = [];
@@ -217,19 +223,19 @@ export class AdmKernel implements FrameKernel {
       fBase.push(fCount);
       mBase.push(mCount);
       fCount += n;
-      mCount += (s === 0 ? 2 : 3) * n;
+      mCount += (s === 0 ? 3 : 5) * n;
       const r = this.active ? pl.bottom - pl.top : 0;
       firstRow.push(rows);
       rows += r;
       rowBase.push(rowCount);
-      rowCount += 9 * r;
+      rowCount += ROW_STATS * r;
     }
     this.#totalRows = rows;
     const maxGroups = gpu.limits.maxComputeWorkgroupsPerDimension;
     if (rows > maxGroups) {
       throw new BackendError('E_GPU', `adm: ${width}x${height} has ${rows} scored band rows, over this adapter's maxComputeWorkgroupsPerDimension (${maxGroups})`);
     }
-    this.#fbuf = storage(fCount * 8, 'F');
+    this.#fbuf = storage(fCount * 16, 'F');
     this.#mbuf = storage(mCount * 16, 'M');
     this.#rowvals = storage(rowCount * 8, 'row sums');
     this.#dummyLl = storage(16, 'unused LL');
@@ -312,7 +318,7 @@ export class AdmKernel implements FrameKernel {
   /**
    * Records the ADM passes for one frame pair into `encoder` (one compute pass, 6
    * dispatches). planes.ref and planes.dis: luma as lib/luma.wgsl lays it out, usage
-   * STORAGE (the same buffer may be both). out.buffer: usage STORAGE; 36 x 8 bytes are
+   * STORAGE (the same buffer may be both). out.buffer: usage STORAGE; 60 x 8 bytes are
    * written at out.offset (a multiple of 4), nothing else.
    */
   encode(encoder: GPUCommandEncoder, planes: LumaPlanes, out: StatsSlot): void {
