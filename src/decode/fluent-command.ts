@@ -22,7 +22,8 @@
  *   The tee muxer needs streams mapped and encoders named (it has no defaults of its own):
  *   where the output has no `-map`, it gets ffmpeg's default selection for a one-input
  *   transcode (the first video stream, the first audio stream where the format takes audio),
- *   and where it names no encoder, the format's default codec (`ffmpeg -h muxer=FMT`).
+ *   and where it names no encoder, the format's default codec (`ffmpeg -h muxer=FMT`); the
+ *   video encoder is asked for global headers, which ffmpeg cannot know to ask for through tee.
  *
  * Either way the decoded frames are the encoder's output, decoded by the project's own decode
  * path (openFrameSource over a Readable: FfmpegSource, or the y4m reader for a y4m output).
@@ -156,10 +157,16 @@ const transcodeFailure = (label: string, err: Error): VmafError =>
  * ffmpegPath: the binary for our own helper calls when the command names none.
  */
 export function openTranscodeSource(input: TranscodeInput, openEncoded: OpenEncoded, ffmpegPath?: string, label = input.label): FrameSource {
-  if (input.opened) throw new UsageError(`${label}: a fluent-ffmpeg command runs once: it is already an input of another run`);
+  if (input.opened || running.has(input.command)) {
+    throw new UsageError(`${label}: a fluent-ffmpeg command runs once, and one of its outputs is scored: it is already an input of a run`);
+  }
   input.opened = true;
+  running.add(input.command);
   return new TranscodeSource(input, openEncoded, ffmpegPath, label);
 }
+
+/** Commands a run has started: each runs once. */
+const running = new WeakSet<FluentCommand>();
 
 const implicit = new WeakMap<FluentCommand, TranscodeInput>();
 
@@ -361,8 +368,10 @@ async function listen(): Promise<Channel> {
   });
   const accepted = new Promise<net.Socket>((resolve, reject) => {
     server.once('connection', (socket: net.Socket) => {
-      server.close(); // one connection only
-      resolve(socket);
+      // One connection only; the folder goes at once, before the first frame.
+      server.close();
+      if (dir === undefined) resolve(socket);
+      else void rm(dir, { recursive: true, force: true }).catch(() => {}).then(() => resolve(socket));
     });
     server.once('error', reject);
   });
@@ -522,6 +531,10 @@ async function teeOutput(command: FluentCommand, output: FluentOutput, socketUrl
   }
   if (!noVideo && !has(CODEC_FLAGS.video) && info.defaultVideoCodec) extra.push('-c:v', info.defaultVideoCodec);
   if (!noAudio && !has(CODEC_FLAGS.audio) && info.defaultAudioCodec) extra.push('-c:a', info.defaultAudioCodec);
+  // ffmpeg asks encoders for global headers (extradata) only when the muxer is known to want
+  // them, which it cannot tell through tee; matroska and nut need them, and mpegts/flv/mp4
+  // write them where they go, so every tee'd video stream gets them.
+  if (!noVideo && !has(['-flags', '-flags:v'])) extra.push('-flags:v', '+global_header');
 
   const slaves = [teeSlave(slaveOptions, target), teeSlave([['f', 'nut'], ['select', 'v']], socketUrl)];
   output.options.clear();
