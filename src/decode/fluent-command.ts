@@ -259,12 +259,16 @@ class TranscodeSource implements FrameSource {
     }
   }
 
-  /** p, unless the command fails first. */
+  /**
+   * p, unless the command fails first. A command that succeeded did connect (the tee opens
+   * its slaves before the first packet): its connection may just not be accepted yet.
+   */
   private race<T>(p: Promise<T>): Promise<T> {
     return Promise.race([
       p,
       this.outcome.then((o) => {
-        throw transcodeFailure(this.label, o ?? new Error('ffmpeg finished without writing the output'));
+        if (o) throw transcodeFailure(this.label, o);
+        return p;
       }),
     ]);
   }
