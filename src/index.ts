@@ -55,6 +55,7 @@ export { createLogWriter } from './pipeline/writers/index.js';
 export { loadModel, parseModelSpec, type Model, type ModelSpec } from './pipeline/model/index.js';
 export { PooledStats } from './pipeline/pooling.js';
 export { openFrameSource } from './decode/open-source.js';
+export { transcodeInput, isFluentCommand, TranscodeInput, type TranscodeInputOptions, type FluentCommand } from './decode/fluent-command.js';
 export { pairFrames, groupFrames } from './decode/pair-frames.js';
 export type { Frame, FrameFormat, FrameSource, FramePair, FrameGroup, FeatureValues, FrameFeatures, GroupFeatures, Plane, PlaneSize, PlaneSelection } from './types.js';
 export { chromaSize } from './decode/frame-layout.js';

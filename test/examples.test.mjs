@@ -83,6 +83,17 @@ describe('examples', function () {
     assert.match(table[2], /^distorted\s+12\s+\d+\.\d{3}\s+\d+\.\d{3}\s+\d+\.\d{3}$/);
   });
 
+  it('fluent-ladder.mjs: three fluent-ffmpeg commands encode a ladder, scored as they encode; the encodes are written', () => {
+    const out = join(tmp, 'fluent');
+    const r = run(process.execPath, ['examples/fluent-ladder.mjs', 'examples/media/ref.y4m', out]);
+    assert.deepEqual(readdirSync(out).sort(), ['high.mp4', 'low.mkv', 'mid.mp4']);
+    for (const rung of ['high', 'mid', 'low']) {
+      assert.equal((r.stdout.match(new RegExp(`^${rung} frame \\d+: vmaf \\d+\\.\\d\\d$`, 'gm')) ?? []).length, 12, rung);
+    }
+    const pooled = Object.fromEntries([...r.stdout.matchAll(/^(\w+): 12 frames, pooled VMAF (\d+\.\d{3})$/gm)].map((m) => [m[1], Number(m[2])]));
+    assert.ok(pooled.high > pooled.mid && pooled.high > pooled.low, JSON.stringify(pooled));
+  });
+
   it('the earlier examples still run', () => {
     assert.match(run(process.execPath, ['examples/score-files.mjs']).stdout, /frame 11: vmaf \d+\.\d{3}\nmean \d+\.\d{3}, harmonic mean/);
     assert.match(run(process.execPath, ['examples/events.mjs']).stdout, /^12 frames, pooled VMAF \d+\.\d{4}$/m);

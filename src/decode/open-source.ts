@@ -8,7 +8,9 @@
  * - a path ending in .yuv, or any path when width/height/pixelFormat are given: the raw reader
  *   (libvmaf's -w -h -p -b);
  * - a URL (scheme://...), or ffmpeg protocol syntax that is not a file (concat:a|b): ffmpeg;
- * - any other path: the native reader when the file starts with 'YUV4MPEG2', else ffmpeg.
+ * - any other path: the native reader when the file starts with 'YUV4MPEG2', else ffmpeg;
+ * - a fluent-ffmpeg command (bare, or through transcodeInput): run, and its named output's
+ *   encoded stream read as a stream (see fluent-command.ts).
  * Named pipes and character devices are opened as streams (never stat-sized or read twice).
  * scaleTo sends everything through ffmpeg (bicubic).
  */
@@ -19,6 +21,7 @@ import { Readable } from 'node:stream';
 
 import { InputError, UsageError } from '../errors.js';
 import type { BitDepth, ChromaSubsampling, Frame, FrameFormat, FrameSource, PlaneSelection } from '../types.js';
+import { asTranscodeInput, isFluentCommand, isTranscodeInput, openTranscodeSource, type FluentCommand, type TranscodeInput } from './fluent-command.js';
 import { FfmpegSource, validateScale, type FfmpegSourceOptions, type ScaleTo } from './ffmpeg-source.js';
 import { ffmpegPixelFormat } from './frame-layout.js';
 import { checkPlaneSelection } from './planes.js';
@@ -58,7 +61,8 @@ export interface OpenFrameSourceOptions {
 /** The name the pipeline uses for these options. */
 export type SourceOptions = OpenFrameSourceOptions;
 
-export type FrameInput = string | Readable | FrameSource;
+/** A path or URL, '-', a Readable, a FrameSource, or a fluent-ffmpeg command (as it is, or through transcodeInput). */
+export type FrameInput = string | Readable | FrameSource | TranscodeInput | FluentCommand;
 
 export function isFrameSource(x: unknown): x is FrameSource {
   return (
@@ -234,6 +238,16 @@ export function openFrameSource(input: FrameInput, options: OpenFrameSourceOptio
   if (isFrameSource(input)) {
     if (options.scaleTo) throw new UsageError(`${input.label}: scaleTo cannot apply to an already open FrameSource`);
     return input;
+  }
+  if (isFluentCommand(input) || isTranscodeInput(input)) {
+    const transcode = asTranscodeInput(input);
+    const label = options.label ?? transcode.label;
+    validateScale(label, options.scaleTo);
+    if (options.width !== undefined || options.height !== undefined || options.pixelFormat !== undefined) {
+      throw new UsageError(`${label}: raw YUV options do not apply to a fluent-ffmpeg command (its output is a container ffmpeg reads)`);
+    }
+    const route: Route = { label, raw: undefined, options };
+    return openTranscodeSource(transcode, (stream) => openStream(stream, route), options.ffmpegPath, label);
   }
   const label = options.label ?? (typeof input === 'string' ? input : 'stream');
   validateScale(label, options.scaleTo);

@@ -33,6 +33,7 @@ import { createPlanBackend } from '../kernels/create-backend.js';
 import { planRun } from '../extractors/plan.js';
 import { loadNative } from '../kernels/native.js';
 import { parseFeatureArg, type ExtractorRequest } from '../extractors/request.js';
+import { asTranscodeInput, isFluentCommand, isTranscodeInput, type FluentCommand, type TranscodeInput } from '../decode/fluent-command.js';
 import { isFrameSource, openFrameSource, type FrameInput, type SourceOptions } from '../decode/open-source.js';
 import { groupFrames } from '../decode/pair-frames.js';
 import { loadModel, parseModelSpec, type Model, type ModelSpec } from './model/index.js';
@@ -106,7 +107,8 @@ export function resolveModelSpecs(models: ScoreOptions['models']): ModelSpec[] {
 
 /** Whether `x` is a Rendition rather than an input. */
 export function isRendition(x: unknown): x is Rendition {
-  return typeof x === 'object' && x !== null && !(x instanceof Readable) && !isFrameSource(x) && 'input' in x;
+  // A fluent-ffmpeg command has an input() method: it is an input, not a Rendition.
+  return typeof x === 'object' && x !== null && !(x instanceof Readable) && !isFrameSource(x) && !isFluentCommand(x) && 'input' in x;
 }
 
 /** A rendition's default name: its base name without the extension. */
@@ -115,6 +117,7 @@ export function defaultRenditionName(input: FrameInput, position: number): strin
   let label: string | undefined;
   if (typeof input === 'string') label = input;
   else if (isFrameSource(input)) label = input.label;
+  else if (isFluentCommand(input) || isTranscodeInput(input)) label = transcodeLabel(input);
   if (label === undefined) return fallback;
   if (label === '-') return 'stdin';
   let file = label;
@@ -372,8 +375,19 @@ function predictAll(models: Model[], features: FrameResult['features']): Record<
   return scores;
 }
 
+/** A command's label; undefined where it has none yet (its error, e.g. several unnamed outputs, comes when the run opens it). */
+function transcodeLabel(input: TranscodeInput | FluentCommand): string | undefined {
+  try {
+    const label = asTranscodeInput(input).label;
+    return label === 'transcode' ? undefined : label;
+  } catch {
+    return undefined;
+  }
+}
+
 export function labelOf(input: FrameInput, fallback: string): string {
   if (typeof input === 'string') return input;
+  if (isFluentCommand(input)) return transcodeLabel(input) ?? fallback;
   if (typeof input === 'object' && input !== null && 'label' in input && typeof input.label === 'string') return input.label;
   return fallback;
 }
