@@ -25,11 +25,23 @@ export const FINISHED_FEATURE_COUNT = 18;
 
 export type Luma = Uint8Array | Uint16Array;
 
+/** The addon's worker pool (src/kernels/cpu/thread-pool.h), as poolStats() reports it. */
+export interface PoolStats {
+  /** Pool threads started: the largest reservePoolThreads asked for. */
+  threads: number;
+  /** Jobs running now. */
+  running: number;
+  /** Most jobs running at once since the pool started or resetPoolPeak(). */
+  peakRunning: number;
+  /** Jobs run to the end. */
+  completed: number;
+}
+
 export interface NativeAddon {
   /**
    * VIF and ADM statistics for one frame pair and, given the previous frame's reference
-   * luma, the motion SAD, computed on the libuv threadpool (at most UV_THREADPOOL_SIZE
-   * jobs at once, 4 by default). Lumas are Uint8Array at 8 bits, Uint16Array above,
+   * luma, the motion SAD, computed on the addon's own worker pool (as many jobs at once as
+   * reservePoolThreads asked for; libuv's threadpool is not used). Lumas are Uint8Array at 8 bits, Uint16Array above,
    * width * height samples each; none may be written to or transferred until the promise
    * settles. Bad arguments throw a TypeError synchronously.
    */
@@ -42,7 +54,7 @@ export interface NativeAddon {
     prevRef?: Luma | null,
   ): Promise<FrameStatsResult>;
   /**
-   * The motion SAD alone, on the threadpool: for frames that --subsample leaves unscored,
+   * The motion SAD alone, on the worker pool: for frames that --subsample leaves unscored,
    * which libvmaf still reads for motion.
    */
   computeMotionSad(prevRef: Luma, ref: Luma, width: number, height: number, bitDepth: number): Promise<bigint>;
@@ -55,7 +67,21 @@ export interface NativeAddon {
   finishFeatures(stats: BigInt64Array, width: number, height: number, bitDepth: number): Float64Array;
   statsLayout(): StatsLayout;
   /**
-   * Copies src's bytes into dst on the libuv threadpool (the gpu backend's staging writes).
+   * Grows the worker pool to at least `threads` threads (it never shrinks; at most 1024).
+   * Without a call, the first job starts one thread per core.
+   */
+  reservePoolThreads(threads: number): void;
+  poolStats(): PoolStats;
+  resetPoolPeak(): void;
+  /**
+   * A test hook: `jobs` pool jobs that each wait until all of them run at once (or
+   * `timeoutMs` passes); each promise resolves with the most probe jobs it saw running
+   * together, `jobs` when the pool ran them all at once.
+   */
+  probePoolConcurrency(jobs: number, timeoutMs: number): Array<Promise<number>>;
+  /**
+   * Copies src's bytes into dst on the libuv threadpool (the gpu backend's staging writes:
+   * short memory-bound copies that must not queue behind frame jobs on the worker pool).
    * Neither array may be written, transferred or detached (a mapped range unmapped) until
    * the promise settles. A src larger than dst, or the wrong types, throw a TypeError
    * synchronously. Optional: an addon built before it existed lacks it.
@@ -64,7 +90,17 @@ export interface NativeAddon {
 }
 
 const ADDON_FILE = join('build', 'Release', 'vmaf_native.node');
-const REQUIRED_FUNCTIONS = ['computeFrameStats', 'computeMotionSad', 'motionSad', 'finishFeatures', 'statsLayout'] as const;
+const REQUIRED_FUNCTIONS = [
+  'computeFrameStats',
+  'computeMotionSad',
+  'motionSad',
+  'finishFeatures',
+  'statsLayout',
+  'reservePoolThreads',
+  'poolStats',
+  'resetPoolPeak',
+  'probePoolConcurrency',
+] as const;
 
 let cached: NativeAddon | undefined;
 
