@@ -400,14 +400,19 @@ inline void addGainTerms(int32_t sigma1Sq, int32_t sigma2Sq, int32_t sigma12,
   const double gDefault = std::min(gain, kGainLimitDefault);
   const double gDefaultSq = gDefault * gDefault;
   const double signalDefault = gDefaultSq * sigma1Sq;
-  sums.numLog +=
-      log2q(static_cast<uint64_t>(static_cast<int64_t>(signalDefault) + base)) - logBase;
 
-  const double gEgl = std::min(gain, kGainLimitEgl);
-  const double gEglSq = gEgl * gEgl;
-  const double signalEgl = gEglSq * sigma1Sq;
-  sums.numLogEgl +=
-      log2q(static_cast<uint64_t>(static_cast<int64_t>(signalEgl) + base)) - logBase;
+  const int32_t termDefault =
+      log2q(static_cast<uint64_t>(static_cast<int64_t>(signalDefault) + base)) - logBase;
+  sums.numLog += termDefault;
+
+  // Gain limit 1, with the same operations where they give the same values: below the limit
+  // min() picks the same gain, so the term is the default one; above it gl = 1 and
+  // (1 * 1) * sigma1_sq is sigma1_sq exactly, so the product needs no doubles.
+  if (gain <= kGainLimitEgl) {
+    sums.numLogEgl += termDefault;
+  } else {
+    sums.numLogEgl += log2q(static_cast<uint64_t>(static_cast<int64_t>(sigma1Sq) + base)) - logBase;
+  }
 }
 
 inline void addPixel(int32_t sigma1Sq, int32_t sigma2Sq, int32_t sigma12,
