@@ -37,6 +37,9 @@ export interface PoolStats {
   completed: number;
 }
 
+/** The kernels' instruction-set levels (src/kernels/cpu/cpu_features.h). */
+export type IsaLevel = 'scalar' | 'baseline' | 'avx2' | 'avx512';
+
 export interface NativeAddon {
   /**
    * VIF and ADM statistics for one frame pair and, given the previous frame's reference
@@ -80,6 +83,11 @@ export interface NativeAddon {
    */
   probePoolConcurrency(jobs: number, timeoutMs: number): Array<Promise<number>>;
   /**
+   * A test hook: caps the kernels' instruction set (no argument: no cap) for the jobs started
+   * afterwards; every level gives the same results. Returns the CPU's level and the one in use.
+   */
+  limitIsa(level?: IsaLevel): { detected: IsaLevel; active: IsaLevel };
+  /**
    * Copies src's bytes into dst on the libuv threadpool (the gpu backend's staging writes:
    * short memory-bound copies that must not queue behind frame jobs on the worker pool).
    * Neither array may be written, transferred or detached (a mapped range unmapped) until
@@ -100,6 +108,7 @@ const REQUIRED_FUNCTIONS = [
   'poolStats',
   'resetPoolPeak',
   'probePoolConcurrency',
+  'limitIsa',
 ] as const;
 
 let cached: NativeAddon | undefined;

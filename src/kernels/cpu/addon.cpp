@@ -21,6 +21,9 @@
 //   probePoolConcurrency(n, timeoutMs) -> Array<Promise<number>>   (a test hook)
 //     n pool jobs that each wait until all n run at once, or timeoutMs passes; each
 //     resolves with the number of probe jobs it saw running together.
+//   limitIsa(level?) -> { detected, active }                             (a test hook)
+//     caps the kernels' instruction set at 'scalar', 'baseline', 'avx2' or 'avx512' (no
+//     argument: no cap); jobs started afterwards use it. Every level gives the same results.
 //   copyBytes(dst, src) -> Promise<void>        (on libuv's threadpool; see below)
 //
 // Argument errors throw TypeError synchronously (the promise-returning functions too: they
@@ -40,6 +43,7 @@
 #include <string>
 
 #include "adm.h"
+#include "cpu_features.h"
 #include "motion.h"
 #include "plane.h"
 #include "thread-pool.h"
@@ -301,6 +305,33 @@ Napi::Value ProbePoolConcurrency(const Napi::CallbackInfo& info) {
   return promises;
 }
 
+const char* isaName(vmafs::IsaLevel level) {
+  switch (level) {
+    case vmafs::IsaLevel::kScalar: return "scalar";
+    case vmafs::IsaLevel::kBaseline: return "baseline";
+    case vmafs::IsaLevel::kAvx2: return "avx2";
+    default: return "avx512";
+  }
+}
+
+Napi::Value LimitIsa(const Napi::CallbackInfo& info) {
+  const Napi::Env env = info.Env();
+  int cap = static_cast<int>(vmafs::IsaLevel::kAvx512);
+  if (info.Length() > 0 && !info[0].IsUndefined()) {
+    const std::string want = info[0].IsString() ? info[0].As<Napi::String>().Utf8Value() : "";
+    cap = -1;
+    for (int l = 0; l <= static_cast<int>(vmafs::IsaLevel::kAvx512); ++l) {
+      if (want == isaName(static_cast<vmafs::IsaLevel>(l))) cap = l;
+    }
+    if (cap < 0) throwType(env, "limitIsa: level must be 'scalar', 'baseline', 'avx2' or 'avx512'");
+  }
+  vmafs::isaCap().store(cap);
+  Napi::Object out = Napi::Object::New(env);
+  out.Set("detected", isaName(vmafs::detectedIsa()));
+  out.Set("active", isaName(vmafs::activeIsa()));
+  return out;
+}
+
 // copyBytes stays on libuv's threadpool, not the worker pool: it serves the gpu backend,
 // which does not size the worker pool, and a 2 MB memcpy must not queue behind frame jobs
 // of tens of milliseconds when both backends run in one process. libuv's 4 threads are
@@ -391,6 +422,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("reservePoolThreads", Napi::Function::New(env, ReservePoolThreads, "reservePoolThreads"));
   exports.Set("poolStats", Napi::Function::New(env, PoolStats, "poolStats"));
   exports.Set("resetPoolPeak", Napi::Function::New(env, ResetPoolPeak, "resetPoolPeak"));
+  exports.Set("limitIsa", Napi::Function::New(env, LimitIsa, "limitIsa"));
   exports.Set("probePoolConcurrency", Napi::Function::New(env, ProbePoolConcurrency, "probePoolConcurrency"));
   return exports;
 }

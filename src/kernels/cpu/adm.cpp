@@ -26,8 +26,9 @@
 
 #include "cpu_features.h"
 
-// On x86-64 with GCC or Clang the whole per-frame computation is compiled a second time for
-// AVX2 (a target attribute, chosen at run time); the code is the same, so are the results.
+// On x86-64 with GCC or Clang the whole per-frame computation is compiled twice more, for
+// AVX2 and for AVX-512 (target attributes, chosen at run time); the code is the same, so are
+// the results (no FMA contraction, integer and exact double arithmetic only).
 // Define VMAFS_ADM_NO_AVX2 to build without it.
 #if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__) && \
     !defined(VMAFS_ADM_NO_AVX2)
@@ -680,6 +681,11 @@ __attribute__((target("avx2"), flatten)) void computeStatsAvx2(const LumaPlane& 
                                                                uint64_t* acc) {
   computeStats(ref, dis, acc);
 }
+
+__attribute__((target("avx512f,avx512bw,avx512dq,avx512vl"), flatten)) void computeStatsAvx512(
+    const LumaPlane& ref, const LumaPlane& dis, uint64_t* acc) {
+  computeStats(ref, dis, acc);
+}
 #endif
 
 }  // namespace
@@ -689,7 +695,10 @@ void admStats(const LumaPlane& ref, const LumaPlane& dis, int64_t* stats) {
   if (ref.width < kAdmMinSize || ref.height < kAdmMinSize) return;
   uint64_t acc[kAdmStatsLen] = {};
 #if defined(VMAFS_ADM_AVX2)
-  if (cpuHasAvx2()) {
+  const IsaLevel isa = activeIsa();
+  if (isa >= IsaLevel::kAvx512) {
+    computeStatsAvx512(ref, dis, acc);
+  } else if (isa >= IsaLevel::kAvx2) {
     computeStatsAvx2(ref, dis, acc);
   } else {
     computeStatsBaseline(ref, dis, acc);

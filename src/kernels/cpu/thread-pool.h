@@ -111,12 +111,23 @@ class PromiseJob final : public PoolJob {
 
 // Runs work() on the pool and returns a promise resolved with toJs(env, result) on the JS
 // thread, or rejected with an Error "NAME: what()" when work throws.
-//   keepAlive: JS objects (typed arrays whose memory work() reads or writes) referenced until
+//   keepAlive (or holds, references already taken): JS objects (typed arrays whose memory work() reads or writes) referenced until
 //     the promise settles, so the GC keeps them and their memory stays in place; the caller
 //     must neither write them nor detach their buffers meanwhile.
 //   work:  () -> Result, on a pool thread: plain C++, no Node-API calls. Result is a value
 //     type moved back to the JS thread.
 //   toJs:  (Napi::Env, Result&) -> Napi::Value, on the JS thread.
+template <typename Work, typename ToJs>
+Napi::Promise runOnPool(Napi::Env env, const char* name, std::vector<Napi::ObjectReference> holds,
+                        Work work, ToJs toJs) {
+  auto job = std::make_unique<detail::PromiseJob<Work, ToJs>>(env, name, std::move(holds),
+                                                              std::move(work), std::move(toJs));
+  Napi::Promise promise = job->promise();
+  submitToPool(env, std::move(job));
+  return promise;
+}
+
+// The same, holding the given objects (empty handles are skipped).
 template <typename Work, typename ToJs>
 Napi::Promise runOnPool(Napi::Env env, const char* name, std::initializer_list<Napi::Object> keepAlive,
                         Work work, ToJs toJs) {
@@ -125,11 +136,7 @@ Napi::Promise runOnPool(Napi::Env env, const char* name, std::initializer_list<N
   for (const Napi::Object& o : keepAlive) {
     if (!o.IsEmpty()) holds.push_back(Napi::Persistent(o));
   }
-  auto job = std::make_unique<detail::PromiseJob<Work, ToJs>>(env, name, std::move(holds),
-                                                              std::move(work), std::move(toJs));
-  Napi::Promise promise = job->promise();
-  submitToPool(env, std::move(job));
-  return promise;
+  return runOnPool(env, name, std::move(holds), std::move(work), std::move(toJs));
 }
 
 }  // namespace vmafs
