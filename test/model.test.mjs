@@ -70,7 +70,7 @@ describe('models: golden clips (libvmaf 3.2.0 per-frame scores)', function () {
 
 describe('models: built-ins', function () {
   it('lists the built-in versions', () => {
-    assert.deepEqual([...BUILTIN_MODELS].sort(), ['vmaf_4k_v0.6.1', 'vmaf_b_v0.6.3', 'vmaf_v0.6.1', 'vmaf_v0.6.1neg']);
+    assert.deepEqual([...BUILTIN_MODELS].sort(), ['vmaf_4k_v0.6.1', 'vmaf_4k_v0.6.1neg', 'vmaf_b_v0.6.3', 'vmaf_v0.6.1', 'vmaf_v0.6.1neg']);
   });
 
   it('names the score "vmaf" unless name= is given, as libvmaf does', async () => {

@@ -1,8 +1,9 @@
 // One library run, in its own process so that its memory and CPU time are its own:
 //   node bench/child/score.mjs '<json>'
 // where json is { reference, distorted, options } for score(reference, distorted, options).
-// The parent sets UV_THREADPOOL_SIZE in this process's environment (libuv sizes its pool
-// once, at first use, so it cannot be set from here). Prints one JSON line on stdout:
+// The parent sets UV_THREADPOOL_SIZE in this process's environment: it sizes libuv's pool,
+// which only the gpu backend's staging copies use (the cpu backend has a pool of its own,
+// sized by `threads`). Prints one JSON line on stdout:
 // { frames, pooled: { <metric>: mean }, scoreS, threadpool, maxRssKiB, cpuS, backend }.
 import { resourceUsage } from 'node:process';
 

@@ -72,8 +72,8 @@ libvmaf's options:
  --aom_ctc v1.0..v7.0       AOM common test conditions: libvmaf's models and features preset
  --nflx_ctc v1.0            Netflix common test conditions preset
  --cpumask N                restrict the cpu backend's SIMD as libvmaf's mask does: bit 3
-                            (AVX2, 8) or bit 4 (AVX-512, 16) set runs the portable C++ paths
-                            (same results); bits 0-2 (SSE2..SSE4.1) are x86-64's baseline
+                            (AVX2, 8) leaves the baseline paths, bit 4 (AVX-512, 16) at most
+                            AVX2 (same results); bits 0-2 (SSE2..SSE4.1) are x86-64's baseline
  --gpumask N                accepted for libvmaf's command lines and ignored: vmaf-stream
                             picks its GPU path with --backend
  --output/-o PATH           log file ('-' for standard output); with several -d a pattern

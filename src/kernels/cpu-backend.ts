@@ -1,8 +1,8 @@
 /**
  * The cpu backend: VIF, ADM and motion in C++ (src/kernels/cpu/, the vmaf_native addon),
- * several frames at once on the libuv threadpool.
+ * several frames at once on the addon's own worker pool (src/kernels/cpu/thread-pool.h).
  *
- * Each frame pair is one threadpool job computing VIF and ADM statistics and the motion
+ * Each frame pair is one pool job computing VIF and ADM statistics and the motion
  * SAD of its reference against the previous pair's reference (libvmaf 3.2.0 filters the
  * difference of the two raw frames, so the job needs both). Up to `threads` jobs run at
  * once; results come out in frame order, each frame's integer_motion2 one frame later.
@@ -12,7 +12,7 @@
  * produce no output but count as neighbours for integer_motion2.
  *
  * A ladder (extractMany: one reference, several distorted inputs) computes each group's
- * renditions as separate threadpool jobs, the motion SAD once per group (in the first
+ * renditions as separate pool jobs, the motion SAD once per group (in the first
  * rendition's job); at most `threads` jobs run at once whatever the number of renditions.
  * extract() is extractMany with groups of one.
  *
@@ -22,13 +22,11 @@
  * subscriber unsubscribes or an error occurs are released then; frames a running job
  * reads are released when that job finishes.
  *
- * Threads: libuv's pool has UV_THREADPOOL_SIZE threads, 4 unless the environment says
- * otherwise, and reads it once, the first time anything in the process uses the pool (fs,
- * dns, zlib, crypto, an addon). More than 4 threads help only if UV_THREADPOOL_SIZE is set
- * before that: the CLI (bin/) sets it from --threads before importing anything; a library
- * user who wants more than 4 should start Node with it (`UV_THREADPOOL_SIZE=16 node
- * app.js`) or assign process.env.UV_THREADPOOL_SIZE at the very top of the entry module,
- * before any import that may touch the pool.
+ * Threads: the constructor grows the addon's worker pool to `threads` threads (a pool of
+ * its own, not libuv's, so its size does not depend on what ran first in the process); the
+ * pool is shared by every backend in the process and sized for the largest, and each
+ * backend keeps at most its own `threads` jobs in flight. The pool's threads hold the
+ * event loop open only while jobs are outstanding and are joined when Node exits.
  */
 import { availableParallelism } from 'node:os';
 import { Observable, map, tap } from 'rxjs';
@@ -92,7 +90,7 @@ export class CpuBackend implements FeatureBackend {
     this.threads = threads;
     this.description = `cpu, ${threads} thread${threads === 1 ? '' : 's'}`;
     // Fail now, not at the first frame, when the addon is missing.
-    loadNative();
+    loadNative().reservePoolThreads(threads);
   }
 
   extract(pairs: Observable<FramePair>): Observable<FrameFeatures> {
@@ -106,7 +104,7 @@ export class CpuBackend implements FeatureBackend {
         return;
       }
       const native = loadNative();
-      // Threadpool jobs at once, over all groups and renditions.
+      // Pool jobs at once, over all groups and renditions.
       const slots = new Credits(this.threads);
       const waiting = new Set<Job>(); // received, not started
       let lastRef: Held | undefined; // the latest reference, held for the next group's job
@@ -146,7 +144,7 @@ export class CpuBackend implements FeatureBackend {
         job.prev?.drop();
       };
 
-      /** A threadpool job, started once a slot is free. */
+      /** A pool job, started once a slot is free. */
       const limited = async <T>(start: () => Promise<T>): Promise<T> => {
         await slots.acquire();
         try {

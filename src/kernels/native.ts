@@ -53,11 +53,26 @@ export interface AdmKernelParams {
   scale0: boolean;
 }
 
+/** The addon's worker pool (src/kernels/cpu/thread-pool.h), as poolStats() reports it. */
+export interface PoolStats {
+  /** Pool threads started: the largest reservePoolThreads asked for. */
+  threads: number;
+  /** Jobs running now. */
+  running: number;
+  /** Most jobs running at once since the pool started or resetPoolPeak(). */
+  peakRunning: number;
+  /** Jobs run to the end. */
+  completed: number;
+}
+
+/** The kernels' instruction-set levels (src/kernels/cpu/cpu_features.h). */
+export type IsaLevel = 'scalar' | 'baseline' | 'avx2' | 'avx512';
+
 export interface NativeAddon {
   /**
    * VIF and ADM statistics for one frame pair and, given the previous frame's reference
-   * luma, the motion SAD, computed on the libuv threadpool (at most UV_THREADPOOL_SIZE
-   * jobs at once, 4 by default). Lumas are Uint8Array at 8 bits, Uint16Array above,
+   * luma, the motion SAD, computed on the addon's own worker pool (as many jobs at once as
+   * reservePoolThreads asked for; libuv's threadpool is not used). Lumas are Uint8Array at 8 bits, Uint16Array above,
    * width * height samples each; none may be written to or transferred until the promise
    * settles. Bad arguments throw a TypeError synchronously.
    */
@@ -70,7 +85,7 @@ export interface NativeAddon {
     prevRef?: Luma | null,
   ): Promise<FrameStatsResult>;
   /**
-   * The motion SAD alone, on the threadpool: for frames that --subsample leaves unscored,
+   * The motion SAD alone, on the worker pool: for frames that --subsample leaves unscored,
    * which libvmaf still reads for motion.
    */
   computeMotionSad(prevRef: Luma, ref: Luma, width: number, height: number, bitDepth: number): Promise<bigint>;
@@ -93,7 +108,26 @@ export interface NativeAddon {
   /** The fixed-point weights and switches the ADM pixel loops use at `options`. */
   admKernelParams(options?: NativeAdmOptions): AdmKernelParams;
   /**
-   * Copies src's bytes into dst on the libuv threadpool (the gpu backend's staging writes).
+   * Grows the worker pool to at least `threads` threads (it never shrinks; at most 1024).
+   * Without a call, the first job starts one thread per core.
+   */
+  reservePoolThreads(threads: number): void;
+  poolStats(): PoolStats;
+  resetPoolPeak(): void;
+  /**
+   * A test hook: `jobs` pool jobs that each wait until all of them run at once (or
+   * `timeoutMs` passes); each promise resolves with the most probe jobs it saw running
+   * together, `jobs` when the pool ran them all at once.
+   */
+  probePoolConcurrency(jobs: number, timeoutMs: number): Array<Promise<number>>;
+  /**
+   * A test hook: caps the kernels' instruction set (no argument: no cap) for the jobs started
+   * afterwards; every level gives the same results. Returns the CPU's level and the one in use.
+   */
+  limitIsa(level?: IsaLevel): { detected: IsaLevel; active: IsaLevel };
+  /**
+   * Copies src's bytes into dst on the libuv threadpool (the gpu backend's staging writes:
+   * short memory-bound copies that must not queue behind frame jobs on the worker pool).
    * Neither array may be written, transferred or detached (a mapped range unmapped) until
    * the promise settles. A src larger than dst, or the wrong types, throw a TypeError
    * synchronously. Optional: an addon built before it existed lacks it.
@@ -132,7 +166,26 @@ export interface NativeGeometry {
 export type NativeExtractorHandle = { readonly __nativeExtractor: unique symbol };
 
 const ADDON_FILE = join('build', 'Release', 'vmaf_native.node');
-const REQUIRED_FUNCTIONS = ['computeFrameStats', 'computeMotionSad', 'motionSad', 'finishFeatures', 'statsLayout', 'computeAdmStats', 'finishAdm', 'admKernelParams', 'createExtractor', 'runExtractor', 'nativeExtractors', 'setCpuMask', 'aggregateExtractor'] as const;
+const REQUIRED_FUNCTIONS = [
+  'computeFrameStats',
+  'computeMotionSad',
+  'motionSad',
+  'finishFeatures',
+  'statsLayout',
+  'computeAdmStats',
+  'finishAdm',
+  'admKernelParams',
+  'createExtractor',
+  'runExtractor',
+  'nativeExtractors',
+  'setCpuMask',
+  'aggregateExtractor',
+  'reservePoolThreads',
+  'poolStats',
+  'resetPoolPeak',
+  'probePoolConcurrency',
+  'limitIsa',
+] as const;
 
 let cached: NativeAddon | undefined;
 

@@ -3,15 +3,15 @@
 //
 //   computeFrameStats(ref, dis, width, height, bitDepth, prevRef?)
 //       -> Promise<{ stats: BigInt64Array, sad: bigint | null }>
-//     Runs on the libuv threadpool: VIF stats, then ADM stats (one BigInt64Array, VIF's
-//     kVifStatsLen entries first), and, when `prevRef` (the previous frame's reference
-//     luma) is given, the motion SAD between it and `ref` (see motion.h); null without.
-//     Lumas are Uint8Array at 8 bits, Uint16Array at 10/12/16, width * height samples.
-//     All inputs are referenced until the promise settles, so the GC keeps them; the
-//     caller must neither write to them nor detach/transfer their buffers meanwhile.
+//     Runs on the addon's worker pool (thread-pool.h): VIF stats, then ADM stats (one
+//     BigInt64Array, VIF's kVifStatsLen entries first), and, when `prevRef` (the previous
+//     frame's reference luma) is given, the motion SAD between it and `ref` (see motion.h);
+//     null without. Lumas are Uint8Array at 8 bits, Uint16Array at 10/12/16, width * height
+//     samples. All inputs are referenced until the promise settles, so the GC keeps them;
+//     the caller must neither write to them nor detach/transfer their buffers meanwhile.
 //   computeMotionSad(prevRef, ref, width, height, bitDepth) -> Promise<bigint>
-//     The motion SAD alone, on the threadpool: for frames --subsample leaves unscored,
-//     which libvmaf still reads for motion.
+//     The motion SAD alone, on the pool: for frames --subsample leaves unscored, which
+//     libvmaf still reads for motion.
 //   motionSad(prevRef, ref, width, height, bitDepth) -> bigint               (synchronous)
 //   finishFeatures(stats, width, height, bitDepth) -> Float64Array(22)       (synchronous)
 //     [vif s0..3, vif egl s0..3, adm2, aim, adm3, adm s0..3, the same 7 at egl 1]
@@ -26,22 +26,38 @@
 //   admKernelParams(options) -> { baseWeight[3], detailWeight[9], factor[12], gainLimit,
 //     aim, scale0 }: what the pixel loops use at `options` (the gpu backend's parameters).
 // Options out of range (or unsupported) throw a RangeError naming the option.
+//   reservePoolThreads(n)   grows the pool to at least n threads (it never shrinks)
+//   poolStats() -> { threads, running, peakRunning, completed }; resetPoolPeak()
+//   probePoolConcurrency(n, timeoutMs) -> Array<Promise<number>>   (a test hook)
+//     n pool jobs that each wait until all n run at once, or timeoutMs passes; each
+//     resolves with the number of probe jobs it saw running together.
+//   limitIsa(level?) -> { detected, active }                             (a test hook)
+//     caps the kernels' instruction set at 'scalar', 'baseline', 'avx2' or 'avx512' (no
+//     argument: no cap); jobs started afterwards use it. Every level gives the same results.
+//   copyBytes(dst, src) -> Promise<void>        (on libuv's threadpool; see below)
 //
-// Argument errors throw TypeError synchronously (computeFrameStats too: it throws
-// rather than returning a rejected promise).
+// Argument errors throw TypeError synchronously (the promise-returning functions too: they
+// throw rather than returning a rejected promise).
 #include <napi.h>
 
 #include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <stdexcept>
+#include <optional>
 #include <string>
 
 #include "adm.h"
 #include "cpu_features.h"
 #include "motion.h"
 #include "plane.h"
+#include "thread-pool.h"
 #include "vif.h"
 
 namespace vmafs {
@@ -161,103 +177,15 @@ Napi::TypedArray lumaArg(const Napi::CallbackInfo& info, size_t i, const char* f
                   g.samples(), note);
 }
 
-// One threadpool job: VIF + ADM stats of (ref, dis) when `dis` is given, the motion SAD
-// of (prev, ref) when `prev` is given.
-class FrameWorker final : public Napi::AsyncWorker {
- public:
-  FrameWorker(Napi::Env env, Napi::TypedArray ref, Napi::TypedArray dis, Napi::TypedArray prev,
-              const Geometry& g)
-      : Napi::AsyncWorker(env, "vmafStream.computeFrameStats"),
-        deferred_(Napi::Promise::Deferred::New(env)),
-        ref_{dataOf<const void>(ref), g.width, g.height, g.bitDepth},
-        hasDis_(!dis.IsEmpty()),
-        hasPrev_(!prev.IsEmpty()),
-        refHold_(Napi::Persistent(static_cast<Napi::Object>(ref))) {
-    if (hasDis_) {
-      dis_ = LumaPlane{dataOf<const void>(dis), g.width, g.height, g.bitDepth};
-      disHold_ = Napi::Persistent(static_cast<Napi::Object>(dis));
-      Napi::ArrayBuffer statsBuffer = Napi::ArrayBuffer::New(env, kStatsLen * sizeof(int64_t));
-      stats_ = static_cast<int64_t*>(statsBuffer.Data());
-      statsHold_ = Napi::Persistent(static_cast<Napi::Object>(statsBuffer));
-    }
-    if (hasPrev_) {
-      prev_ = LumaPlane{dataOf<const void>(prev), g.width, g.height, g.bitDepth};
-      prevHold_ = Napi::Persistent(static_cast<Napi::Object>(prev));
-    }
-  }
-
-  Napi::Promise Promise() const { return deferred_.Promise(); }
-
- protected:
-  // Worker thread: no Node-API calls here.
-  void Execute() override {
-    try {
-      if (hasDis_) {
-        vmafs::vifStats(ref_, dis_, stats_);
-        vmafs::admStats(ref_, dis_, stats_ + vmafs::kVifStatsLen);
-      }
-      if (hasPrev_) sad_ = vmafs::motionSad(prev_, ref_);
-    } catch (const std::exception& e) {
-      SetError(std::string("computeFrameStats: ") + e.what());
-    } catch (...) {
-      SetError("computeFrameStats: unknown failure in a kernel");
-    }
-  }
-
-  void OnOK() override {
-    const Napi::Env env = Env();
-    Napi::HandleScope scope(env);
-    Napi::Value sad = hasPrev_ ? Napi::Value(Napi::BigInt::New(env, sad_)) : env.Null();
-    if (!hasDis_) {  // computeMotionSad
-      Release();
-      deferred_.Resolve(sad);
-      return;
-    }
-    Napi::Object result = Napi::Object::New(env);
-    result.Set("stats", Napi::TypedArrayOf<int64_t>::New(
-                            env, kStatsLen, statsHold_.Value().As<Napi::ArrayBuffer>(), 0,
-                            napi_bigint64_array));
-    result.Set("sad", sad);
-    Release();
-    deferred_.Resolve(result);
-  }
-
-  void OnError(const Napi::Error& error) override {
-    Release();
-    deferred_.Reject(error.Value());
-  }
-
- private:
-  void Release() {
-    refHold_.Reset();
-    disHold_.Reset();
-    prevHold_.Reset();
-    statsHold_.Reset();
-  }
-
-  Napi::Promise::Deferred deferred_;
-  LumaPlane ref_;
-  LumaPlane dis_{nullptr, 0, 0, 0};
-  LumaPlane prev_{nullptr, 0, 0, 0};
-  bool hasDis_;
-  bool hasPrev_;
-  // Strong references: the inputs and the output stay alive (and their backing stores in
-  // place) until the promise settles.
-  Napi::ObjectReference refHold_;
-  Napi::ObjectReference disHold_;
-  Napi::ObjectReference prevHold_;
-  Napi::ObjectReference statsHold_;
-  int64_t* stats_ = nullptr;
-  uint64_t sad_ = 0;
+// One pool job's output: VIF + ADM stats when the job had a distorted frame, the motion
+// SAD when it had the previous reference.
+struct FrameStatsOutput {
+  std::array<int64_t, kStatsLen> stats;
+  std::optional<uint64_t> sad;
 };
 
-Napi::Value queueJob(FrameWorker* worker) {
-  Napi::Promise promise = worker->Promise();
-  worker->Queue();  // the worker deletes itself once settled
-  return promise;
-}
-
 Napi::Value ComputeFrameStats(const Napi::CallbackInfo& info) {
+  const Napi::Env env = info.Env();
   const char* fn = "computeFrameStats";
   const Geometry g = geometryArgs(info, 2, fn);
   Napi::TypedArray ref = lumaArg(info, 0, fn, "ref", g);
@@ -266,7 +194,28 @@ Napi::Value ComputeFrameStats(const Napi::CallbackInfo& info) {
   if (info.Length() > 5 && !info[5].IsUndefined() && !info[5].IsNull()) {
     prev = lumaArg(info, 5, fn, "prevRef", g);
   }
-  return queueJob(new FrameWorker(info.Env(), ref, dis, prev, g));
+  const LumaPlane r{dataOf<const void>(ref), g.width, g.height, g.bitDepth};
+  const LumaPlane d{dataOf<const void>(dis), g.width, g.height, g.bitDepth};
+  const std::optional<LumaPlane> p =
+      prev.IsEmpty() ? std::nullopt
+                     : std::optional<LumaPlane>(LumaPlane{dataOf<const void>(prev), g.width, g.height, g.bitDepth});
+  return vmafs::runOnPool(
+      env, fn, {ref, dis, prev},
+      [r, d, p] {
+        FrameStatsOutput out{};
+        vmafs::vifStats(r, d, out.stats.data());
+        vmafs::admStats(r, d, out.stats.data() + vmafs::kVifStatsLen);
+        if (p) out.sad = vmafs::motionSad(*p, r);
+        return out;
+      },
+      [](Napi::Env e, FrameStatsOutput& out) -> Napi::Value {
+        Napi::TypedArrayOf<int64_t> stats = Napi::TypedArrayOf<int64_t>::New(e, kStatsLen, napi_bigint64_array);
+        std::memcpy(stats.Data(), out.stats.data(), sizeof out.stats);
+        Napi::Object result = Napi::Object::New(e);
+        result.Set("stats", stats);
+        result.Set("sad", out.sad ? Napi::Value(Napi::BigInt::New(e, *out.sad)) : e.Null());
+        return result;
+      });
 }
 
 Napi::Value ComputeMotionSad(const Napi::CallbackInfo& info) {
@@ -274,7 +223,11 @@ Napi::Value ComputeMotionSad(const Napi::CallbackInfo& info) {
   const Geometry g = geometryArgs(info, 2, fn);
   Napi::TypedArray prev = lumaArg(info, 0, fn, "prevRef", g);
   Napi::TypedArray ref = lumaArg(info, 1, fn, "ref", g);
-  return queueJob(new FrameWorker(info.Env(), ref, Napi::TypedArray(), prev, g));
+  const LumaPlane p{dataOf<const void>(prev), g.width, g.height, g.bitDepth};
+  const LumaPlane r{dataOf<const void>(ref), g.width, g.height, g.bitDepth};
+  return vmafs::runOnPool(
+      info.Env(), fn, {prev, ref}, [p, r] { return vmafs::motionSad(p, r); },
+      [](Napi::Env e, uint64_t& sad) -> Napi::Value { return Napi::BigInt::New(e, sad); });
 }
 
 Napi::Value MotionSad(const Napi::CallbackInfo& info) {
@@ -463,6 +416,95 @@ Napi::Value StatsLayout(const Napi::CallbackInfo& info) {
   return layout;
 }
 
+Napi::Value ReservePoolThreads(const Napi::CallbackInfo& info) {
+  const int n = intArg(info, 0, "reservePoolThreads", "threads");
+  vmafs::reservePoolThreads(info.Env(), static_cast<size_t>(n));
+  return info.Env().Undefined();
+}
+
+Napi::Value PoolStats(const Napi::CallbackInfo& info) {
+  const Napi::Env env = info.Env();
+  const vmafs::PoolStats s = vmafs::poolStats(env);
+  Napi::Object out = Napi::Object::New(env);
+  out.Set("threads", Napi::Number::New(env, static_cast<double>(s.threads)));
+  out.Set("running", Napi::Number::New(env, static_cast<double>(s.running)));
+  out.Set("peakRunning", Napi::Number::New(env, static_cast<double>(s.peakRunning)));
+  out.Set("completed", Napi::Number::New(env, static_cast<double>(s.completed)));
+  return out;
+}
+
+Napi::Value ResetPoolPeak(const Napi::CallbackInfo& info) {
+  vmafs::resetPoolPeak(info.Env());
+  return info.Env().Undefined();
+}
+
+// A rendezvous of n pool jobs: proves the pool runs n jobs at once without timing
+// anything (the timeout only keeps a too-small pool from hanging the process).
+Napi::Value ProbePoolConcurrency(const Napi::CallbackInfo& info) {
+  const Napi::Env env = info.Env();
+  const char* fn = "probePoolConcurrency";
+  const int n = intArg(info, 0, fn, "jobs");
+  const int timeoutMs = intArg(info, 1, fn, "timeoutMs");
+  struct Rendezvous {
+    std::mutex mutex;
+    std::condition_variable all;
+    int arrived = 0;
+    int present = 0;
+    int peak = 0;
+  };
+  auto meet = std::make_shared<Rendezvous>();
+  Napi::Array promises = Napi::Array::New(env, static_cast<size_t>(n));
+  for (int i = 0; i < n; ++i) {
+    promises.Set(static_cast<uint32_t>(i),
+                 vmafs::runOnPool(
+                     env, fn, {},
+                     [meet, n, timeoutMs] {
+                       std::unique_lock<std::mutex> lock(meet->mutex);
+                       ++meet->arrived;
+                       meet->peak = std::max(meet->peak, ++meet->present);
+                       meet->all.notify_all();
+                       meet->all.wait_for(lock, std::chrono::milliseconds(timeoutMs),
+                                          [&] { return meet->arrived >= n; });
+                       const int seen = meet->peak;
+                       --meet->present;
+                       return seen;
+                     },
+                     [](Napi::Env e, int& seen) -> Napi::Value { return Napi::Number::New(e, seen); }));
+  }
+  return promises;
+}
+
+const char* isaName(vmafs::IsaLevel level) {
+  switch (level) {
+    case vmafs::IsaLevel::kScalar: return "scalar";
+    case vmafs::IsaLevel::kBaseline: return "baseline";
+    case vmafs::IsaLevel::kAvx2: return "avx2";
+    default: return "avx512";
+  }
+}
+
+Napi::Value LimitIsa(const Napi::CallbackInfo& info) {
+  const Napi::Env env = info.Env();
+  int cap = static_cast<int>(vmafs::IsaLevel::kAvx512);
+  if (info.Length() > 0 && !info[0].IsUndefined()) {
+    const std::string want = info[0].IsString() ? info[0].As<Napi::String>().Utf8Value() : "";
+    cap = -1;
+    for (int l = 0; l <= static_cast<int>(vmafs::IsaLevel::kAvx512); ++l) {
+      if (want == isaName(static_cast<vmafs::IsaLevel>(l))) cap = l;
+    }
+    if (cap < 0) throwType(env, "limitIsa: level must be 'scalar', 'baseline', 'avx2' or 'avx512'");
+  }
+  vmafs::isaCap().store(cap);
+  Napi::Object out = Napi::Object::New(env);
+  out.Set("detected", isaName(vmafs::detectedIsa()));
+  out.Set("active", isaName(vmafs::activeIsa()));
+  return out;
+}
+
+// copyBytes stays on libuv's threadpool, not the worker pool: it serves the gpu backend,
+// which does not size the worker pool, and a 2 MB memcpy must not queue behind frame jobs
+// of tens of milliseconds when both backends run in one process. libuv's 4 threads are
+// plenty for memory-bound copies.
 // copyBytes(dst, src): memcpy of src's bytes into dst on the threadpool (the gpu backend's
 // staging writes: 2 MB per plane at 1080p, off the main thread). Both arrays are held until
 // the promise settles; the caller must keep dst's memory valid (e.g. a mapped GPU range
@@ -539,12 +581,15 @@ Napi::Value CopyBytes(const Napi::CallbackInfo& info) {
   return promise;
 }
 
-// setCpuMask(mask): libvmaf's cpumask (bits of SIMD paths not to use), process-wide.
+// setCpuMask(mask): libvmaf's cpumask (bits of the SIMD paths not to use), process-wide, as
+// a cap on the kernels' level: bit 3 (AVX2) leaves the baseline paths, bit 4 (AVX-512) AVX2.
 Napi::Value SetCpuMask(const Napi::CallbackInfo& info) {
   if (info.Length() < 1 || !info[0].IsNumber()) throwType(info.Env(), "setCpuMask: mask must be a number");
-#if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__)
-  vmafs::cpuMask().store(info[0].As<Napi::Number>().Uint32Value());
-#endif
+  const uint32_t mask = info[0].As<Napi::Number>().Uint32Value();
+  const vmafs::IsaLevel cap = (mask & (1u << 3)) ? vmafs::IsaLevel::kBaseline
+                              : (mask & (1u << 4)) ? vmafs::IsaLevel::kAvx2
+                                                   : vmafs::IsaLevel::kAvx512;
+  vmafs::isaCap().store(static_cast<int>(cap));
   return info.Env().Undefined();
 }
 
@@ -560,6 +605,11 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("admKernelParams", Napi::Function::New(env, AdmKernelParams, "admKernelParams"));
   exports.Set("statsLayout", Napi::Function::New(env, StatsLayout, "statsLayout"));
   vmafs::registerExtractorBindings(env, exports);
+  exports.Set("reservePoolThreads", Napi::Function::New(env, ReservePoolThreads, "reservePoolThreads"));
+  exports.Set("poolStats", Napi::Function::New(env, PoolStats, "poolStats"));
+  exports.Set("resetPoolPeak", Napi::Function::New(env, ResetPoolPeak, "resetPoolPeak"));
+  exports.Set("limitIsa", Napi::Function::New(env, LimitIsa, "limitIsa"));
+  exports.Set("probePoolConcurrency", Napi::Function::New(env, ProbePoolConcurrency, "probePoolConcurrency"));
   return exports;
 }
 

@@ -29,8 +29,9 @@
 #include "adm_csf.h"
 #include "cpu_features.h"
 
-// On x86-64 with GCC or Clang the whole per-frame computation is compiled a second time for
-// AVX2 (a target attribute, chosen at run time); the code is the same, so are the results.
+// On x86-64 with GCC or Clang the whole per-frame computation is compiled twice more, for
+// AVX2 and for AVX-512 (target attributes, chosen at run time); the code is the same, so are
+// the results (no FMA contraction, integer and exact double arithmetic only).
 // Define VMAFS_ADM_NO_AVX2 to build without it.
 #if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__) && \
     !defined(VMAFS_ADM_NO_AVX2)
@@ -808,6 +809,11 @@ __attribute__((target("avx2"), flatten)) void computeStatsAvx2(const LumaPlane& 
                                                                uint64_t* acc) {
   computeStats(ref, dis, kp, acc);
 }
+
+__attribute__((target("avx512f,avx512bw,avx512dq,avx512vl"), flatten)) void computeStatsAvx512(
+    const LumaPlane& ref, const LumaPlane& dis, const AdmKernelParams& kp, uint64_t* acc) {
+  computeStats(ref, dis, kp, acc);
+}
 #endif
 
 void runStats(const LumaPlane& ref, const LumaPlane& dis, const AdmKernelParams& kp,
@@ -816,7 +822,10 @@ void runStats(const LumaPlane& ref, const LumaPlane& dis, const AdmKernelParams&
   if (ref.width < kAdmMinSize || ref.height < kAdmMinSize) return;
   uint64_t acc[kAdmStatsLen] = {};
 #if defined(VMAFS_ADM_AVX2)
-  if (cpuHasAvx2()) {
+  const IsaLevel isa = activeIsa();
+  if (isa >= IsaLevel::kAvx512) {
+    computeStatsAvx512(ref, dis, kp, acc);
+  } else if (isa >= IsaLevel::kAvx2) {
     computeStatsAvx2(ref, dis, kp, acc);
   } else {
     computeStatsBaseline(ref, dis, kp, acc);

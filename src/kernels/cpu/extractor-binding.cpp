@@ -7,17 +7,19 @@
 //   runExtractor(handle, ref, dis, previousRef, previousDis) -> Promise<Float64Array>
 //     ref, dis: arrays of planes (Y only, or Y Cb Cr): Uint8Array at 8 bits, Uint16Array
 //     above, packed rows. previousRef/previousDis: arrays of such pictures, nearest first.
-//     Runs on a worker thread; every array is referenced until the promise settles, and the
+//     Runs on the addon's worker pool (thread-pool.h); every array is referenced until the promise settles, and the
 //     caller must not write to them meanwhile.
 //   aggregateExtractor(handle) -> Array<[name, value]>   the run's aggregate metrics
 //   nativeExtractors() -> string[]
 #include <napi.h>
 
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "extractor.h"
+#include "thread-pool.h"
 
 namespace vmafs {
 namespace {
@@ -62,7 +64,7 @@ Napi::Value CreateExtractor(const Napi::CallbackInfo& info) {
   Napi::Object g = info[2].As<Napi::Object>();
   ExtractorGeometry geometry{geometryField(g, "width"), geometryField(g, "height"), geometryField(g, "bitDepth"),
                              geometryField(g, "chromaWidth"), geometryField(g, "chromaHeight")};
-  auto handle = std::make_unique<Handle>();
+  auto handle = std::make_shared<Handle>();
   handle->geometry = geometry;
   handle->name = name;
   try {
@@ -72,7 +74,9 @@ Napi::Value CreateExtractor(const Napi::CallbackInfo& info) {
   } catch (const std::exception& e) {
     throw Napi::Error::New(env, name + ": " + e.what());
   }
-  return Napi::External<Handle>::New(env, handle.release(), [](Napi::Env, Handle* h) { delete h; });
+  // The JS handle owns one reference; each job in flight another.
+  return Napi::External<std::shared_ptr<Handle>>::New(env, new std::shared_ptr<Handle>(std::move(handle)),
+                                                      [](Napi::Env, std::shared_ptr<Handle>* h) { delete h; });
 }
 
 // A picture argument: its planes' pointers, checked against the geometry, and the arrays
@@ -106,90 +110,57 @@ Picture pictureArg(Napi::Env env, Napi::Value value, const Handle& h, const std:
   return pic;
 }
 
-class ExtractWorker final : public Napi::AsyncWorker {
- public:
-  ExtractWorker(Napi::Env env, Napi::External<Handle> handle)
-      : Napi::AsyncWorker(env, "vmafStream.runExtractor"),
-        deferred_(Napi::Promise::Deferred::New(env)),
-        handle_(handle.Data()),
-        handleHold_(Napi::Persistent(handle)) {}
-
-  Napi::Promise Promise() const { return deferred_.Promise(); }
-  std::vector<Napi::ObjectReference> holds;
+// One job's inputs: the pictures (pointers into typed arrays the job holds) and the
+// instance, shared with the JS handle so that neither outlives the other.
+struct ExtractJob {
+  std::shared_ptr<Handle> handle;
   Picture ref, dis;
   std::vector<Picture> previousRef, previousDis;
-
- protected:
-  void Execute() override {
-    try {
-      FrameWindow window{&ref, &dis, {}, {}};
-      for (const Picture& p : previousRef) window.previousRef.push_back(&p);
-      for (const Picture& p : previousDis) window.previousDis.push_back(&p);
-      out_.assign(handle_->extractor->outputCount(), 0.0);
-      handle_->extractor->extract(window, out_.data());
-    } catch (const std::exception& e) {
-      SetError(handle_->name + ": " + e.what());
-    } catch (...) {
-      SetError(handle_->name + ": unknown failure");
-    }
-  }
-
-  void OnOK() override {
-    Napi::Env env = Env();
-    Napi::HandleScope scope(env);
-    Napi::Float64Array result = Napi::Float64Array::New(env, out_.size());
-    for (size_t i = 0; i < out_.size(); i++) result[i] = out_[i];
-    Release();
-    deferred_.Resolve(result);
-  }
-
-  void OnError(const Napi::Error& error) override {
-    Release();
-    deferred_.Reject(error.Value());
-  }
-
- private:
-  void Release() {
-    for (auto& h : holds) h.Reset();
-    handleHold_.Reset();
-  }
-  Napi::Promise::Deferred deferred_;
-  Handle* handle_;
-  Napi::Reference<Napi::External<Handle>> handleHold_;
-  std::vector<double> out_;
 };
 
 Napi::Value RunExtractor(const Napi::CallbackInfo& info) {
   const Napi::Env env = info.Env();
   if (info.Length() < 5 || !info[0].IsExternal()) typeError(env, "runExtractor(handle, ref, dis, previousRef, previousDis): wrong arguments");
-  auto handle = info[0].As<Napi::External<Handle>>();
-  const Handle& h = *handle.Data();
-  auto* worker = new ExtractWorker(env, handle);
-  try {
-    worker->ref = pictureArg(env, info[1], h, "ref", worker->holds);
-    worker->dis = pictureArg(env, info[2], h, "dis", worker->holds);
-    for (int k = 3; k <= 4; k++) {
-      if (!info[k].IsArray()) typeError(env, "runExtractor: previous pictures must be an array");
-      Napi::Array list = info[k].As<Napi::Array>();
-      auto& into = k == 3 ? worker->previousRef : worker->previousDis;
-      for (uint32_t i = 0; i < list.Length(); i++) {
-        into.push_back(pictureArg(env, list.Get(i), h, k == 3 ? "previousRef" : "previousDis", worker->holds));
-      }
+  auto job = std::make_shared<ExtractJob>();
+  job->handle = *info[0].As<Napi::External<std::shared_ptr<Handle>>>().Data();
+  const Handle& h = *job->handle;
+  std::vector<Napi::ObjectReference> holds;
+  job->ref = pictureArg(env, info[1], h, "ref", holds);
+  job->dis = pictureArg(env, info[2], h, "dis", holds);
+  for (int k = 3; k <= 4; k++) {
+    if (!info[k].IsArray()) typeError(env, "runExtractor: previous pictures must be an array");
+    Napi::Array list = info[k].As<Napi::Array>();
+    auto& into = k == 3 ? job->previousRef : job->previousDis;
+    for (uint32_t i = 0; i < list.Length(); i++) {
+      into.push_back(pictureArg(env, list.Get(i), h, k == 3 ? "previousRef" : "previousDis", holds));
     }
-  } catch (...) {
-    delete worker;
-    throw;
   }
-  Napi::Promise promise = worker->Promise();
-  worker->Queue();  // deletes itself once settled
-  return promise;
+  return runOnPool(
+      env, "runExtractor", std::move(holds),
+      [job]() {
+        FrameWindow window{&job->ref, &job->dis, {}, {}};
+        for (const Picture& p : job->previousRef) window.previousRef.push_back(&p);
+        for (const Picture& p : job->previousDis) window.previousDis.push_back(&p);
+        std::vector<double> out(job->handle->extractor->outputCount(), 0.0);
+        try {
+          job->handle->extractor->extract(window, out.data());
+        } catch (const std::exception& e) {
+          throw std::runtime_error(job->handle->name + ": " + e.what());
+        }
+        return out;
+      },
+      [](Napi::Env env, std::vector<double>& out) -> Napi::Value {
+        Napi::Float64Array result = Napi::Float64Array::New(env, out.size());
+        for (size_t i = 0; i < out.size(); i++) result[i] = out[i];
+        return result;
+      });
 }
 
 // aggregateExtractor(handle) -> [[name, value], ...]: the run's aggregate metrics, once every job is done.
 Napi::Value AggregateExtractor(const Napi::CallbackInfo& info) {
   const Napi::Env env = info.Env();
   if (info.Length() < 1 || !info[0].IsExternal()) typeError(env, "aggregateExtractor(handle): wrong arguments");
-  const auto metrics = info[0].As<Napi::External<Handle>>().Data()->extractor->aggregate();
+  const auto metrics = (*info[0].As<Napi::External<std::shared_ptr<Handle>>>().Data())->extractor->aggregate();
   Napi::Array out = Napi::Array::New(env, metrics.size());
   for (size_t i = 0; i < metrics.size(); i++) {
     Napi::Array pair = Napi::Array::New(env, 2);

@@ -248,26 +248,70 @@ __attribute__((target("avx2"))) void filterBlockAvx2(const uint16_t* const* up,
                         _mm256_permute2x128_si256(lo, hi, 0x31));  // lanes 8-15
   }
 }
+// The same with 32 lanes (AVX-512 BW). unpacklo/hi work per 128-bit lane: lo holds lanes
+// 0-3, 8-11, 16-19, 24-27, hi the others; two permutes put them back in order.
+template <int S, bool kAlongRow>
+__attribute__((target("avx512f,avx512bw"))) void filterBlockAvx512(const uint16_t* const* up,
+                                                                   const uint16_t* const* down,
+                                                                   uint32_t* __restrict out) {
+  constexpr Filter f = kFilters[S];
+  const __m512i flip = _mm512_set1_epi32(static_cast<int32_t>(0x80000000u));
+  const __m512i first = _mm512_set_epi64(11, 10, 3, 2, 9, 8, 1, 0);
+  const __m512i second = _mm512_set_epi64(15, 14, 7, 6, 13, 12, 5, 4);
+  __m512i taps[f.half + 1];
+  taps[0] = _mm512_set1_epi16(static_cast<int16_t>(f.taps[0] / 2));
+  for (int d = 1; d <= f.half; ++d) {
+    taps[d] = _mm512_set1_epi16(static_cast<int16_t>(f.taps[d]));
+  }
+  const uint16_t* row = up[0];
+  for (int i = 0; i < kBlock; i += 32) {
+    const __m512i c = _mm512_loadu_si512(row + i);
+    __m512i lo = _mm512_madd_epi16(_mm512_unpacklo_epi16(c, c), taps[0]);
+    __m512i hi = _mm512_madd_epi16(_mm512_unpackhi_epi16(c, c), taps[0]);
+    for (int d = 1; d <= f.half; ++d) {
+      const uint16_t* pa;
+      const uint16_t* pb;
+      if constexpr (kAlongRow) {
+        pa = row + i - d;
+        pb = row + i + d;
+      } else {
+        pa = up[d] + i;
+        pb = down[d] + i;
+      }
+      const __m512i a = _mm512_loadu_si512(pa);
+      const __m512i b = _mm512_loadu_si512(pb);
+      lo = _mm512_add_epi32(lo, _mm512_madd_epi16(_mm512_unpacklo_epi16(a, b), taps[d]));
+      hi = _mm512_add_epi32(hi, _mm512_madd_epi16(_mm512_unpackhi_epi16(a, b), taps[d]));
+    }
+    lo = _mm512_xor_si512(lo, flip);
+    hi = _mm512_xor_si512(hi, flip);
+    _mm512_storeu_si512(out + i, _mm512_permutex2var_epi64(lo, first, hi));
+    _mm512_storeu_si512(out + i + 16, _mm512_permutex2var_epi64(lo, second, hi));
+  }
+}
 #endif
 
-// The kernel variants the build and the CPU allow.
-enum class Isa { kScalar, kSse2, kAvx2 };
+// The kernel variants the build and the CPU allow (under cpu_features.h's cap).
+enum class Isa { kScalar, kSse2, kAvx2, kAvx512 };
 
 Isa bestIsa() {
+  const IsaLevel level = activeIsa();
 #if defined(VMAFS_VIF_AVX2)
-  if (cpuHasAvx2()) return Isa::kAvx2;
+  if (level >= IsaLevel::kAvx512) return Isa::kAvx512;
+  if (level >= IsaLevel::kAvx2) return Isa::kAvx2;
 #endif
 #if defined(VMAFS_VIF_SSE2)
-  return Isa::kSse2;
-#else
-  return Isa::kScalar;
+  if (level >= IsaLevel::kBaseline) return Isa::kSse2;
 #endif
+  (void)level;
+  return Isa::kScalar;
 }
 
 template <int S>
 inline void filterBlock(Isa isa, const uint16_t* const* up, const uint16_t* const* down,
                         uint32_t* out) {
 #if defined(VMAFS_VIF_AVX2)
+  if (isa == Isa::kAvx512) return filterBlockAvx512<S, false>(up, down, out);
   if (isa == Isa::kAvx2) return filterBlockAvx2<S, false>(up, down, out);
 #endif
 #if defined(VMAFS_VIF_SSE2)
@@ -282,6 +326,7 @@ template <int S>
 inline void filterAlongRow(Isa isa, const uint16_t* row, uint32_t* out) {
   constexpr int kHalf = kFilters[S].half;
 #if defined(VMAFS_VIF_AVX2)
+  if (isa == Isa::kAvx512) return filterBlockAvx512<S, true>(&row, &row, out);
   if (isa == Isa::kAvx2) return filterBlockAvx2<S, true>(&row, &row, out);
 #endif
   const uint16_t* left[kHalf + 1];
@@ -400,14 +445,19 @@ inline void addGainTerms(int32_t sigma1Sq, int32_t sigma2Sq, int32_t sigma12,
   const double gDefault = std::min(gain, kGainLimitDefault);
   const double gDefaultSq = gDefault * gDefault;
   const double signalDefault = gDefaultSq * sigma1Sq;
-  sums.numLog +=
-      log2q(static_cast<uint64_t>(static_cast<int64_t>(signalDefault) + base)) - logBase;
 
-  const double gEgl = std::min(gain, kGainLimitEgl);
-  const double gEglSq = gEgl * gEgl;
-  const double signalEgl = gEglSq * sigma1Sq;
-  sums.numLogEgl +=
-      log2q(static_cast<uint64_t>(static_cast<int64_t>(signalEgl) + base)) - logBase;
+  const int32_t termDefault =
+      log2q(static_cast<uint64_t>(static_cast<int64_t>(signalDefault) + base)) - logBase;
+  sums.numLog += termDefault;
+
+  // Gain limit 1, with the same operations where they give the same values: below the limit
+  // min() picks the same gain, so the term is the default one; above it gl = 1 and
+  // (1 * 1) * sigma1_sq is sigma1_sq exactly, so the product needs no doubles.
+  if (gain <= kGainLimitEgl) {
+    sums.numLogEgl += termDefault;
+  } else {
+    sums.numLogEgl += log2q(static_cast<uint64_t>(static_cast<int64_t>(sigma1Sq) + base)) - logBase;
+  }
 }
 
 inline void addPixel(int32_t sigma1Sq, int32_t sigma2Sq, int32_t sigma12,
