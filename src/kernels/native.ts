@@ -61,6 +61,12 @@ export interface NativeAddon {
    * synchronously. Optional: an addon built before it existed lacks it.
    */
   copyBytes?(dst: Uint8Array, src: Uint8Array | Uint16Array): Promise<void>;
+  /**
+   * Calls fn() synchronously with file descriptor 2 captured, and returns its value and
+   * what native code wrote to stderr meanwhile (the gpu backend keeps Dawn's own lines out
+   * of the CLI's messages). Optional: an addon built before it existed lacks it.
+   */
+  captureStderr?<T>(fn: () => T): { value: T; text: string };
 }
 
 const ADDON_FILE = join('build', 'Release', 'vmaf_native.node');

@@ -16,6 +16,7 @@
 //   finishFeatures(stats, width, height, bitDepth) -> Float64Array(18)       (synchronous)
 //     [vif s0..3, vif egl s0..3, adm2, adm s0..3, adm2 egl, adm egl s0..3]
 //   statsLayout() -> { vif: kVifStatsLen, adm: kAdmStatsLen }
+//   captureStderr(fn) -> { value, text }: fn() with fd 2 captured (stderr_capture.cpp)
 //
 // Argument errors throw TypeError synchronously (computeFrameStats too: it throws
 // rather than returning a rejected promise).
@@ -28,6 +29,7 @@
 #include <string>
 
 #include "adm.h"
+#include "stderr_capture.h"
 #include "motion.h"
 #include "plane.h"
 #include "vif.h"
@@ -376,6 +378,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("finishFeatures", Napi::Function::New(env, FinishFeatures, "finishFeatures"));
   exports.Set("copyBytes", Napi::Function::New(env, CopyBytes, "copyBytes"));
   exports.Set("statsLayout", Napi::Function::New(env, StatsLayout, "statsLayout"));
+  exports.Set("captureStderr", Napi::Function::New(env, CaptureStderr, "captureStderr"));
   return exports;
 }
 
