@@ -185,6 +185,7 @@ async function runUntilStopped(args: CliArgs, outcome: RunOutcome, onStoppable: 
     });
   }
   let backendText: string | undefined;
+  let stopped = false;
 
   await new Promise<void>((resolve, reject) => {
     // An error in a QC callback (a log that cannot be written) ends the run.
@@ -224,7 +225,10 @@ async function runUntilStopped(args: CliArgs, outcome: RunOutcome, onStoppable: 
       {
         ...args.score,
         ...qc,
-        onWarning: (message) => note(`warning: ${message}`),
+        // Stopping cuts the inputs short: "ended before" is then the stop, not news.
+        onWarning: (message) => {
+          if (!stopped) note(`warning: ${message}`);
+        },
         onFormat: (format) => {
           frameSize = { width: format.width, height: format.height };
         },
@@ -263,6 +267,7 @@ async function runUntilStopped(args: CliArgs, outcome: RunOutcome, onStoppable: 
       reject(error);
     };
     onStoppable(() => {
+      stopped = true;
       subscription.unsubscribe();
       resolve();
     });
