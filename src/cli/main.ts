@@ -46,6 +46,7 @@ interface RunOutcome {
  */
 export async function main(argv: string[]): Promise<number> {
   watchStandardStreams();
+  let logsToStdout = false;
   try {
     const command = parseCommandLine(argv);
     switch (command.kind) {
@@ -57,13 +58,17 @@ export async function main(argv: string[]): Promise<number> {
         return EXIT_STATUS.done;
       case 'run': {
         if (command.args.verbose) showDawnDiagnostics(true);
+        logsToStdout = command.args.output === '-';
         const outcome = await run(command.args);
         return outcome.interruptedBy ? EXIT_STATUS[outcome.interruptedBy] : EXIT_STATUS.done;
       }
     }
   } catch (error) {
-    // The log went to a pipe whose reader closed it: stop quietly, as Unix tools do.
-    if (standardStreams.stdoutClosed && error instanceof VmafError && error.code === 'E_OUTPUT') return EXIT_STATUS.stdoutClosed;
+    // The log went to a pipe whose reader closed it: stop quietly, as Unix tools do. (The
+    // write's own error can reach here before stdout's 'error' event, a tick later.)
+    if (error instanceof VmafError && error.code === 'E_OUTPUT' && (standardStreams.stdoutClosed || (logsToStdout && causedBy(error, 'EPIPE')))) {
+      return EXIT_STATUS.stdoutClosed;
+    }
     if (error instanceof UsageError) {
       process.stderr.write(`vmaf-stream: ${error.message}\nRun vmaf-stream --help for the options.\n`);
       return EXIT_STATUS.usage;
@@ -75,6 +80,14 @@ export async function main(argv: string[]): Promise<number> {
     process.stderr.write(`vmaf-stream: internal error: ${(error as Error)?.stack ?? String(error)}\n`);
     return EXIT_STATUS.error;
   }
+}
+
+/** Whether an error, or one of its causes, has this system error code. */
+function causedBy(error: unknown, code: string): boolean {
+  for (let e = error, depth = 0; e instanceof Error && depth < 10; e = e.cause, depth++) {
+    if ((e as NodeJS.ErrnoException).code === code) return true;
+  }
+  return false;
 }
 
 const standardStreams = { watched: false, stdoutClosed: false };
