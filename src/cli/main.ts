@@ -238,7 +238,8 @@ async function runUntilStopped(args: CliArgs, outcome: RunOutcome, onStoppable: 
       {
         ...args.score,
         ...qc,
-        // Stopping cuts the inputs short: "ended before" is then the stop, not news.
+        // Stopping (a signal, a log that failed) cuts the inputs short: "ended before" is
+        // then the stop, not news.
         onWarning: (message) => {
           if (!stopped) note(`warning: ${message}`);
         },
@@ -276,6 +277,7 @@ async function runUntilStopped(args: CliArgs, outcome: RunOutcome, onStoppable: 
       complete: resolve,
     });
     const fail = (error: unknown) => {
+      stopped = true;
       subscription.unsubscribe();
       reject(error);
     };
