@@ -5,7 +5,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { goldenDir } from './helpers/env.mjs';
+import { backendsUnderTest, goldenDir } from './helpers/env.mjs';
 
 const BIN = fileURLToPath(new URL('../bin/vmaf-stream', import.meta.url));
 const clip = join(goldenDir, 'src01_160x90_8bit');
@@ -33,6 +33,15 @@ describe('cli', function () {
       const r = cli(args);
       assert.equal(r.status, 2, `${args.join(' ')}: ${r.stderr}`);
       assert.match(r.stderr, /vmaf-stream: /);
+    }
+  });
+
+  it('-r - with -d -: a usage error (only one input can read standard input), exit 2', () => {
+    for (const args of [['-r', '-', '-d', '-'], ['-r', REF, '-d', '-', '-d', 'name=again:path=-']]) {
+      const r = cli([...args, '--backend', 'cpu', '-q'], readFileSync(REF));
+      assert.equal(r.status, 2, `${args.join(' ')}: ${r.stderr}`);
+      assert.match(r.stderr, /^vmaf-stream: (-r - and -d -|two -d -): only one input can read standard input/);
+      assert.doesNotMatch(r.stderr, /empty/);
     }
   });
 
@@ -130,5 +139,40 @@ describe('cli', function () {
     assert.equal(r.status, 0, r.stderr);
     assert.match(r.stderr, /48.*10|10.*48/);
     assert.equal(r.stdout.trim().split('\n').filter((l) => l.includes('frameNum')).length, 10);
+  });
+
+  (backendsUnderTest().includes('gpu') ? describe : describe.skip)('gpu backend: only vmaf-stream\'s own lines on stderr', function () {
+    this.timeout(300000);
+    // A small synthetic clip, so that the test needs nothing beyond the repository.
+    const clip3 = join(tmp, 'synth3.y4m');
+    before(() => {
+      const w = spawnSync(process.execPath, [fileURLToPath(new URL('./helpers/fifo-writer.mjs', import.meta.url)), clip3, 'synth', '160x90', '3', '0'], { encoding: 'utf8' });
+      assert.equal(w.status, 0, w.stderr);
+    });
+    const ours = /^(vmaf-stream: .*|vmaf: \d+\.\d{6})$/;
+    const dawn = /^Warning: .* artificially reduced /;
+
+    it('without --verbose: no line of Dawn\'s, the pooled score on a line of its own', () => {
+      const r = cli(['-r', clip3, '-d', clip3, '--backend', 'gpu', '-o', join(tmp, 'gpu.xml')]);
+      assert.equal(r.status, 0, r.stderr);
+      assert.ok(r.stderr.endsWith('\n'), JSON.stringify(r.stderr));
+      const lines = r.stderr.slice(0, -1).split('\n');
+      for (const line of lines) assert.match(line, ours);
+      assert.match(r.stderr, /^vmaf: \d+\.\d{6}$/m);
+    });
+
+    it('with --verbose (or VMAF_STREAM_VERBOSE=1): Dawn\'s lines too', function () {
+      const verbose = cli(['-r', clip3, '-d', clip3, '--backend', 'gpu', '-o', join(tmp, 'gpu-v.xml'), '--verbose']);
+      assert.equal(verbose.status, 0, verbose.stderr);
+      for (const line of verbose.stderr.slice(0, -1).split('\n')) assert.ok(ours.test(line) || dawn.test(line), line);
+      // Dawn clamps a Vulkan limit on Mesa's lavapipe and says so: proof that the quiet run hid it.
+      if (!/software adapter \(llvmpipe/.test(verbose.stderr)) return;
+      assert.match(verbose.stderr, dawn);
+      const env = spawnSync(process.execPath, [BIN, '-r', clip3, '-d', clip3, '--backend', 'gpu', '-o', join(tmp, 'gpu-e.xml')], {
+        encoding: 'utf8', env: { ...process.env, VMAF_STREAM_VERBOSE: '1' }, timeout: 120000,
+      });
+      assert.equal(env.status, 0, env.stderr);
+      assert.match(env.stderr, dawn);
+    });
   });
 });

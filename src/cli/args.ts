@@ -37,9 +37,14 @@ export interface CliArgs {
   format: LogFormat;
   precision?: number;
   quiet: boolean;
+  /** --verbose (or VMAF_STREAM_VERBOSE=1): the GPU driver's own diagnostics reach stderr too. */
+  verbose: boolean;
   /** --report: the HTML report's path. */
   report?: string;
 }
+
+/** The input name that reads standard input. */
+const STDIN = '-';
 
 /** The placeholder -o replaces with each rendition's name. */
 export const NAME_PLACEHOLDER = '{name}';
@@ -87,6 +92,8 @@ libvmaf's options:
  --subsample N              score every Nth frame
  --no_prediction/-n         features only, no model scores
  --quiet/-q                 no progress line
+ --verbose                  also show the diagnostics of the GPU stack (Dawn's own lines),
+                            hidden by default; VMAF_STREAM_VERBOSE=1 does the same
  --version/-v               print the version and exit
 
 vmaf-stream's own:
@@ -122,7 +129,9 @@ Live QC:
 Dropped and repeated frames of the distorted stream are always watched for: printed on
 stderr and logged ({"type":"drift",...}).
 
-Exit status: 0 done, 1 input or runtime error, 2 usage error.`;
+Exit status: 0 done, 1 input or runtime error (a log that cannot be written included),
+2 usage error, 130 interrupted by SIGINT (Ctrl-C), 143 by SIGTERM (the logs are complete with
+the frames scored until then), 141 standard output closed by its reader (as by SIGPIPE).`;
 
 const OPTIONS = {
   reference: { type: 'string', short: 'r' },
@@ -150,6 +159,7 @@ const OPTIONS = {
   subsample: { type: 'string' },
   no_prediction: { type: 'boolean', short: 'n' },
   quiet: { type: 'boolean', short: 'q' },
+  verbose: { type: 'boolean' },
   version: { type: 'boolean', short: 'v' },
   precision: { type: 'string' },
   backend: { type: 'string' },
@@ -188,6 +198,13 @@ export function parseCommandLine(argv: string[]): CliCommand {
   if (values.scale && values['no-scale']) throw new UsageError('choose --scale or --no-scale, not both');
 
   const specs = values.distorted.map(parseDistorted);
+  const fromStdin = [values.reference, ...specs.map((d) => d.path)].filter((p) => p === STDIN).length;
+  if (fromStdin > 1) {
+    throw new UsageError(
+      `${values.reference === STDIN ? '-r - and -d -' : 'two -d -'}: only one input can read standard input; ` +
+        'give the other as a file or a named pipe (mkfifo)',
+    );
+  }
   const named = resolveRenditions(specs.map((d) => ({ input: d.path, ...(d.name !== undefined ? { name: d.name } : {}) })));
   const ladder = specs.length > 1;
   const output = values.output;
@@ -284,6 +301,7 @@ export function parseCommandLine(argv: string[]): CliCommand {
       format,
       precision: optionalInt(values.precision, '--precision', 1, 17),
       quiet: values.quiet ?? false,
+      verbose: values.verbose ?? false,
       ...(values.report !== undefined ? { report: values.report } : {}),
       score: {
         ...(windows ? { windows } : {}),

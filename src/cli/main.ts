@@ -20,40 +20,95 @@ import { ReportBuilder } from '../report/index.js';
 import { DEFAULT_SEARCH_RANGE } from '../align/align-pairs.js';
 import { UsageError, VmafError } from '../errors.js';
 import { VERSION, LIBVMAF_VERSION } from '../version.js';
+import { showDawnDiagnostics } from '../kernels/gpu/device.js';
 
 /** The log's version field: libvmaf's schema version, and who wrote it. */
 const LOG_VERSION = `${LIBVMAF_VERSION}+vmaf-stream.${VERSION}`;
 
-/** Runs the command line; resolves to the exit status (0 done, 1 input/runtime error, 2 usage). */
+/**
+ * Exit statuses. A run stopped by a signal ends with 128 + the signal's number, as a shell
+ * reports a process the signal killed; a closed standard output (the reader of `| head`
+ * went away) ends as SIGPIPE would have ended it, quietly.
+ */
+export const EXIT_STATUS = { done: 0, error: 1, usage: 2, SIGINT: 130, stdoutClosed: 141, SIGTERM: 143 } as const;
+
+/** The signals that interrupt a run: the log is finished with the frames scored so far. */
+export type InterruptSignal = 'SIGINT' | 'SIGTERM';
+const INTERRUPT_SIGNALS: readonly InterruptSignal[] = ['SIGINT', 'SIGTERM'];
+
+/** How a run ended without an error. */
+interface RunOutcome {
+  interruptedBy?: InterruptSignal;
+}
+
+/**
+ * Runs the command line; resolves to the exit status (EXIT_STATUS: 0 done, 1 input/runtime
+ * error, 2 usage, 130/143 interrupted by SIGINT/SIGTERM, 141 standard output closed).
+ */
 export async function main(argv: string[]): Promise<number> {
+  watchStandardStreams();
+  let logsToStdout = false;
   try {
     const command = parseCommandLine(argv);
     switch (command.kind) {
       case 'help':
         process.stdout.write(`${USAGE}\n`);
-        return 0;
+        return EXIT_STATUS.done;
       case 'version':
         process.stdout.write(`vmaf-stream ${VERSION} (libvmaf ${LIBVMAF_VERSION} integer features)\n`);
-        return 0;
+        return EXIT_STATUS.done;
       case 'list':
         process.stdout.write(`${listText()}\n`);
-        return 0;
-      case 'run':
-        await run(command.args);
-        return 0;
+        return EXIT_STATUS.done;
+      case 'run': {
+        if (command.args.verbose) showDawnDiagnostics(true);
+        logsToStdout = command.args.output === '-';
+        const outcome = await run(command.args);
+        return outcome.interruptedBy ? EXIT_STATUS[outcome.interruptedBy] : EXIT_STATUS.done;
+      }
     }
   } catch (error) {
+    // The log went to a pipe whose reader closed it: stop quietly, as Unix tools do. (The
+    // write's own error can reach here before stdout's 'error' event, a tick later.)
+    if (error instanceof VmafError && error.code === 'E_OUTPUT' && (standardStreams.stdoutClosed || (logsToStdout && causedBy(error, 'EPIPE')))) {
+      return EXIT_STATUS.stdoutClosed;
+    }
     if (error instanceof UsageError) {
       process.stderr.write(`vmaf-stream: ${error.message}\nRun vmaf-stream --help for the options.\n`);
-      return 2;
+      return EXIT_STATUS.usage;
     }
     if (error instanceof VmafError) {
       process.stderr.write(`vmaf-stream: ${error.message}\n`);
-      return 1;
+      return EXIT_STATUS.error;
     }
     process.stderr.write(`vmaf-stream: internal error: ${(error as Error)?.stack ?? String(error)}\n`);
-    return 1;
+    return EXIT_STATUS.error;
   }
+}
+
+/** Whether an error, or one of its causes, has this system error code. */
+function causedBy(error: unknown, code: string): boolean {
+  for (let e = error, depth = 0; e instanceof Error && depth < 10; e = e.cause, depth++) {
+    if ((e as NodeJS.ErrnoException).code === code) return true;
+  }
+  return false;
+}
+
+const standardStreams = { watched: false, stdoutClosed: false };
+
+/**
+ * A reader that went away (EPIPE) or a closed descriptor must not crash the process with
+ * an unhandled 'error' event, even after main() returned (stdout's errors come a tick
+ * later): the log's writer sees the same error on stdout and ends the run; on stderr
+ * there is nobody left to tell.
+ */
+function watchStandardStreams(): void {
+  if (standardStreams.watched) return;
+  standardStreams.watched = true;
+  process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code === 'EPIPE') standardStreams.stdoutClosed = true;
+  });
+  process.stderr.on('error', () => {});
 }
 
 /** One rendition's side of the run: its pooling and its log. */
@@ -66,7 +121,30 @@ interface RenditionRun {
   writer: LogWriter | undefined;
 }
 
-async function run(args: CliArgs): Promise<void> {
+async function run(args: CliArgs): Promise<RunOutcome> {
+  // SIGINT (Ctrl-C) and SIGTERM (service managers, container runtimes) end a run cleanly:
+  // decoding stops, ffmpeg is stopped, and the logs close with what was scored. A second
+  // signal while the logs are being finished ends the process at once.
+  const outcome: RunOutcome = {};
+  let stopScoring: (() => void) | undefined;
+  const onSignal = (signal: InterruptSignal) => {
+    if (outcome.interruptedBy) process.exit(EXIT_STATUS[signal]);
+    outcome.interruptedBy = signal;
+    stopScoring?.();
+  };
+  for (const signal of INTERRUPT_SIGNALS) process.on(signal, onSignal);
+  try {
+    return await runUntilStopped(args, outcome, (stop) => {
+      stopScoring = stop;
+      if (outcome.interruptedBy) stop();
+    });
+  } finally {
+    for (const signal of INTERRUPT_SIGNALS) process.off(signal, onSignal);
+  }
+}
+
+/** The run itself; `onStoppable` receives the function that ends the scoring early. */
+async function runUntilStopped(args: CliArgs, outcome: RunOutcome, onStoppable: (stop: () => void) => void): Promise<RunOutcome> {
   const stderr = process.stderr;
   const progress = stderr.isTTY && !args.quiet ? new ProgressLine(stderr, args.score.frameCnt) : undefined;
   // The log's header names the frame size, known once the reference is open.
@@ -124,6 +202,7 @@ async function run(args: CliArgs): Promise<void> {
     });
   }
   let backendText: string | undefined;
+  let stopped = false;
 
   await new Promise<void>((resolve, reject) => {
     // An error in a QC callback (a log that cannot be written) ends the run.
@@ -163,7 +242,11 @@ async function run(args: CliArgs): Promise<void> {
       {
         ...args.score,
         ...qc,
-        onWarning: (message) => note(`warning: ${message}`),
+        // Stopping (a signal, a log that failed) cuts the inputs short: "ended before" is
+        // then the stop, not news.
+        onWarning: (message) => {
+          if (!stopped) note(`warning: ${message}`);
+        },
         onAggregate: (rendition, metrics) => runs.find((r) => r.name === rendition || !args.ladder)?.pooling.setAggregate(metrics),
         onFormat: (format) => {
           frameSize = { width: format.width, height: format.height };
@@ -193,15 +276,18 @@ async function run(args: CliArgs): Promise<void> {
           fail(error);
         }
       },
-      error: reject,
+      // Once interrupted, a source that fails as it is stopped (ffmpeg got the terminal's
+      // Ctrl-C too) is part of the stop, not an error.
+      error: (error: unknown) => (outcome.interruptedBy ? resolve() : reject(error)),
       complete: resolve,
     });
     const fail = (error: unknown) => {
+      stopped = true;
       subscription.unsubscribe();
       reject(error);
     };
-    // Ctrl-C on a live input ends the run cleanly: the logs still close with what was scored.
-    process.once('SIGINT', () => {
+    onStoppable(() => {
+      stopped = true;
       subscription.unsubscribe();
       resolve();
     });
@@ -228,7 +314,12 @@ async function run(args: CliArgs): Promise<void> {
       throw new VmafError('E_OUTPUT', `cannot write the report ${args.report}: ${(error as Error).message}`, { cause: error });
     });
   }
-  if (summaries.every(({ summary }) => summary.frameCount === 0)) throw new VmafError('E_INPUT_EMPTY', 'no frames were scored');
+  if (outcome.interruptedBy) {
+    // Said even with -q: it explains the exit status.
+    note(`interrupted by ${outcome.interruptedBy} after ${scoredText(summaries.map(({ run: r, summary }) => ({ name: r.name, frames: summary.frameCount })))}`);
+  } else if (summaries.every(({ summary }) => summary.frameCount === 0)) {
+    throw new VmafError('E_INPUT_EMPTY', 'no frames were scored');
+  }
   if (!args.quiet || args.output === undefined) {
     // Model scores only, as libvmaf prints them; the features stay in the log. A ladder
     // prints each rendition's, its name first.
@@ -238,6 +329,15 @@ async function run(args: CliArgs): Promise<void> {
       }
     }
   }
+  return outcome;
+}
+
+/** "708 frames", or per rendition where a ladder's differ ("1080p: 708, 720p: 707 frames"). */
+function scoredText(counts: ReadonlyArray<{ name: string; frames: number }>): string {
+  const frames = (n: number) => `${n} frame${n === 1 ? '' : 's'}`;
+  const first = counts[0]?.frames ?? 0;
+  if (counts.every((c) => c.frames === first)) return frames(first);
+  return `${counts.map((c) => `${c.name}: ${c.frames}`).join(', ')} frames`;
 }
 
 /** An alert's line on stderr. */

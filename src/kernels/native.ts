@@ -145,12 +145,18 @@ export interface NativeAddon {
    * may be written to until the promise settles.
    */
   runExtractor(handle: NativeExtractorHandle, ref: readonly Luma[], dis: readonly Luma[], previousRef: ReadonlyArray<readonly Luma[]>, previousDis: ReadonlyArray<readonly Luma[]>): Promise<Float64Array>;
-  /** libvmaf's cpumask, process-wide: bit 3 (AVX2) or 4 (AVX-512) makes the SIMD kernels take their portable paths. */
+  /** libvmaf's cpumask, process-wide: bit 3 (AVX2) leaves the kernels' baseline paths, bit 4 (AVX-512) at most AVX2. */
   setCpuMask(mask: number): void;
   /** The run's aggregate metrics (libvmaf's aggregate_metrics) of an instance, once its jobs are done. */
   aggregateExtractor(handle: NativeExtractorHandle): Array<[string, number]>;
   /** The names of the registered C++ extractors. */
   nativeExtractors(): string[];
+  /**
+   * Calls fn() synchronously with file descriptor 2 captured, and returns its value and
+   * what native code wrote to stderr meanwhile (the gpu backend keeps Dawn's own lines out
+   * of the CLI's messages). Optional: an addon built before it existed lacks it.
+   */
+  captureStderr?<T>(fn: () => T): { value: T; text: string };
 }
 
 /** The geometry a native extractor instance is built for; chroma 0 x 0 for gray input. */

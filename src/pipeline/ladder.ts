@@ -200,8 +200,10 @@ export function runLadder(reference: FrameInput, renditions: readonly ResolvedRe
     };
 
     const run = (async (): Promise<Opened> => {
-      // Models name the features a run computes even with noPrediction, as in libvmaf.
-      const loaded = await Promise.all(resolveModelSpecs(options.models).map(loadModel));
+      // Models name the features a run computes even with noPrediction, as in libvmaf, which
+      // adds its default model only when it predicts.
+      const specs = options.noPrediction && !(options.models && options.models.length > 0) ? [] : resolveModelSpecs(options.models);
+      const loaded = await Promise.all(specs.map(loadModel));
       assertUniqueNames(loaded);
       const plan = planRun([...loaded.flatMap((m) => m.features), ...(options.features ?? []).map(toExtractorRequest)]);
       const models = options.noPrediction ? [] : loaded;

@@ -35,6 +35,7 @@
 //     caps the kernels' instruction set at 'scalar', 'baseline', 'avx2' or 'avx512' (no
 //     argument: no cap); jobs started afterwards use it. Every level gives the same results.
 //   copyBytes(dst, src) -> Promise<void>        (on libuv's threadpool; see below)
+//   captureStderr(fn) -> { value, text }: fn() with fd 2 captured (stderr_capture.cpp)
 //
 // Argument errors throw TypeError synchronously (the promise-returning functions too: they
 // throw rather than returning a rejected promise).
@@ -55,6 +56,7 @@
 
 #include "adm.h"
 #include "cpu_features.h"
+#include "stderr_capture.h"
 #include "motion.h"
 #include "plane.h"
 #include "thread-pool.h"
@@ -610,6 +612,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("resetPoolPeak", Napi::Function::New(env, ResetPoolPeak, "resetPoolPeak"));
   exports.Set("limitIsa", Napi::Function::New(env, LimitIsa, "limitIsa"));
   exports.Set("probePoolConcurrency", Napi::Function::New(env, ProbePoolConcurrency, "probePoolConcurrency"));
+  exports.Set("captureStderr", Napi::Function::New(env, CaptureStderr, "captureStderr"));
   return exports;
 }
 

@@ -3,12 +3,15 @@
  * software such as lavapipe or SwiftShader as a fallback, or one named by a substring as
  * --gpu-adapter does), asks for the limits and features the kernels want, and turns
  * device loss and uncaptured errors into BackendError('E_GPU') so a failure surfaces
- * instead of hanging a stream.
+ * instead of hanging a stream. Dawn's own diagnostics, which it prints to stderr from
+ * native code while adapters are enumerated, are kept out of stderr unless asked for
+ * (showDawnDiagnostics, VMAF_STREAM_VERBOSE=1).
  */
 import { mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BackendError } from '../../errors.js';
+import { loadNative } from '../native.js';
 
 /** One adapter Dawn can see. */
 export interface GpuAdapterEntry {
@@ -88,6 +91,30 @@ async function loadWebGpu(): Promise<WebGpuModule> {
   }
 }
 
+// Dawn prints notices such as "Warning: maxDynamicUniformBuffersPerPipelineLayout
+// artificially reduced from 1000000 to 16 ..." with fprintf(stderr) while it enumerates
+// adapters (inside create(), requestAdapter() and requestDevice() calls), with no switch to
+// turn them off. They say nothing a user of vmaf-stream can act on, so those calls run with
+// fd 2 captured; --verbose lets them through as they come.
+let dawnDiagnosticsShown = /^(1|true|yes)$/i.test(process.env.VMAF_STREAM_VERBOSE ?? '');
+
+/** Lets Dawn's own stderr lines through (true: --verbose), or captures them (the default). */
+export function showDawnDiagnostics(show: boolean): void {
+  dawnDiagnosticsShown = show;
+}
+
+/** Runs a synchronous Dawn call with its stderr lines captured, unless they are to be shown. */
+function quietDawn<T>(call: () => T): T {
+  if (dawnDiagnosticsShown) return call();
+  let capture: ReturnType<typeof loadNative>['captureStderr'];
+  try {
+    capture = loadNative().captureStderr;
+  } catch {
+    capture = undefined; // no addon: Dawn's lines show, nothing worse
+  }
+  return capture ? capture(call).value : call();
+}
+
 /** Mesa's Vulkan drivers complain without XDG_RUNTIME_DIR; give them a private one. */
 function ensureRuntimeDir(): void {
   if (process.platform !== 'linux' || process.env.XDG_RUNTIME_DIR) return;
@@ -133,10 +160,11 @@ export async function listGpuAdapters(dawnFlags: readonly string[] = []): Promis
   const flags = [...dawnFlags.filter((f) => !f.startsWith('adapter=')), `adapter=${NO_SUCH_ADAPTER}`];
   const key = flags.join('\n');
   let gpu = listingInstances.get(key);
-  if (!gpu) listingInstances.set(key, (gpu = create(flags)));
+  if (!gpu) listingInstances.set(key, (gpu = quietDawn(() => create(flags))));
+  const instance = gpu;
   let text: string;
   try {
-    const adapter = await gpu.requestAdapter({ powerPreference: 'high-performance' });
+    const adapter = await quietDawn(() => instance.requestAdapter({ powerPreference: 'high-performance' }));
     if (adapter === null) return []; // Dawn found no adapter at all
     // A newer dawn.node that matches differently: at least report that one.
     return [entryFromInfo(adapter.info)];
@@ -400,11 +428,11 @@ export async function openGpuDevice(options: OpenGpuOptions = {}): Promise<GpuDe
     }
   }
 
-  const gpu = create([...flags, `adapter=${chosen.name}`]);
+  const gpu = quietDawn(() => create([...flags, `adapter=${chosen.name}`]));
   deviceInstances.add(gpu); // held from here on (see deviceInstances)
   let adapter: GPUAdapter | null;
   try {
-    adapter = await gpu.requestAdapter({ powerPreference: 'high-performance' });
+    adapter = await quietDawn(() => gpu.requestAdapter({ powerPreference: 'high-performance' }));
   } catch (cause) {
     throw new BackendError('E_GPU', `cannot open WebGPU adapter '${chosen.name}': ${message(cause)}`, { cause });
   }
@@ -429,11 +457,11 @@ export async function openGpuDevice(options: OpenGpuOptions = {}): Promise<GpuDe
 
   let device: GPUDevice;
   try {
-    device = await adapter.requestDevice({
+    device = await quietDawn(() => adapter.requestDevice({
       label: options.label ?? 'vmaf-stream',
       requiredFeatures,
       requiredLimits,
-    });
+    }));
   } catch (cause) {
     throw new BackendError('E_GPU', `cannot open a WebGPU device on '${chosen.name}': ${message(cause)}`, { cause });
   }
