@@ -325,7 +325,7 @@ async function runUntilStopped(args: CliArgs, outcome: RunOutcome, onStoppable: 
     // prints each rendition's, its name first.
     for (const { run: r, summary } of summaries) {
       for (const [name, pooled] of Object.entries(summary.pooled)) {
-        if (!isFeatureName(name)) stderr.write(`${args.ladder ? `${r.name}: ` : ''}${name}: ${pooled.mean.toFixed(6)}\n`);
+        if (r.pooling.scoreNames.has(name)) stderr.write(`${args.ladder ? `${r.name}: ` : ''}${name}: ${pooled.mean.toFixed(6)}\n`);
       }
     }
   }
@@ -349,10 +349,6 @@ function alertText(a: AlertEvent, who: string): string {
   return a.state === 'start'
     ? `alert: ${spec}: started at ${at(a.index, a.pts)}, ${subject} ${value}, holding since ${at(a.since.index, a.since.pts)}`
     : `alert: ${spec}: cleared at ${at(a.index, a.pts)}, ${subject} ${value}`;
-}
-
-function isFeatureName(name: string): boolean {
-  return name.startsWith('integer_') || name.startsWith('VMAF_');
 }
 
 async function openOutput(path: string): Promise<NodeJS.WritableStream> {

@@ -9,12 +9,17 @@ export class RunPooling {
   private readonly stats = new Map<string, PooledStats>();
   private frames = 0;
   private aggregate: Record<string, number> | undefined;
+  /** The model scores' names (the other pooled metrics are features). */
+  readonly scoreNames = new Set<string>();
   private readonly startedAt = performance.now();
 
   add(result: FrameResult): void {
     this.frames++;
     for (const [name, value] of Object.entries(result.features)) this.statsFor(name).add(value);
-    for (const [name, value] of Object.entries(result.scores)) this.statsFor(name).add(value);
+    for (const [name, value] of Object.entries(result.scores)) {
+      this.scoreNames.add(name);
+      this.statsFor(name).add(value);
+    }
   }
 
   /** The run's aggregate metrics (libvmaf's aggregate_metrics), where an extractor gives some. */
