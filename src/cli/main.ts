@@ -26,6 +26,10 @@ const LOG_VERSION = `${LIBVMAF_VERSION}+vmaf-stream.${VERSION}`;
 /** Runs the command line; resolves to the exit status (0 done, 1 input/runtime error, 2 usage). */
 export async function main(argv: string[]): Promise<number> {
   try {
+    if (argv[0] !== undefined && QUEUE_COMMANDS.includes(argv[0])) {
+      const { runQueueCommand } = await import('./queue-commands.js');
+      return await runQueueCommand(argv[0], argv.slice(1), run);
+    }
     const command = parseCommandLine(argv);
     switch (command.kind) {
       case 'help':
@@ -52,6 +56,20 @@ export async function main(argv: string[]): Promise<number> {
   }
 }
 
+/** Subcommands: the queue's worker, a catalogue's submission, the queue's status. */
+const QUEUE_COMMANDS = ['worker', 'submit', 'status'];
+
+/** What a caller that runs several titles at once (submit) shares between them. */
+export interface RunHooks {
+  /** One progress line for all of them (instead of one per run). */
+  progress?: ProgressLine | undefined;
+  /** Printed before each pooled score: which title it is. */
+  scorePrefix?: string;
+}
+
+/** The command line's run: score, write the logs, print the pooled scores. */
+export type RunCommand = (args: CliArgs, hooks?: RunHooks) => Promise<void>;
+
 /** One rendition's side of the run: its pooling and its log. */
 interface RenditionRun {
   name: string;
@@ -62,9 +80,9 @@ interface RenditionRun {
   writer: LogWriter | undefined;
 }
 
-async function run(args: CliArgs): Promise<void> {
+async function run(args: CliArgs, hooks: RunHooks = {}): Promise<void> {
   const stderr = process.stderr;
-  const progress = stderr.isTTY && !args.quiet ? new ProgressLine(stderr, args.score.frameCnt) : undefined;
+  const progress = 'progress' in hooks ? hooks.progress : stderr.isTTY && !args.quiet ? new ProgressLine(stderr, args.score.queue === undefined ? args.score.frameCnt : undefined) : undefined;
   // The log's header names the frame size, known once the reference is open.
   let frameSize: { width: number; height: number } | undefined;
   const runs: RenditionRun[] = args.renditions.map((r) => ({ name: r.name, pooling: new RunPooling(), out: undefined, label: r.output, writer: undefined }));
@@ -166,6 +184,8 @@ async function run(args: CliArgs): Promise<void> {
         onBackend: (backend) => {
           backendText = backend.description;
         },
+        // A queued title's length is known once planned: the progress line's ETA.
+        ...(args.score.queue !== undefined ? { queue: { ...(typeof args.score.queue === 'string' ? { url: args.score.queue } : args.score.queue), onPlan: (plan) => progress?.expect(plan.frames) } } : {}),
       },
       // One pair: its notices carry no rendition, as score()'s.
       !args.ladder,
@@ -202,7 +222,7 @@ async function run(args: CliArgs): Promise<void> {
     });
   });
 
-  progress?.finish();
+  if (!('progress' in hooks)) progress?.finish();
   logsClosed = true;
   const summaries = runs.map((r) => ({ run: r, summary: r.pooling.summary(LOG_VERSION) }));
   for (const { run: r, summary } of summaries) if (r.out) await writerFor(r).end(summary);
@@ -229,7 +249,7 @@ async function run(args: CliArgs): Promise<void> {
     // prints each rendition's, its name first.
     for (const { run: r, summary } of summaries) {
       for (const [name, pooled] of Object.entries(summary.pooled)) {
-        if (!isFeatureName(name)) stderr.write(`${args.ladder ? `${r.name}: ` : ''}${name}: ${pooled.mean.toFixed(6)}\n`);
+        if (!isFeatureName(name)) stderr.write(`${hooks.scorePrefix ?? ''}${args.ladder ? `${r.name}: ` : ''}${name}: ${pooled.mean.toFixed(6)}\n`);
       }
     }
   }

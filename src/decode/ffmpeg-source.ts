@@ -83,6 +83,8 @@ export interface FfmpegSourceOptions {
    * (default true; not on Windows): see directChannel. false: its stdout pipe, 'data' events.
    */
   directReads?: boolean;
+  /** The input frame ffmpeg's first output frame is (after a seek in inputOptions); see StreamFrameSourceOptions.firstIndex. */
+  firstIndex?: number;
 }
 
 interface ExitResult {
@@ -351,6 +353,7 @@ export class FfmpegSource implements FrameSource {
       onClose: () => this.stop(),
     };
     if (this.options.poolSlots !== undefined) readerOptions.poolSlots = this.options.poolSlots;
+    if (this.options.firstIndex !== undefined) readerOptions.firstIndex = this.options.firstIndex;
     if (luma) readerOptions.lumaOf = luma;
     if (channel) readerOptions.directFeed = channel.feed;
     this.directReads = channel !== undefined;
