@@ -17,7 +17,7 @@
  */
 import { defer, mergeMap, type Observable } from 'rxjs';
 import type { Delivery, LadderOptions, LadderResult, ResolvedRendition } from '../pipeline/ladder.js';
-import type { FrameInput } from '../decode/open-source.js';
+import { openFrameSource, type FrameInput } from '../decode/open-source.js';
 import { parseSegmentLength } from './segment-plan.js';
 import { planTitle } from './title-plan.js';
 import { runTitleOnQueue } from './title-run.js';
@@ -36,6 +36,22 @@ export function runLadderOnQueue(reference: FrameInput, renditions: readonly Res
     const segment = q.segment === undefined ? undefined : parseSegmentLength(String(q.segment));
     const title = await planTitle(reference, renditions, { ...options, segment });
     q.onPlan?.({ titleId: title.id, frames: title.spec.frames, segments: title.segments.length });
+    if (options.onFormat) {
+      // The reference's format as the single run reports it (the logs' frame size).
+      const ref = openFrameSource(reference, {
+        label: title.spec.reference.label,
+        ...(options.width !== undefined ? { width: options.width } : {}),
+        ...(options.height !== undefined ? { height: options.height } : {}),
+        ...(options.pixelFormat !== undefined ? { pixelFormat: options.pixelFormat } : {}),
+        ...(options.bitDepth !== undefined ? { bitDepth: options.bitDepth } : {}),
+        ...(options.ffmpegPath !== undefined ? { ffmpegPath: options.ffmpegPath } : {}),
+      });
+      try {
+        options.onFormat(await ref.format());
+      } finally {
+        await ref.close().catch(() => undefined);
+      }
+    }
     return title;
   }).pipe(
     mergeMap((title) =>
