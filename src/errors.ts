@@ -15,7 +15,8 @@ export type VmafErrorCode =
   | 'E_MODEL'             // unreadable or invalid model file
   | 'E_NATIVE'            // the cpu backend's addon is missing or failed
   | 'E_GPU'               // no usable adapter, device lost, kernel failure
-  | 'E_OUTPUT';           // cannot write a log
+  | 'E_OUTPUT'            // cannot write a log
+  | 'E_QUEUE';            // the queue (Redis) is unreachable or lost work
 
 export class VmafError extends Error {
   readonly code: VmafErrorCode;

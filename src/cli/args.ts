@@ -8,6 +8,7 @@ import { resolveRenditions, type LadderOptions } from '../pipeline/ladder.js';
 import { parseSpan, type Span } from '../pipeline/windows.js';
 import { parseAlertSpec, type AlertSpec } from '../pipeline/alerts.js';
 import type { AlignMode } from '../align/align-pairs.js';
+import { parseSegmentLength } from '../queue/segment-plan.js';
 
 /** One -d: a distorted input (a rendition of the reference). */
 export interface CliRendition {
@@ -126,6 +127,11 @@ Live QC:
                             the offset is printed on stderr and logged ({"type":"alignment"})
  --align-range N            auto: offsets from -N to N are searched (default 10)
  --report PATH              write a self-contained HTML report at the end (and on Ctrl-C)
+
+Past one machine (BullMQ on Redis; see also vmaf-stream worker|submit|status --help):
+ --queue redis://HOST:PORT  cut the title into segments scored by vmaf-stream workers on this
+                            queue; the merged log is the one this command writes without it
+ --segment N|Ns             segment length in frames (600) or seconds (20s); default 3000 frames
 Dropped and repeated frames of the distorted stream are always watched for: printed on
 stderr and logged ({"type":"drift",...}).
 
@@ -177,6 +183,8 @@ const OPTIONS = {
   align: { type: 'string' },
   'align-range': { type: 'string' },
   report: { type: 'string' },
+  queue: { type: 'string' },
+  segment: { type: 'string' },
 } as const;
 
 export function parseCommandLine(argv: string[]): CliCommand {
@@ -289,6 +297,8 @@ export function parseCommandLine(argv: string[]): CliCommand {
   const alignRange = optionalInt(values['align-range'], '--align-range', 0, 1000);
   if (alignRange !== undefined && align !== 'auto' && !renditions.some((r) => r.align === 'auto')) throw new UsageError('--align-range goes with --align auto');
   if (values.report !== undefined && values.report === '') throw new UsageError('--report needs a path');
+  if (values.segment !== undefined && values.queue === undefined) throw new UsageError('--segment goes with --queue');
+  if (values.segment !== undefined) parseSegmentLength(values.segment);
 
   return {
     kind: 'run',
@@ -325,6 +335,7 @@ export function parseCommandLine(argv: string[]): CliCommand {
         // A ladder scales renditions to the reference unless told not to; one pair only with --scale.
         scale: ladder ? !values['no-scale'] : (values.scale ?? false),
         gpuAdapter: values['gpu-adapter'],
+        ...(values.queue !== undefined ? { queue: { url: values.queue, ...(values.segment !== undefined ? { segment: values.segment } : {}) } } : {}),
       },
     },
   };

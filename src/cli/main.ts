@@ -49,6 +49,10 @@ export async function main(argv: string[]): Promise<number> {
   watchStandardStreams();
   let logsToStdout = false;
   try {
+    if (argv[0] !== undefined && QUEUE_COMMANDS.includes(argv[0])) {
+      const { runQueueCommand } = await import('./queue-commands.js');
+      return await runQueueCommand(argv[0], argv.slice(1), run);
+    }
     const command = parseCommandLine(argv);
     switch (command.kind) {
       case 'help':
@@ -111,6 +115,20 @@ function watchStandardStreams(): void {
   process.stderr.on('error', () => {});
 }
 
+/** Subcommands: the queue's worker, a catalogue's submission, the queue's status. */
+const QUEUE_COMMANDS = ['worker', 'submit', 'status'];
+
+/** What a caller that runs several titles at once (submit) shares between them. */
+export interface RunHooks {
+  /** One progress line for all of them (instead of one per run). */
+  progress?: ProgressLine | undefined;
+  /** Printed before each pooled score: which title it is. */
+  scorePrefix?: string;
+}
+
+/** The command line's run: score, write the logs, print the pooled scores. */
+export type RunCommand = (args: CliArgs, hooks?: RunHooks) => Promise<unknown>;
+
 /** One rendition's side of the run: its pooling and its log. */
 interface RenditionRun {
   name: string;
@@ -121,7 +139,7 @@ interface RenditionRun {
   writer: LogWriter | undefined;
 }
 
-async function run(args: CliArgs): Promise<RunOutcome> {
+async function run(args: CliArgs, hooks: RunHooks = {}): Promise<RunOutcome> {
   // SIGINT (Ctrl-C) and SIGTERM (service managers, container runtimes) end a run cleanly:
   // decoding stops, ffmpeg is stopped, and the logs close with what was scored. A second
   // signal while the logs are being finished ends the process at once.
@@ -134,7 +152,7 @@ async function run(args: CliArgs): Promise<RunOutcome> {
   };
   for (const signal of INTERRUPT_SIGNALS) process.on(signal, onSignal);
   try {
-    return await runUntilStopped(args, outcome, (stop) => {
+    return await runUntilStopped(args, hooks, outcome, (stop) => {
       stopScoring = stop;
       if (outcome.interruptedBy) stop();
     });
@@ -144,9 +162,9 @@ async function run(args: CliArgs): Promise<RunOutcome> {
 }
 
 /** The run itself; `onStoppable` receives the function that ends the scoring early. */
-async function runUntilStopped(args: CliArgs, outcome: RunOutcome, onStoppable: (stop: () => void) => void): Promise<RunOutcome> {
+async function runUntilStopped(args: CliArgs, hooks: RunHooks, outcome: RunOutcome, onStoppable: (stop: () => void) => void): Promise<RunOutcome> {
   const stderr = process.stderr;
-  const progress = stderr.isTTY && !args.quiet ? new ProgressLine(stderr, args.score.frameCnt) : undefined;
+  const progress = 'progress' in hooks ? hooks.progress : stderr.isTTY && !args.quiet ? new ProgressLine(stderr, args.score.queue === undefined ? args.score.frameCnt : undefined) : undefined;
   // The log's header names the frame size, known once the reference is open.
   let frameSize: { width: number; height: number } | undefined;
   const runs: RenditionRun[] = args.renditions.map((r) => ({ name: r.name, pooling: new RunPooling(), out: undefined, label: r.output, writer: undefined }));
@@ -254,6 +272,8 @@ async function runUntilStopped(args: CliArgs, outcome: RunOutcome, onStoppable: 
         onBackend: (backend) => {
           backendText = backend.description;
         },
+        // A queued title's length is known once planned: the progress line's ETA.
+        ...(args.score.queue !== undefined ? { queue: { ...(typeof args.score.queue === 'string' ? { url: args.score.queue } : args.score.queue), onPlan: (plan) => progress?.expect(plan.frames) } } : {}),
       },
       // One pair: its notices carry no rendition, as score()'s.
       !args.ladder,
@@ -293,7 +313,7 @@ async function runUntilStopped(args: CliArgs, outcome: RunOutcome, onStoppable: 
     });
   });
 
-  progress?.finish();
+  if (!('progress' in hooks)) progress?.finish();
   logsClosed = true;
   const summaries = runs.map((r) => ({ run: r, summary: r.pooling.summary(LOG_VERSION) }));
   for (const { run: r, summary } of summaries) if (r.out) await writerFor(r).end(summary);
@@ -325,7 +345,7 @@ async function runUntilStopped(args: CliArgs, outcome: RunOutcome, onStoppable: 
     // prints each rendition's, its name first.
     for (const { run: r, summary } of summaries) {
       for (const [name, pooled] of Object.entries(summary.pooled)) {
-        if (r.pooling.scoreNames.has(name)) stderr.write(`${args.ladder ? `${r.name}: ` : ''}${name}: ${pooled.mean.toFixed(6)}\n`);
+        if (r.pooling.scoreNames.has(name)) stderr.write(`${hooks.scorePrefix ?? ''}${args.ladder ? `${r.name}: ` : ''}${name}: ${pooled.mean.toFixed(6)}\n`);
       }
     }
   }

@@ -8,7 +8,12 @@ export class ProgressLine {
   private readonly startedAt = performance.now();
   private lastDraw = 0;
 
-  constructor(private readonly out: NodeJS.WriteStream, private readonly expectedFrames?: number) {}
+  constructor(private readonly out: NodeJS.WriteStream, private expectedFrames?: number) {}
+
+  /** More frames to expect (a queued title once planned; each title of a catalogue). */
+  expect(frames: number): void {
+    this.expectedFrames = (this.expectedFrames ?? 0) + frames;
+  }
 
   frameDone(): void {
     this.frames++;

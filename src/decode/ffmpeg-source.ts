@@ -95,6 +95,8 @@ export interface FfmpegSourceOptions {
    * (default true; not on Windows): see directChannel. false: its stdout pipe, 'data' events.
    */
   directReads?: boolean;
+  /** The input frame ffmpeg's first output frame is (after a seek in inputOptions); see StreamFrameSourceOptions.firstIndex. */
+  firstIndex?: number;
 }
 
 interface ExitResult {
@@ -364,6 +366,7 @@ export class FfmpegSource implements FrameSource {
     };
     if (this.options.poolSlots !== undefined) readerOptions.poolSlots = this.options.poolSlots;
     if (this.options.planes !== undefined) readerOptions.planes = this.options.planes;
+    if (this.options.firstIndex !== undefined) readerOptions.firstIndex = this.options.firstIndex;
     if (luma) readerOptions.lumaOf = luma;
     if (this.options.planes === 'all') readerOptions.onHeader = (header) => this.refuseCutChromaRows(header.format);
     if (channel) readerOptions.directFeed = channel.feed;

@@ -44,6 +44,12 @@ export interface StreamFrameSourceOptions {
    * straight in the pool slots (see DirectFeed) instead of coming as 'data' events.
    */
   directFeed?: DirectFeed;
+  /**
+   * The index of the stream's first frame in its input (default 0): a reader opened in the
+   * middle of an input (a segment of a queued run) numbers its frames, their presentation
+   * times and its error messages as the whole input would.
+   */
+  firstIndex?: number;
 }
 
 export abstract class StreamFrameSource implements FrameSource {
@@ -143,7 +149,8 @@ export abstract class StreamFrameSource implements FrameSource {
       bitDepth: format.bitDepth,
     });
     const swap = layout.bytesPerSample === 2 && !HOST_IS_LITTLE_ENDIAN;
-    let index = 0;
+    const firstIndex = this.options.firstIndex ?? 0;
+    let index = firstIndex;
     try {
       for (;; index++) {
         if (!(await this.readFrameHeader(index, layout))) break;
@@ -157,7 +164,7 @@ export abstract class StreamFrameSource implements FrameSource {
           if (swap) swapBytes16(buffer as Uint16Array);
           const frame = pooledFrame(pool, buffer, index, format, this.ptsOf(index, format), chroma);
           handedOut = true;
-          this.framesRead = index + 1;
+          this.framesRead = index + 1 - firstIndex;
           yield frame;
         } finally {
           if (!handedOut) pool.release(buffer);
@@ -168,7 +175,7 @@ export abstract class StreamFrameSource implements FrameSource {
       throw await this.settle(err);
     }
     if (this.closed) return;
-    if (index === 0) throw await this.settle(new InputError('E_INPUT_EMPTY', this.label, 'has no frames'));
+    if (index === firstIndex) throw await this.settle(new InputError('E_INPUT_EMPTY', this.label, 'has no frames'));
     const late = await this.settle(undefined);
     if (late !== undefined) throw late;
   }

@@ -30,13 +30,12 @@ import { Readable } from 'node:stream';
 import { Observable, defer, finalize, map, mergeMap } from 'rxjs';
 import type { FeatureBackend } from '../kernels/backend.js';
 import { createPlanBackend } from '../kernels/create-backend.js';
-import { planRun } from '../extractors/plan.js';
+import { resolveRun } from './run-plan.js';
 import { loadNative } from '../kernels/native.js';
-import { parseFeatureArg, type ExtractorRequest } from '../extractors/request.js';
 import { asTranscodeInput, isFluentCommand, isTranscodeInput, type FluentCommand, type TranscodeInput } from '../decode/fluent-command.js';
 import { isFrameSource, openFrameSource, type FrameInput, type SourceOptions } from '../decode/open-source.js';
 import { groupFrames } from '../decode/pair-frames.js';
-import { loadModel, parseModelSpec, type Model, type ModelSpec } from './model/index.js';
+import type { Model } from './model/index.js';
 import type { FrameResult } from './writers/types.js';
 import type { FrameFeatures, FrameFormat, FrameGroup, FrameSource } from '../types.js';
 import { matchReferenceDepth } from '../decode/bit-depth.js';
@@ -98,12 +97,7 @@ export interface ResolvedRendition {
   align?: AlignMode;
 }
 
-export const DEFAULT_MODEL = 'version=vmaf_v0.6.1:name=vmaf';
-
-export function resolveModelSpecs(models: ScoreOptions['models']): ModelSpec[] {
-  const list = models && models.length > 0 ? models : [DEFAULT_MODEL];
-  return list.map((m) => (typeof m === 'string' ? parseModelSpec(m) : m));
-}
+export { DEFAULT_MODEL, resolveModelSpecs } from './model-specs.js';
 
 /** Whether `x` is a Rendition rather than an input. */
 export function isRendition(x: unknown): x is Rendition {
@@ -175,6 +169,9 @@ interface Opened {
  * result, once handed on, feeds the windows, alerts and monitors.
  */
 export function runLadder(reference: FrameInput, renditions: readonly ResolvedRendition[], options: LadderOptions = {}, single = false): Observable<Delivery<LadderResult>> {
+  const queue = options.queue;
+  // Loaded only when used: the queue brings BullMQ and a Redis client.
+  if (queue !== undefined) return defer(() => import('../queue/index.js')).pipe(mergeMap((q) => q.runLadderOnQueue(reference, renditions, options, queue)));
   return defer(() => {
     const threads = options.threads ?? defaultThreads();
     const inFlight = options.maxFramesInFlight ?? Math.max(4, threads * 2 + 2);
@@ -200,13 +197,7 @@ export function runLadder(reference: FrameInput, renditions: readonly ResolvedRe
     };
 
     const run = (async (): Promise<Opened> => {
-      // Models name the features a run computes even with noPrediction, as in libvmaf, which
-      // adds its default model only when it predicts.
-      const specs = options.noPrediction && !(options.models && options.models.length > 0) ? [] : resolveModelSpecs(options.models);
-      const loaded = await Promise.all(specs.map(loadModel));
-      assertUniqueNames(loaded);
-      const plan = planRun([...loaded.flatMap((m) => m.features), ...(options.features ?? []).map(toExtractorRequest)]);
-      const models = options.noPrediction ? [] : loaded;
+      const { plan, models } = await resolveRun(options);
       if (options.cpumask !== undefined) loadNative().setCpuMask(options.cpumask);
       sourceOptions.planes = options.planes === 'all' ? 'all' : plan.planes;
       ref = openFrameSource(reference, { ...sourceOptions, label: labelOf(reference, 'reference') });
@@ -356,18 +347,6 @@ async function inputKind(input: FrameInput): Promise<'file' | 'stream' | 'source
   } catch {
     // Not on disk: a URL or protocol (ffmpeg), or missing (the source reports that).
     return /^[a-z][a-z0-9+.-]+:/i.test(input) ? 'stream' : 'file';
-  }
-}
-
-function toExtractorRequest(feature: string | ExtractorRequest): ExtractorRequest {
-  return typeof feature === 'string' ? parseFeatureArg(feature) : feature;
-}
-
-function assertUniqueNames(models: Model[]): void {
-  const seen = new Set<string>();
-  for (const model of models) {
-    if (seen.has(model.name)) throw new UsageError(`two models are named "${model.name}": give each its own name= (e.g. -m version=${model.version}:name=other)`);
-    seen.add(model.name);
   }
 }
 

@@ -7,6 +7,7 @@ import type { FrameFormat, PlaneSelection } from '../types.js';
 import { labelOf, runLadder, type Delivery, type ResolvedRendition } from './ladder.js';
 import type { QcOptions } from './qc.js';
 import type { ExtractorRequest } from '../extractors/request.js';
+import type { QueueOptions } from '../queue/queue-options.js';
 
 export type { FrameResult } from './writers/types.js';
 
@@ -78,6 +79,12 @@ export interface ScoreOptions extends QcOptions {
   onAggregate?: (rendition: string, metrics: Record<string, number>) => void;
   /** Called once the backend is open, with its description. */
   onBackend?: (backend: FeatureBackend) => void;
+  /**
+   * Score on a BullMQ queue in Redis (a URL, or QueueOptions): the title is cut into
+   * segments that `vmaf-stream worker` processes score, and their results are merged into
+   * exactly this run's results, in order. Inputs must be paths or URLs the workers can read.
+   */
+  queue?: QueueOptions | string;
 }
 
 export { DEFAULT_MODEL, resolveModelSpecs } from './ladder.js';

@@ -1,0 +1,172 @@
+/**
+ * Where each frame of an input starts, so a segment's worker can begin near its first frame
+ * instead of decoding the title from its start:
+ *
+ * - y4m: the header, then frames of a fixed size each behind a `FRAME\n` marker: frame i is
+ *   at a byte offset (any frame). A y4m whose FRAME markers carry parameters (sizes vary) is
+ *   read from its start, its leading frames dropped ('sequential').
+ * - raw .yuv: frame i at i × the frame size (any frame).
+ * - anything ffmpeg decodes: its video packets, listed by ffmpeg itself (`-c copy -f
+ *   framecrc`; keyframes are the packets without the F=0x0 flag, the bundled ffmpeg has no
+ *   ffprobe): a frame's position is the rank of its pts, a keyframe's seek time its pts less
+ *   the input's start time. A worker seeks to the last keyframe at or before its first frame
+ *   (`-ss`) and drops the frames between.
+ */
+import { spawn } from 'node:child_process';
+import { open, stat } from 'node:fs/promises';
+import path from 'node:path';
+import { InputError } from '../errors.js';
+import { resolveFfmpegPath } from '../decode/ffmpeg-path.js';
+import { parseStartTime } from '../decode/ffmpeg-probe.js';
+import { frameLayout } from '../decode/frame-layout.js';
+import { rawFormat, type RawGeometry } from '../decode/raw-reader.js';
+import { Y4M_MAGIC, parseY4mHeader } from '../decode/y4m-reader.js';
+
+export type InputIndex =
+  | { kind: 'y4m'; frames: number; width: number; height: number; header: string; frameStride: number }
+  | { kind: 'raw'; frames: number; width: number; height: number; frameBytes: number }
+  | { kind: 'ffmpeg'; frames: number; width: number; height: number; keyframes: number[]; keyframeSeconds: number[]; fps?: number }
+  | { kind: 'sequential'; frames: number; width: number; height: number };
+
+export interface IndexOptions {
+  /** Raw geometry (the inputs are raw when given or named .yuv). */
+  raw?: RawGeometry;
+  ffmpegPath?: string;
+  /** Index as ffmpeg decodes it even when natively readable (a rendition that is scaled). */
+  viaFfmpeg?: boolean;
+  label?: string;
+}
+
+const MAX_HEADER = 4096;
+const FRAME_MARKER = 'FRAME\n';
+
+/** Indexes a file (or a URL ffmpeg reads). */
+export async function indexInput(input: string, options: IndexOptions = {}): Promise<InputIndex> {
+  const label = options.label ?? input;
+  const ext = path.extname(input).toLowerCase();
+  if (!options.viaFfmpeg && (options.raw || ext === '.yuv')) {
+    if (!options.raw) throw new InputError('E_INPUT_FORMAT', label, 'raw YUV input needs width and height');
+    const format = rawFormat(options.raw, label);
+    const frameBytes = frameLayout(format).frameBytes;
+    const size = (await statFile(input, label)).size;
+    return { kind: 'raw', frames: Math.ceil(size / frameBytes), width: format.width, height: format.height, frameBytes };
+  }
+  if (!options.viaFfmpeg && !/^[a-z][a-z0-9+.-]+:/i.test(input) && (await startsWithY4m(input, label))) return indexY4m(input, label);
+  return indexWithFfmpeg(input, label, options.ffmpegPath);
+}
+
+async function statFile(input: string, label: string) {
+  try {
+    return await stat(input);
+  } catch (error) {
+    throw new InputError('E_INPUT_NOT_FOUND', label, `cannot be read: ${(error as Error).message}`, undefined, { cause: error });
+  }
+}
+
+async function startsWithY4m(input: string, label: string): Promise<boolean> {
+  const info = await statFile(input, label);
+  if (!info.isFile()) return false;
+  const handle = await open(input, 'r');
+  try {
+    const buf = Buffer.alloc(Y4M_MAGIC.length);
+    const { bytesRead } = await handle.read(buf, 0, buf.length, 0);
+    return bytesRead === buf.length && buf.toString('latin1') === Y4M_MAGIC;
+  } finally {
+    await handle.close();
+  }
+}
+
+async function indexY4m(input: string, label: string): Promise<InputIndex> {
+  const handle = await open(input, 'r');
+  try {
+    const size = (await handle.stat()).size;
+    const buf = Buffer.alloc(Math.min(MAX_HEADER, size));
+    await handle.read(buf, 0, buf.length, 0);
+    const end = buf.indexOf(0x0a);
+    if (end < 0) throw new InputError('E_INPUT_FORMAT', label, 'corrupt YUV4MPEG2 header: no newline');
+    const header = buf.subarray(0, end + 1).toString('latin1');
+    const parsed = parseY4mHeader(header.slice(0, -1), label);
+    const { width, height } = parsed.format;
+    const frameStride = FRAME_MARKER.length + parsed.layout.frameBytes;
+    const body = size - header.length;
+    // Plain FRAME markers throughout: the size says so, and the first and last markers agree.
+    const frames = Math.floor(body / frameStride);
+    const uniform = body % frameStride === 0 && frames > 0 && (await markerAt(handle, header.length)) && (await markerAt(handle, header.length + (frames - 1) * frameStride));
+    if (!uniform) return { kind: 'sequential', frames: Math.max(frames, 1), width, height };
+    return { kind: 'y4m', frames, width, height, header, frameStride };
+  } finally {
+    await handle.close();
+  }
+}
+
+async function markerAt(handle: Awaited<ReturnType<typeof open>>, at: number): Promise<boolean> {
+  const buf = Buffer.alloc(FRAME_MARKER.length);
+  const { bytesRead } = await handle.read(buf, 0, buf.length, at);
+  return bytesRead === buf.length && buf.toString('latin1') === FRAME_MARKER;
+}
+
+/** ffmpeg's packet list of the first video stream: positions of keyframes and their times. */
+async function indexWithFfmpeg(input: string, label: string, ffmpegPath: string | undefined): Promise<InputIndex> {
+  const binary = await resolveFfmpegPath(ffmpegPath ? { ffmpegPath } : {});
+  const args = ['-hide_banner', '-nostdin', '-i', input, '-map', '0:v:0', '-c', 'copy', '-f', 'framecrc', 'pipe:1'];
+  const { stdout, stderr, code } = await new Promise<{ stdout: string; stderr: string; code: number | null }>((resolve, reject) => {
+    const child = spawn(binary, args, { stdio: ['ignore', 'pipe', 'pipe'], windowsHide: true });
+    let out = '';
+    let err = '';
+    child.stdout.setEncoding('utf8').on('data', (t: string) => (out += t));
+    child.stderr.setEncoding('utf8').on('data', (t: string) => (err = (err + t).slice(-65536)));
+    child.on('error', reject);
+    child.on('close', (exit) => resolve({ stdout: out, stderr: err, code: exit }));
+  });
+  if (code !== 0) {
+    const line = stderr.trim().split('\n').pop() ?? '';
+    throw new InputError('E_INPUT_FORMAT', label, `ffmpeg cannot list its packets: ${line}`);
+  }
+  let timeBase = 0;
+  let width = 0;
+  let height = 0;
+  const packets: Array<{ pts: number; key: boolean }> = [];
+  for (const line of stdout.split('\n')) {
+    if (line.startsWith('#tb 0:')) {
+      const [num, den] = line.slice(6).trim().split('/').map(Number);
+      timeBase = num! / den!;
+    } else if (line.startsWith('#dimensions 0:')) {
+      [width, height] = line.slice(14).trim().split('x').map(Number) as [number, number];
+    } else if (/^0,/.test(line)) {
+      const fields = line.split(',').map((f) => f.trim());
+      const flags = fields.find((f) => f.startsWith('F='));
+      packets.push({ pts: Number(fields[2]), key: flags === undefined || (Number(flags.slice(2)) & 1) === 1 });
+    }
+  }
+  if (packets.length === 0) throw new InputError('E_INPUT_EMPTY', label, 'has no video frames (ffmpeg lists no packets)');
+  const start = parseStartTime(stderr) ?? 0;
+  const order = packets.map((p, i) => i).sort((a, b) => packets[a]!.pts - packets[b]!.pts);
+  const keyframes: number[] = [];
+  const keyframeSeconds: number[] = [];
+  order.forEach((packet, position) => {
+    if (!packets[packet]!.key) return;
+    keyframes.push(position);
+    keyframeSeconds.push(Math.max(0, packets[packet]!.pts * timeBase - start));
+  });
+  if (keyframes[0] !== 0) {
+    // Frames before the first keyframe: only a read from the start sees them as the single run does.
+    keyframes.unshift(0);
+    keyframeSeconds.unshift(0);
+  }
+  const span = (packets[order[order.length - 1]!]!.pts - packets[order[0]!]!.pts) * timeBase;
+  const fps = packets.length > 1 && span > 0 ? (packets.length - 1) / span : undefined;
+  return { kind: 'ffmpeg', frames: packets.length, width, height, keyframes, keyframeSeconds, ...(fps !== undefined ? { fps } : {}) };
+}
+
+/** The frames a worker may start decoding at (any frame for y4m and raw). */
+export function startFrames(index: InputIndex): readonly number[] | 'any' {
+  switch (index.kind) {
+    case 'y4m':
+    case 'raw':
+      return 'any';
+    case 'ffmpeg':
+      return index.keyframes;
+    case 'sequential':
+      return [0];
+  }
+}

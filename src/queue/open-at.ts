@@ -1,0 +1,87 @@
+/**
+ * Opens an input at (or a little before) a given frame, from its InputIndex: a y4m or raw
+ * file at the frame's byte offset, an ffmpeg input at the last keyframe at or before it
+ * (`-ss` to the keyframe's time; the frames in between are dropped by the caller, `skip`).
+ * The frames keep the indices, presentation times and error messages of the whole input.
+ */
+import type { PlaneSelection } from '../types.js';
+import { createReadStream } from 'node:fs';
+import { Readable } from 'node:stream';
+import { FfmpegSource, type ScaleTo } from '../decode/ffmpeg-source.js';
+import { openFrameSource } from '../decode/open-source.js';
+import { RawReader, type RawGeometry } from '../decode/raw-reader.js';
+import { Y4mReader } from '../decode/y4m-reader.js';
+import type { FrameSource } from '../types.js';
+import type { InputIndex } from './input-index.js';
+
+export interface OpenAtOptions {
+  /** The planes the run plan reads (default luma only). */
+  planes?: PlaneSelection;
+  label: string;
+  raw?: RawGeometry;
+  ffmpegPath?: string;
+  scaleTo?: ScaleTo;
+  poolSlots?: number;
+}
+
+export interface OpenedAt {
+  source: FrameSource;
+  /** Frames to drop before `frame`: the source starts at frame `frame - skip`. */
+  skip: number;
+}
+
+const CHUNK = 1 << 20;
+
+export function openInputAt(input: string, index: InputIndex, frame: number, options: OpenAtOptions): OpenedAt {
+  const common = { label: options.label, ...(options.poolSlots !== undefined ? { poolSlots: options.poolSlots } : {}), ...(options.planes !== undefined ? { planes: options.planes } : {}) };
+  switch (index.kind) {
+    case 'y4m': {
+      const header = Buffer.from(index.header, 'latin1');
+      const body = createReadStream(input, { start: index.header.length + frame * index.frameStride, highWaterMark: CHUNK });
+      // The header, then the frames from this one on: a y4m stream as the reader expects.
+      const stream = Readable.from(
+        (async function* () {
+          yield header;
+          yield* body;
+        })(),
+        { objectMode: false },
+      );
+      stream.once('close', () => body.destroy());
+      return { source: new Y4mReader(stream, { ...common, firstIndex: frame }), skip: 0 };
+    }
+    case 'raw': {
+      const stream = createReadStream(input, { start: frame * index.frameBytes, highWaterMark: CHUNK });
+      return { source: new RawReader(stream, { ...options.raw!, ...common, firstIndex: frame }), skip: 0 };
+    }
+    case 'ffmpeg': {
+      let at = 0;
+      for (let k = 0; k < index.keyframes.length && index.keyframes[k]! <= frame; k++) at = k;
+      const keyframe = index.keyframes[at]!;
+      const seek = keyframe > 0 ? ['-ss', index.keyframeSeconds[at]!.toFixed(6)] : [];
+      const source = new FfmpegSource(input, {
+        ...common,
+        ...(options.ffmpegPath !== undefined ? { ffmpegPath: options.ffmpegPath } : {}),
+        ...(options.scaleTo ? { scaleTo: options.scaleTo } : {}),
+        ...(options.raw ? { inputOptions: [...rawInputOptions(options.raw), ...seek] } : { inputOptions: seek }),
+        firstIndex: keyframe,
+      });
+      return { source, skip: frame - keyframe };
+    }
+    case 'sequential':
+      return {
+        source: openFrameSource(input, {
+          ...common,
+          ...(options.ffmpegPath !== undefined ? { ffmpegPath: options.ffmpegPath } : {}),
+          ...(options.scaleTo ? { scaleTo: options.scaleTo } : {}),
+        }),
+        skip: frame,
+      };
+  }
+}
+
+function rawInputOptions(raw: RawGeometry): string[] {
+  const depth = raw.bitDepth ?? 8;
+  const chroma = raw.pixelFormat ?? '420';
+  const pix = chroma === '400' ? (depth === 8 ? 'gray' : `gray${depth}le`) : `yuv${chroma}p${depth === 8 ? '' : `${depth}le`}`;
+  return ['-f', 'rawvideo', '-pix_fmt', pix, '-s', `${raw.width}x${raw.height}`];
+}

@@ -1,0 +1,279 @@
+// Scoring on a queue (issue 11), as users run it: a real Redis (Debian's redis-server), worker
+// processes started with the CLI, the submitting command as a child process. A queued run must
+// write, byte for byte, the log the single run writes; the NDJSON summary line's fps (the
+// run's own speed) is the one field that differs between any two runs, queued or not.
+import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
+import { copyFileSync, mkdtempSync, readFileSync, writeFileSync, openSync, writeSync, closeSync, readdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { goldenDir } from './helpers/env.mjs';
+import { haveRedis, startRedis } from './helpers/redis.mjs';
+
+const BIN = fileURLToPath(new URL('../bin/vmaf-stream', import.meta.url));
+// The golden clips this file reads (one place, for when fixtures move).
+const clips = {
+  src01: { ref: join(goldenDir, 'src01_160x90_8bit', 'ref.y4m'), dis: join(goldenDir, 'src01_160x90_8bit', 'dis.y4m') },
+  ladder: { ref: join(goldenDir, 'ladder_320x180_300f', 'ref.mp4'), dis: join(goldenDir, 'ladder_320x180_300f', 'dis.mp4') },
+  h264: { ref: join(goldenDir, 'testsrc_640x360_x264', 'ref.mkv'), dis: join(goldenDir, 'testsrc_640x360_x264', 'dis.mp4') },
+};
+const tmp = mkdtempSync(join(tmpdir(), 'vmaf-queue-'));
+let counter = 0;
+const out = (ext) => join(tmp, `log-${++counter}.${ext}`);
+
+function cli(args) {
+  return spawnSync(process.execPath, [BIN, ...args], { encoding: 'utf8', timeout: 300000 });
+}
+
+/** A child process of the CLI whose stderr can be awaited line by line. */
+function start(args) {
+  const child = spawn(process.execPath, [BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  child.stderrText = '';
+  const waiters = [];
+  child.stderr.setEncoding('utf8').on('data', (t) => {
+    child.stderrText += t;
+    for (const w of [...waiters]) if (w.pattern.test(child.stderrText)) {
+      waiters.splice(waiters.indexOf(w), 1);
+      w.resolve();
+    }
+  });
+  child.stdout.resume();
+  child.waitFor = (pattern) =>
+    new Promise((resolve, reject) => {
+      if (pattern.test(child.stderrText)) return resolve();
+      waiters.push({ pattern, resolve });
+      child.once('exit', (code) => reject(new Error(`exited (${code}) before ${pattern}: ${child.stderrText}`)));
+    });
+  child.done = new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal, stderr: child.stderrText })));
+  return child;
+}
+
+async function startWorker(url, extra = []) {
+  const worker = start(['worker', '--queue', url, '--threads', '2', '--lock-ms', '1000', ...extra]);
+  await worker.waitFor(/ready/);
+  return worker;
+}
+
+async function stopAll(children) {
+  await Promise.all(children.map(async (c) => {
+    if (c.exitCode === null && c.signalCode === null) {
+      c.kill('SIGTERM');
+      await c.done;
+    }
+  }));
+}
+
+const maskFps = (text) => text.replace(/"fps":[0-9.]+,"frameCount"/g, '"fps":X,"frameCount"');
+
+/** The single run's log and the queued run's, for the same arguments. */
+function bothLogs(args, format, url, segment) {
+  const single = out(format);
+  const queued = out(format);
+  const a = cli([...args, `--${format}`, '-o', single, '-q', '--backend', 'cpu']);
+  assert.equal(a.status, 0, a.stderr);
+  const b = cli([...args, `--${format}`, '-o', queued, '-q', '--queue', url, '--segment', String(segment)]);
+  assert.equal(b.status, 0, b.stderr);
+  return [readFileSync(single, 'utf8'), readFileSync(queued, 'utf8')];
+}
+
+(haveRedis() ? describe : describe.skip)('queue: segments on BullMQ workers over Redis', function () {
+  describe('merged logs equal the single run', function () {
+    let redis;
+    let workers = [];
+    before(async () => {
+      redis = await startRedis();
+      workers = [await startWorker(redis.url), await startWorker(redis.url), await startWorker(redis.url)];
+    });
+    after(async () => {
+      await stopAll(workers);
+      await redis?.stop();
+    });
+
+    for (const segment of [1, 7, 60]) {
+      it(`48 frames of y4m in segments of ${segment}: the same JSON log`, () => {
+        const [single, queued] = bothLogs(['-r', clips.src01.ref, '-d', clips.src01.dis], 'json', redis.url, segment);
+        assert.equal(queued, single);
+      });
+    }
+
+    it('skips, --frame_cnt, --subsample and a second model: the same XML log', () => {
+      const args = ['-r', clips.src01.ref, '-d', clips.src01.dis, '--frame_skip_ref', '2', '--frame_cnt', '30', '--subsample', '3', '-m', 'version=vmaf_v0.6.1:name=vmaf', '-m', 'version=vmaf_v0.6.1neg:name=vmaf_neg'];
+      const [single, queued] = bothLogs(args, 'xml', redis.url, 7);
+      assert.equal(queued, single);
+    });
+
+    it('a distorted skip, CSV and SUB logs and --precision 17', () => {
+      for (const format of ['csv', 'sub']) {
+        const [single, queued] = bothLogs(['-r', clips.src01.ref, '-d', clips.src01.dis, '--frame_skip_dist', '3', '--precision', '17'], format, redis.url, 7);
+        assert.equal(queued, single);
+      }
+    });
+
+    for (const segment of [1, 7, 60]) {
+      // JSON: this clip's scene cuts make the drift monitor write NDJSON lines, which a queued run has not (README).
+      it(`300 frames of H.264 (keyframes every 100), --segment ${segment}: cut at keyframes, the same JSON log`, () => {
+        const [single, queued] = bothLogs(['-r', clips.ladder.ref, '-d', clips.ladder.dis, '--subsample', segment === 7 ? '2' : '1'], 'json', redis.url, segment);
+        assert.equal(queued, single);
+      });
+    }
+
+    it('an H.264 distorted input with one keyframe against an FFV1 reference cut every 12 frames: the same NDJSON (pts included)', () => {
+      const [single, queued] = bothLogs(['-r', clips.h264.ref, '-d', clips.h264.dis], 'ndjson', redis.url, 7);
+      assert.equal(maskFps(queued), maskFps(single));
+      assert.match(queued, /"refPts":0\.52,"disPts":0\.52/);
+    });
+
+    it('a ladder (one reference, two renditions): each rendition its single-run JSON log', () => {
+      const pattern = join(tmp, 'ladder-{name}.json');
+      const args = ['-r', clips.src01.ref, '-d', `name=a:path=${clips.src01.dis}`, '-d', `name=b:skip=2:path=${clips.src01.dis}`, '--json'];
+      const a = cli([...args, '-o', pattern.replace('ladder-', 'single-'), '-q', '--backend', 'cpu']);
+      assert.equal(a.status, 0, a.stderr);
+      const b = cli([...args, '-o', pattern, '-q', '--queue', redis.url, '--segment', '5']);
+      assert.equal(b.status, 0, b.stderr);
+      for (const name of ['a', 'b']) {
+        assert.equal(readFileSync(join(tmp, `ladder-${name}.json`), 'utf8'), readFileSync(join(tmp, `single-${name}.json`), 'utf8'), name);
+      }
+    });
+
+    it('submit: a catalogue of two pairs and a ladder, each log the single run\'s', () => {
+      const dir = mkdtempSync(join(tmp, 'catalogue-'));
+      const titles = [
+        { reference: clips.src01.ref, distorted: clips.src01.dis, output: join(dir, 'src01.json') },
+        { reference: clips.h264.ref, distorted: clips.h264.dis, output: join(dir, 'h264.csv'), subsample: 2 },
+        { reference: clips.src01.ref, distorted: [{ name: 'r1', path: clips.src01.dis }, { name: 'r2', path: clips.src01.dis, skip: 1 }], output: join(dir, 'ladder-{name}.xml') },
+      ];
+      const batch = join(dir, 'batch.json');
+      writeFileSync(batch, JSON.stringify(titles));
+      const r = cli(['submit', '--queue', redis.url, '--segment', '10', batch]);
+      assert.equal(r.status, 0, r.stderr);
+      assert.match(r.stderr, /3 of 3 titles scored/);
+      const single = (args, file) => {
+        const s = cli([...args, '-o', file, '-q', '--backend', 'cpu']);
+        assert.equal(s.status, 0, s.stderr);
+        return file.includes('{name}') ? undefined : readFileSync(file, 'utf8');
+      };
+      assert.equal(readFileSync(join(dir, 'src01.json'), 'utf8'), single(['-r', clips.src01.ref, '-d', clips.src01.dis, '--json'], out('json')));
+      assert.equal(readFileSync(join(dir, 'h264.csv'), 'utf8'), single(['-r', clips.h264.ref, '-d', clips.h264.dis, '--csv', '--subsample', '2'], out('csv')));
+      single(['-r', clips.src01.ref, '-d', `name=r1:path=${clips.src01.dis}`, '-d', `name=r2:skip=1:path=${clips.src01.dis}`, '--xml'], join(dir, 'single-{name}.xml'));
+      for (const name of ['r1', 'r2']) assert.equal(readFileSync(join(dir, `ladder-${name}.xml`), 'utf8'), readFileSync(join(dir, `single-${name}.xml`), 'utf8'));
+      // Merged titles leave nothing behind.
+      const status = JSON.parse(cli(['status', '--queue', redis.url, '--json']).stdout);
+      assert.equal(status.titles.length, 0);
+      assert.equal(status.workers, 3);
+    });
+
+    it('a corrupt frame fails the title: exit 1, the input and the frame named', () => {
+      const bad = join(tmp, 'corrupt.y4m');
+      copyFileSync(clips.src01.dis, bad);
+      // Frame 30's FRAME marker broken: the single run fails there too.
+      const text = readFileSync(bad);
+      const header = text.indexOf(0x0a) + 1;
+      const stride = (text.length - header) / 48;
+      const fd = openSync(bad, 'r+');
+      writeSync(fd, Buffer.from('XRAME'), 0, 5, header + 30 * stride);
+      closeSync(fd);
+      const single = cli(['-r', clips.src01.ref, '-d', bad, '--json', '-o', out('json'), '-q', '--backend', 'cpu']);
+      assert.equal(single.status, 1);
+      const r = cli(['-r', clips.src01.ref, '-d', bad, '--json', '-o', out('json'), '-q', '--queue', redis.url, '--segment', '7']);
+      assert.equal(r.status, 1, r.stderr);
+      assert.match(r.stderr, /corrupt\.y4m: frame 30: corrupt YUV4MPEG2 data/);
+      const status = JSON.parse(cli(['status', '--queue', redis.url, '--json']).stdout);
+      assert.equal(status.segments.waiting, 0, 'the other segments are cancelled');
+    });
+  });
+
+  describe('reliability', function () {
+    it('a worker killed with SIGKILL mid-segment: its segment is retried elsewhere, the log is the same', async () => {
+      const redis = await startRedis();
+      const children = [];
+      try {
+        const single = out('json');
+        const args = ['-r', clips.ladder.ref, '-d', clips.ladder.dis, '--json'];
+        assert.equal(cli([...args, '-o', single, '-q', '--backend', 'cpu']).status, 0);
+        const victim = await startWorker(redis.url, ['--threads', '1']);
+        children.push(victim);
+        const queued = out('json');
+        const run = start([...args, '-o', queued, '-q', '--queue', redis.url, '--segment', '100']);
+        children.push(run);
+        await victim.waitFor(/segment \d+ .*: started/);
+        victim.kill('SIGKILL');
+        await victim.done;
+        assert.doesNotMatch(victim.stderrText, /done in/, 'killed before finishing a segment');
+        children.push(await startWorker(redis.url));
+        const result = await run.done;
+        assert.equal(result.code, 0, result.stderr);
+        assert.equal(readFileSync(queued, 'utf8'), readFileSync(single, 'utf8'));
+      } finally {
+        await stopAll(children);
+        await redis.stop();
+      }
+    });
+
+    it('Redis restarted mid-run (with persistence): the run resumes, the log is the same', async () => {
+      const first = await startRedis({ persist: true });
+      let redis = first;
+      const children = [];
+      try {
+        const single = out('json');
+        const args = ['-r', clips.ladder.ref, '-d', clips.ladder.dis, '--json'];
+        assert.equal(cli([...args, '-o', single, '-q', '--backend', 'cpu']).status, 0);
+        const worker = await startWorker(redis.url, ['--threads', '1']);
+        children.push(worker);
+        const queued = out('json');
+        const run = start([...args, '-o', queued, '-q', '--queue', redis.url, '--segment', '100']);
+        children.push(run);
+        await worker.waitFor(/done in/);
+        await redis.stop();
+        redis = await startRedis({ persist: true, port: first.port, dir: first.dir });
+        children.push(await startWorker(redis.url));
+        const result = await run.done;
+        assert.equal(result.code, 0, result.stderr);
+        assert.equal(readFileSync(queued, 'utf8'), readFileSync(single, 'utf8'));
+      } finally {
+        await stopAll(children);
+        await redis.stop();
+      }
+    });
+
+    it('Redis restarted without persistence: the run fails with a clear error, never a wrong log', async () => {
+      const first = await startRedis();
+      let redis = first;
+      const children = [];
+      try {
+        const run = start(['-r', clips.src01.ref, '-d', clips.src01.dis, '--json', '-o', out('json'), '-q', '--queue', redis.url, '--segment', '10']);
+        children.push(run);
+        // Enqueued (no worker yet): the status lists the title.
+        for (;;) {
+          const status = cli(['status', '--queue', redis.url, '--json']);
+          if (status.status === 0 && JSON.parse(status.stdout).titles.length > 0) break;
+          await new Promise((r) => setTimeout(r, 100));
+        }
+        await redis.stop();
+        redis = await startRedis({ port: first.port });
+        const result = await run.done;
+        assert.equal(result.code, 1);
+        assert.match(result.stderr, /lost segment \d+ .*Redis restarted without persistence/);
+      } finally {
+        await stopAll(children);
+        await redis.stop();
+      }
+    });
+
+    it('--allow: a worker refuses inputs outside, with an error on the job that fails the run', async () => {
+      const redis = await startRedis();
+      const children = [];
+      try {
+        children.push(await startWorker(redis.url, ['--allow', tmp]));
+        const r = start(['-r', clips.src01.ref, '-d', clips.src01.dis, '--json', '-o', out('json'), '-q', '--queue', redis.url]);
+        children.push(r);
+        const result = await r.done;
+        assert.equal(result.code, 1);
+        assert.match(result.stderr, /refuses .*ref\.y4m: outside the directories this worker may read \(--allow /);
+      } finally {
+        await stopAll(children);
+        await redis.stop();
+      }
+    });
+  });
+});
