@@ -4,6 +4,8 @@
  * with its definition (and its C++ and WGSL), and one line here.
  */
 import type { ExtractorDefinition } from './extractor.js';
+import { floatMsSsim } from './float_ms_ssim/float_ms_ssim.js';
+import { floatSsim } from './float_ssim/float_ssim.js';
 import { integerAdm } from './integer_adm/integer_adm.js';
 import { integerMotion } from './integer_motion/integer_motion.js';
 import { integerVif } from './integer_vif/integer_vif.js';
@@ -12,6 +14,8 @@ import { floatPsnr } from './float_psnr/float_psnr.js';
 import { psnr } from './psnr/psnr.js';
 
 export const EXTRACTORS: readonly ExtractorDefinition[] = [
+  floatMsSsim,
+  floatSsim,
   integerAdm,
   integerMotion,
   integerVif,
