@@ -14,13 +14,13 @@ import { floatPsnr } from './float_psnr/float_psnr.js';
 import { psnr } from './psnr/psnr.js';
 
 export const EXTRACTORS: readonly ExtractorDefinition[] = [
-  floatMsSsim,
-  floatSsim,
   integerAdm,
   integerMotion,
   integerVif,
   psnr,
   floatPsnr,
+  floatSsim,
+  floatMsSsim,
   floatMoment,
 ];
 
