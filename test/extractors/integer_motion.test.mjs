@@ -12,7 +12,9 @@ import { withGroupMotion, withMotion } from '../../dist/pipeline/motion-finish.j
 import { parseFeatureArg } from '../../dist/extractors/request.js';
 import { planRun } from '../../dist/extractors/plan.js';
 import { score } from '../../dist/index.js';
+import { CpuBackend } from '../../dist/kernels/cpu-backend.js';
 import { goldenDir, backendsUnderTest } from '../helpers/env.mjs';
+import { readY4mLumas } from '../helpers/y4m-lumas.mjs';
 
 const fixture = JSON.parse(readFileSync(new URL('../fixtures/motion/src01_160x90_options.json', import.meta.url), 'utf8'));
 
@@ -264,3 +266,47 @@ for (const backend of backendsUnderTest()) {
     });
   });
 }
+
+// The backends directly: with the five-frame window each reference is read two frames
+// later too; --subsample's unscored frames still feed every instance.
+describe('integer_motion: the core backends with several instances', function () {
+  this.timeout(300000);
+  const motion = INSTANCES.map(([arg]) => motionInstance(optionsOf(arg)));
+
+  async function run(backend, name, keep) {
+    const dir = join(goldenDir, name);
+    const ref = readY4mLumas(join(dir, 'ref.y4m'));
+    const dis = readY4mLumas(join(dir, 'dis.y4m'));
+    const format = { width: ref.width, height: ref.height, bitDepth: 8, chroma: '420' };
+    const releases = new Map();
+    const frame = (luma, index) => {
+      const f = { index, format, luma, release: () => releases.set(f, (releases.get(f) ?? 0) + 1) };
+      return f;
+    };
+    const pairs = ref.lumas.map((luma, i) => ({ index: i, ref: frame(luma, i), dis: frame(dis.lumas[i], i), scored: keep(i) }));
+    const results = await lastValueFrom(backend.extract(from(pairs)).pipe(toArray()));
+    for (const p of pairs) {
+      assert.equal(releases.get(p.ref), 1, `reference ${p.index} released once`);
+      assert.equal(releases.get(p.dis), 1, `distorted ${p.index} released once`);
+    }
+    return results;
+  }
+
+  for (const kind of backendsUnderTest()) {
+    it(`${kind}: every kept frame's motion values are libvmaf's, with and without --subsample`, async function () {
+      if (!existsSync(join(goldenDir, 'src01_160x90_8bit'))) this.skip();
+      const backend = kind === 'cpu' ? new CpuBackend({ threads: 3, motion }) : await (await import('../../dist/kernels/gpu/gpu-backend.js')).GpuBackend.open({ motion });
+      try {
+        for (const step of [1, 3]) {
+          const results = await run(backend, 'src01_160x90_8bit', (i) => i % step === 0);
+          assert.deepEqual(results.map((r) => r.index), fixture.frames.map((_, i) => i).filter((i) => i % step === 0));
+          for (const r of results) {
+            for (const [key, value] of Object.entries(fixture.frames[r.index])) assert.equal(r.features[key], value, `frame ${r.index}: ${key}`);
+          }
+        }
+      } finally {
+        await backend.close();
+      }
+    });
+  }
+});
