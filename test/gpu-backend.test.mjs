@@ -281,10 +281,18 @@ describe('gpu backend (WebGPU)', function () {
         assert.equal(f1.prevRef, f0.ref);
         assert.equal(f2.prevRef, f1.ref);
         assert.equal(f3.prevRef, f2.ref);
+        // And the one before (the five-frame window's SAD reads it).
+        assert.equal(f1.prevRef2, undefined);
+        assert.equal(f2.prevRef2, f0.ref);
+        assert.equal(f3.prevRef2, f1.ref);
         assert.notEqual(f3.ref, f3.prevRef);
+        assert.notEqual(f3.ref, f3.prevRef2);
         assert.equal(f3.ref, f0.ref); // a ring of 3
         ring.reset();
-        assert.equal(ring.advance().prevRef, undefined);
+        const g0 = ring.advance();
+        assert.equal(g0.prevRef, undefined);
+        assert.equal(g0.prevRef2, undefined);
+        assert.equal(ring.advance().prevRef2, undefined);
       } finally {
         ring.destroy();
       }
