@@ -1,5 +1,5 @@
 // The cpu backend against libvmaf 3.2.0's golden logs, frame by frame and feature by
-// feature; integer_motion2's one-frame-ahead semantics; in-order output whatever the
+// feature; integer_motion2/3's one-frame-ahead semantics; in-order output whatever the
 // thread count; frame ownership (every frame released exactly once).
 import assert from 'node:assert/strict';
 import { readFileSync, existsSync } from 'node:fs';
@@ -7,8 +7,10 @@ import { join } from 'node:path';
 import { Subject, from, lastValueFrom, of, toArray, take, tap, delay, Observable, defer } from 'rxjs';
 import { CpuBackend } from '../dist/kernels/cpu-backend.js';
 import { loadNative } from '../dist/kernels/native.js';
-import { FEATURE_KEYS, MOTION_SAD_KEY, MOTION2_KEY, motionScoreFromSad } from '../dist/kernels/native-features.js';
-import { withMotion2, motion2Sequence } from '../dist/pipeline/motion2.js';
+import { FEATURE_KEYS, MOTION_SAD_KEY, MOTION2_KEY, MOTION3_KEY, motionScoreFromSad } from '../dist/kernels/native-features.js';
+import { withMotion } from '../dist/pipeline/motion-finish.js';
+import { motionSeries } from '../dist/pipeline/motion-series.js';
+import { DEFAULT_MOTION_INSTANCE } from '../dist/extractors/integer_motion/motion-options.js';
 import { orderedMergeMap } from '../dist/pipeline/ordered-merge-map.js';
 import { goldenDir } from './helpers/env.mjs';
 import { readY4mLumas } from './helpers/y4m-lumas.mjs';
@@ -75,7 +77,7 @@ describe('cpu backend: golden parity', function () {
   const perKey = new Map();
   after(() => {
     console.log(`      ${totals.exact} of ${totals.compared} feature values exactly equal to libvmaf`);
-    console.log(`      motion (sad score + motion2): ${totals.motionExact} of ${totals.motionCompared} exactly equal`);
+    console.log(`      motion (sad score, motion2, motion3): ${totals.motionExact} of ${totals.motionCompared} exactly equal`);
     for (const [key, { exact, compared, worst }] of perKey) {
       console.log(`        ${key}: ${exact}/${compared} exact${worst > 0 ? `, max |diff| ${worst.toExponential(2)}` : ''}`);
     }
@@ -111,7 +113,7 @@ describe('cpu backend: golden parity', function () {
           }
           stat.worst = Math.max(stat.worst, diff);
           perKey.set(key, stat);
-          if (key === MOTION_SAD_KEY || key === MOTION2_KEY) {
+          if (key === MOTION_SAD_KEY || key === MOTION2_KEY || key === MOTION3_KEY) {
             totals.motionCompared++;
             if (actual === expected) totals.motionExact++;
             // Motion is pure integer arithmetic then one division: it must be exact.
@@ -158,28 +160,35 @@ describe('cpu backend: golden parity through the decoder', function () {
   }
 });
 
-// ---- integer_motion2 --------------------------------------------------------------------
+// ---- integer_motion2 and integer_motion3 (default options) ------------------------------
 
-describe('integer_motion2', function () {
-  const frame = (index, motionScore) => ({ index, features: { [MOTION_SAD_KEY]: motionScore }, motionScore });
+describe('integer_motion2 and integer_motion3 through withMotion', function () {
+  const DEFAULT = [DEFAULT_MOTION_INSTANCE];
+  const frame = (index, score) => ({ index, features: { [MOTION_SAD_KEY]: score }, scores: [score] });
+  const motion2Sequence = (scores) => motionSeries(scores, DEFAULT_MOTION_INSTANCE.options).map((v) => v.motion2);
 
-  it('is 0, then min(this, next), then the last score as is', async function () {
+  it('motion2 is 0, then min(this, next), then the last score as is; motion3 the first frame gets frame 1\'s score', async function () {
     const scores = [0, 3, 1, 2, 5, 4, 4.5];
-    const out = await lastValueFrom(from(scores.map((s, i) => frame(i, s))).pipe(withMotion2(), toArray()));
+    const out = await lastValueFrom(from(scores.map((s, i) => frame(i, s))).pipe(withMotion(DEFAULT), toArray()));
     assert.deepEqual(
       out.map((f) => f.features[MOTION2_KEY]),
       [0, 1, 1, 2, 4, 4, 4.5],
     );
+    // Default blend (factor 1) and clip (10000): motion3 is motion2, but frame 0 takes frame 1's score.
+    assert.deepEqual(
+      out.map((f) => f.features[MOTION3_KEY]),
+      [3, 1, 1, 2, 4, 4, 4.5],
+    );
     assert.deepEqual(motion2Sequence(scores), [0, 1, 1, 2, 4, 4, 4.5]);
     assert.deepEqual(out.map((f) => f.index), [0, 1, 2, 3, 4, 5, 6]);
-    assert.deepEqual(Object.keys(out[0].features), [MOTION_SAD_KEY, MOTION2_KEY], 'motion2 appended last');
-    assert.ok(!('motionScore' in out[0]), 'FrameFeatures only');
+    assert.deepEqual(Object.keys(out[0].features), [MOTION_SAD_KEY, MOTION2_KEY, MOTION3_KEY], 'motion2 and motion3 appended last');
+    assert.ok(!('scores' in out[0]), 'FrameFeatures only');
   });
 
-  it('is 0 for a single frame and for the first frame whatever its score', async function () {
-    const single = await lastValueFrom(of(frame(0, 0)).pipe(withMotion2(), toArray()));
-    assert.deepEqual(single.map((f) => f.features[MOTION2_KEY]), [0]);
-    const odd = await lastValueFrom(of(frame(7, 9), frame(8, 2)).pipe(withMotion2(), toArray()));
+  it('is 0 for a single frame, and motion2 is 0 for the first frame whatever its score', async function () {
+    const single = await lastValueFrom(of(frame(0, 0)).pipe(withMotion(DEFAULT), toArray()));
+    assert.deepEqual(single.map((f) => [f.features[MOTION2_KEY], f.features[MOTION3_KEY]]), [[0, 0]]);
+    const odd = await lastValueFrom(of(frame(7, 9), frame(8, 2)).pipe(withMotion(DEFAULT), toArray()));
     assert.deepEqual(odd.map((f) => f.features[MOTION2_KEY]), [0, 2]);
   });
 
@@ -187,7 +196,7 @@ describe('integer_motion2', function () {
     const input = new Subject();
     const seen = [];
     let completed = false;
-    input.pipe(withMotion2()).subscribe({ next: (f) => seen.push(f.index), complete: () => (completed = true) });
+    input.pipe(withMotion(DEFAULT)).subscribe({ next: (f) => seen.push(f.index), complete: () => (completed = true) });
     input.next(frame(0, 0));
     assert.deepEqual(seen, []);
     input.next(frame(1, 1));
@@ -202,18 +211,17 @@ describe('integer_motion2', function () {
   it('matches libvmaf over a whole clip (from the per-frame scores)', function () {
     if (!existsSync(join(goldenDir, CLIPS[0]))) this.skip();
     const golden = loadClip(CLIPS[0]).golden.frames;
-    assert.deepEqual(
-      motion2Sequence(golden.map((f) => f.metrics[MOTION_SAD_KEY])),
-      golden.map((f) => f.metrics[MOTION2_KEY]),
-    );
+    const values = motionSeries(golden.map((f) => f.metrics[MOTION_SAD_KEY]), DEFAULT_MOTION_INSTANCE.options);
+    assert.deepEqual(values.map((v) => v.motion2), golden.map((f) => f.metrics[MOTION2_KEY]));
+    assert.deepEqual(values.map((v) => v.motion3), golden.map((f) => f.metrics[MOTION3_KEY]));
   });
 
   it('counts unscored frames as neighbours but does not emit them', async function () {
     const frames = [frame(0, 0), { ...frame(1, 3), scored: false }, frame(2, 1), { ...frame(3, 0.5), scored: false }];
-    const out = await lastValueFrom(from(frames).pipe(withMotion2(), toArray()));
-    assert.deepEqual(out.map((f) => [f.index, f.features[MOTION2_KEY]]), [
-      [0, 0],
-      [2, 0.5],
+    const out = await lastValueFrom(from(frames).pipe(withMotion(DEFAULT), toArray()));
+    assert.deepEqual(out.map((f) => [f.index, f.features[MOTION2_KEY], f.features[MOTION3_KEY]]), [
+      [0, 0, 3],
+      [2, 0.5, 0.5],
     ]);
   });
 
@@ -222,7 +230,7 @@ describe('integer_motion2', function () {
       s.next(frame(0, 0));
       s.error(new Error('boom'));
     });
-    await assert.rejects(lastValueFrom(failing.pipe(withMotion2(), toArray())), /boom/);
+    await assert.rejects(lastValueFrom(failing.pipe(withMotion(DEFAULT), toArray())), /boom/);
   });
 });
 

@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Observable, from, lastValueFrom, toArray, firstValueFrom, tap, timeout as rxTimeout } from 'rxjs';
 import { GpuBackend } from '../dist/kernels/gpu/gpu-backend.js';
+import { loadNative } from '../dist/kernels/native.js';
 import { MotionKernel } from '../dist/kernels/gpu/motion/motion-kernel.js';
 import { openGpuDevice, hasHardwareAdapter } from '../dist/kernels/gpu/device.js';
 import { readI64 } from '../dist/kernels/gpu/wgsl.js';
@@ -281,10 +282,18 @@ describe('gpu backend (WebGPU)', function () {
         assert.equal(f1.prevRef, f0.ref);
         assert.equal(f2.prevRef, f1.ref);
         assert.equal(f3.prevRef, f2.ref);
+        // And the one before (the five-frame window's SAD reads it).
+        assert.equal(f1.prevRef2, undefined);
+        assert.equal(f2.prevRef2, f0.ref);
+        assert.equal(f3.prevRef2, f1.ref);
         assert.notEqual(f3.ref, f3.prevRef);
+        assert.notEqual(f3.ref, f3.prevRef2);
         assert.equal(f3.ref, f0.ref); // a ring of 3
         ring.reset();
-        assert.equal(ring.advance().prevRef, undefined);
+        const g0 = ring.advance();
+        assert.equal(g0.prevRef, undefined);
+        assert.equal(g0.prevRef2, undefined);
+        assert.equal(ring.advance().prevRef2, undefined);
       } finally {
         ring.destroy();
       }
@@ -484,7 +493,9 @@ describe('gpu backend (WebGPU)', function () {
       let fail = true;
       const flaky = async (g) => {
         if (fail) throw new BackendError('E_GPU', 'kernel does not compile');
-        return { statsLength: 36, encode(enc, planes, out) { enc.clearBuffer(out.buffer, out.offset, 36 * 8); }, destroy() {} };
+        // As many accumulators as the native finish step takes for ADM, all zero.
+        const adm = loadNative().statsLayout().adm;
+        return { statsLength: adm, encode(enc, planes, out) { enc.clearBuffer(out.buffer, out.offset, adm * 8); }, destroy() {} };
       };
       const throwing = async () => ({ statsLength: 20, encode() { throw new Error('boom'); }, destroy() {} });
       const b = await GpuBackend.open({ kernelFactories: { adm: flaky } });

@@ -1,7 +1,7 @@
 /**
- * The fused core (integer VIF, ADM, motion) computes the default options and, for VIF and
- * ADM, an enhancement gain limit of 1 (the NEG models'). Other option values are refused
- * with a clear message rather than computed wrong.
+ * The fused core computes VIF and ADM at the default options and an enhancement gain limit
+ * of 1 (the NEG models'). Other option values are refused with a clear message rather than
+ * computed wrong. (Motion takes every option: see integer_motion/motion-options.ts.)
  */
 import { UsageError } from '../errors.js';
 import { formatG, type OptionDef, type OptionValues } from './option.js';

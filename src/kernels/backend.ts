@@ -6,8 +6,9 @@ export type BackendKind = 'cpu' | 'gpu';
 /**
  * Turns a stream of frame pairs into a stream of per-frame features, in frame order.
  * A backend owns the release of each pair's frames once it has read them.
- * integer_motion2 needs the next frame, so frame N's features are emitted when frame
- * N+1 has been computed (or when the stream ends): one frame of latency.
+ * integer_motion2 and integer_motion3 need the next frame, so frame N's features are
+ * emitted when frame N+1 has been computed (or when the stream ends): one frame of latency
+ * (two for the first frames of a five-frame-window motion instance).
  */
 export interface FeatureBackend {
   readonly kind: BackendKind;

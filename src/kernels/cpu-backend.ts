@@ -4,8 +4,11 @@
  *
  * Each frame pair is one pool job computing VIF and ADM statistics and the motion
  * SAD of its reference against the previous pair's reference (libvmaf 3.2.0 filters the
- * difference of the two raw frames, so the job needs both). Up to `threads` jobs run at
- * once; results come out in frame order, each frame's integer_motion2 one frame later.
+ * difference of the two raw frames, so the job needs both), and, when a motion instance
+ * uses the five-frame window, a second threadpool job for the SAD against the reference two
+ * pairs back. Up to `threads` jobs run at once; results come out in frame order, each
+ * frame's motion2 and motion3 (pipeline/motion-finish.ts, per planned motion instance) one
+ * frame later (the five-frame window's first two frames: once frame 2 is in).
  *
  * Pairs with `scored: false` (left out by --subsample) still feed motion, as in libvmaf:
  * their job computes only the SAD, their distorted frame is released on arrival, and they
@@ -18,7 +21,8 @@
  *
  * Frame ownership: a pair's distorted frame is released as soon as its job is done; its
  * reference frame once its own job and the next pair's job (which reads it as the
- * previous frame) are both done, or when the stream ends. Pairs not yet started when the
+ * previous frame) are both done (and the one after, with the five-frame window), or when
+ * the stream ends. Pairs not yet started when the
  * subscriber unsubscribes or an error occurs are released then; frames a running job
  * reads are released when that job finishes.
  *
@@ -34,14 +38,20 @@ import { extractPairs, type FeatureBackend } from './backend.js';
 import type { Frame, FrameFeatures, FrameGroup, FramePair, GroupFeatures } from '../types.js';
 import { BackendError, VmafError } from '../errors.js';
 import { loadNative, type FrameStatsResult } from './native.js';
-import { finishGroup, type GroupStats } from './native-features.js';
+import { finishGroup, needsSad2, type GroupStats } from './native-features.js';
 import { orderedMergeMap } from '../pipeline/ordered-merge-map.js';
-import { withGroupMotion2, type MotionGroup } from '../pipeline/motion2.js';
+import { withGroupMotion, type MotionGroup } from '../pipeline/motion-finish.js';
+import { DEFAULT_MOTION_INSTANCE, type MotionInstance } from '../extractors/integer_motion/motion-options.js';
 import { Credits } from '../pipeline/credits.js';
 
 export interface CpuBackendOptions {
   /** Frame pairs computed at once. Default: the number of cores. */
   threads?: number;
+  /**
+   * The motion instances whose values each frame gets (their SADs are computed once for
+   * all of them). Default: libvmaf's default instance alone.
+   */
+  motion?: readonly MotionInstance[];
 }
 
 /** A frame shared by several users; released when the last lets go. */
@@ -73,6 +83,8 @@ interface Job {
   present: boolean[];
   /** The previous group's reference frame; absent for the first group. */
   prev: Held | undefined;
+  /** The reference two groups back, where the five-frame window needs it; else absent. */
+  prev2: Held | undefined;
   scored: boolean;
 }
 
@@ -80,6 +92,8 @@ export class CpuBackend implements FeatureBackend {
   readonly kind = 'cpu' as const;
   readonly description: string;
   readonly threads: number;
+  readonly motion: readonly MotionInstance[];
+  private readonly sad2: boolean;
   private closed = false;
 
   constructor(options: CpuBackendOptions = {}) {
@@ -88,6 +102,8 @@ export class CpuBackend implements FeatureBackend {
       throw new BackendError('E_NATIVE', `the cpu backend needs a positive whole number of threads, got ${threads}`);
     }
     this.threads = threads;
+    this.motion = options.motion ?? [DEFAULT_MOTION_INSTANCE];
+    this.sad2 = needsSad2(this.motion);
     this.description = `cpu, ${threads} thread${threads === 1 ? '' : 's'}`;
     // Fail now, not at the first frame, when the addon is missing.
     loadNative().reservePoolThreads(threads);
@@ -108,6 +124,7 @@ export class CpuBackend implements FeatureBackend {
       const slots = new Credits(this.threads);
       const waiting = new Set<Job>(); // received, not started
       let lastRef: Held | undefined; // the latest reference, held for the next group's job
+      let lastRef2: Held | undefined; // the one before, held for the next group's job (five-frame window)
       let width: number | undefined; // renditions per group
 
       const toJob = (group: FrameGroup): Job => {
@@ -123,7 +140,13 @@ export class CpuBackend implements FeatureBackend {
         const ref = hold(group.ref);
         const dis = group.dis.map((frame) => (frame ? hold(frame) : undefined));
         const scored = group.scored !== false;
-        const job: Job = { group, ref, dis, present: group.dis.map((frame) => frame !== undefined), prev: lastRef, scored }; // takes over lastRef's hold
+        // The job takes over lastRef2's hold, and holds lastRef a second time for the next job.
+        const job: Job = { group, ref, dis, present: group.dis.map((frame) => frame !== undefined), prev: lastRef, prev2: lastRef2, scored };
+        if (this.sad2) {
+          lastRef2 = lastRef?.retain();
+        } else {
+          lastRef2 = undefined;
+        }
         lastRef = ref.retain();
         if (!scored) {
           // Read for motion only: the distorted frames are not needed.
@@ -142,6 +165,7 @@ export class CpuBackend implements FeatureBackend {
         job.ref.drop();
         for (const h of job.dis) h?.drop();
         job.prev?.drop();
+        job.prev2?.drop();
       };
 
       /** A pool job, started once a slot is free. */
@@ -162,27 +186,33 @@ export class CpuBackend implements FeatureBackend {
           const { width, height, bitDepth } = ref.format;
           const prev = job.prev?.frame;
           if (prev) assertSameGeometry(prev, ref, group.index, 'previous reference');
+          const prev2 = job.prev2?.frame;
           const base = { index: group.index, refPts: ref.pts, geometry: { width, height, bitDepth } };
+          // The SAD two frames apart: its own job, beside the others.
+          const sad2Job = this.sad2 && prev2 ? limited(() => native.computeMotionSad(prev2.luma, ref.luma, width, height, bitDepth)) : undefined;
+          sad2Job?.catch(() => undefined); // awaited below
+          const sad2 = async (): Promise<{ sad2?: bigint | null }> => (this.sad2 ? { sad2: sad2Job ? await sad2Job : null } : {});
           if (!job.scored) {
             // The distorted frames are already released: not even their pts are read.
-            const sad = prev ? await limited(() => native.computeMotionSad(prev.luma, ref.luma, width, height, bitDepth)) : null;
-            return { ...base, renditions: job.present.map((p) => (p ? null : undefined)), sad };
+            const [sad, far] = await Promise.all([prev ? limited(() => native.computeMotionSad(prev.luma, ref.luma, width, height, bitDepth)) : null, sad2()]);
+            return { ...base, renditions: job.present.map((p) => (p ? null : undefined)), sad, ...far };
           }
           for (const h of job.dis) if (h) assertSameGeometry(h.frame, ref, group.index, 'distorted');
           // Motion reads the reference only: its SAD comes with the first rendition's job.
           const first = job.dis.findIndex((h) => h !== undefined);
-          const settled = await Promise.allSettled(
-            job.dis.map((h, k) =>
+          const settled = await Promise.allSettled([
+            ...job.dis.map((h, k) =>
               h ? limited(() => native.computeFrameStats(ref.luma, h.frame.luma, width, height, bitDepth, k === first ? prev?.luma : undefined)) : undefined,
             ),
-          );
+            sad2Job,
+          ]);
           // Every job has finished (none reads the frames any more) before an error goes out.
           const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
           if (failed) throw failed.reason;
-          const results = settled.map((s) => (s as PromiseFulfilledResult<FrameStatsResult | undefined>).value);
+          const results = settled.slice(0, job.dis.length).map((s) => (s as PromiseFulfilledResult<FrameStatsResult | undefined>).value);
           const renditions = job.dis.map((h, k): GroupStats['renditions'][number] => (h ? { stats: results[k]!.stats, disPts: h.frame.pts } : undefined));
           const sad = first >= 0 ? results[first]!.sad : null;
-          return { ...base, renditions, sad };
+          return { ...base, renditions, sad, ...(await sad2()) };
         } catch (error) {
           throw asBackendError(error, group.index);
         } finally {
@@ -192,7 +222,7 @@ export class CpuBackend implements FeatureBackend {
 
       const finish = (r: GroupStats): MotionGroup => {
         try {
-          return finishGroup(native, r);
+          return finishGroup(native, r, this.motion);
         } catch (error) {
           throw asBackendError(error, r.index);
         }
@@ -201,6 +231,8 @@ export class CpuBackend implements FeatureBackend {
       const releaseLastRef = (): void => {
         lastRef?.drop();
         lastRef = undefined;
+        lastRef2?.drop();
+        lastRef2 = undefined;
       };
 
       const subscription = groups
@@ -210,7 +242,7 @@ export class CpuBackend implements FeatureBackend {
           tap({ complete: releaseLastRef }),
           orderedMergeMap(run, this.threads),
           map(finish),
-          withGroupMotion2(),
+          withGroupMotion(this.motion),
         )
         .subscribe(subscriber);
 

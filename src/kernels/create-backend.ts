@@ -3,6 +3,8 @@ import type { BackendKind, FeatureBackend } from './backend.js';
 import { CpuBackend } from './cpu-backend.js';
 import { PlanBackend } from './plan-backend.js';
 import type { RunPlan } from '../extractors/plan.js';
+import { integerMotion } from '../extractors/integer_motion/integer_motion.js';
+import { motionInstance, type MotionInstance } from '../extractors/integer_motion/motion-options.js';
 
 export interface BackendOptions {
   threads: number;
@@ -10,6 +12,8 @@ export interface BackendOptions {
   onAggregate?: (k: number, metrics: Record<string, number>) => void;
   gpuAdapter?: string;
   onWarning?: (message: string) => void;
+  /** The motion instances the core computes (default: libvmaf's default instance). */
+  motion?: readonly MotionInstance[];
 }
 
 /**
@@ -22,26 +26,39 @@ export interface BackendOptions {
 export async function createBackend(kind: BackendKind | 'auto', options: BackendOptions): Promise<FeatureBackend> {
   switch (kind) {
     case 'cpu':
-      return new CpuBackend({ threads: options.threads });
+      return new CpuBackend(cpuOptions(options));
     case 'gpu': {
       const { GpuBackend } = await import('./gpu/gpu-backend.js');
-      return GpuBackend.open({ adapter: options.gpuAdapter, onWarning: options.onWarning });
+      return GpuBackend.open({ adapter: options.gpuAdapter, onWarning: options.onWarning, ...motionOf(options) });
     }
     case 'auto': {
       const gpu = await openHardwareGpu(options);
-      return gpu ?? new CpuBackend({ threads: options.threads });
+      return gpu ?? new CpuBackend(cpuOptions(options));
     }
   }
 }
 
+function motionOf(options: BackendOptions): { motion?: readonly MotionInstance[] } {
+  return options.motion ? { motion: options.motion } : {};
+}
+
+function cpuOptions(options: BackendOptions): { threads: number; motion?: readonly MotionInstance[] } {
+  return { threads: options.threads, ...motionOf(options) };
+}
+
+/** The plan's motion instances, as the core computes them (in plan order). */
+export function planMotionInstances(plan: RunPlan): MotionInstance[] {
+  return plan.instances.filter((x) => x.definition === integerMotion).map((x) => motionInstance(x.options));
+}
+
 /**
  * The backend for a run plan: the requested backend computes the plan's core instances
- * (integer VIF, ADM, motion), and is not opened at all when the plan has none; native
- * instances run on the host's threads beside it.
+ * (integer VIF, ADM, and each motion instance, whose SADs it computes once), and is not
+ * opened at all when the plan has none; native instances run on the host's threads beside it.
  */
 export async function createPlanBackend(plan: RunPlan, kind: BackendKind | 'auto', options: BackendOptions): Promise<FeatureBackend> {
   const needsCore = plan.instances.some((x) => x.definition.implementation.kind === 'core');
-  const core = needsCore ? await createBackend(kind, options) : undefined;
+  const core = needsCore ? await createBackend(kind, { ...options, motion: planMotionInstances(plan) }) : undefined;
   return new PlanBackend(plan, core, core?.kind ?? (kind === 'gpu' ? 'gpu' : 'cpu'), { threads: options.threads, onWarning: options.onWarning, onAggregate: options.onAggregate });
 }
 
@@ -80,7 +97,7 @@ async function openHardwareGpu(options: BackendOptions): Promise<FeatureBackend 
   if (hardware.length === 0) return undefined;
   try {
     const { GpuBackend } = await import('./gpu/gpu-backend.js');
-    return await GpuBackend.open({ adapter: options.gpuAdapter, requireHardware: true, onWarning: options.onWarning });
+    return await GpuBackend.open({ adapter: options.gpuAdapter, requireHardware: true, onWarning: options.onWarning, ...motionOf(options) });
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
     options.onWarning?.(`cannot use the GPU (${message}); using the cpu backend`);

@@ -1,23 +1,28 @@
 /**
  * Shared by both backends: turns the 22 values of finishFeatures (the gpu backend
- * produces the same stats array and finishes it the same way) and a frame's motion score
+ * produces the same stats array and finishes it the same way) and a frame's motion SADs
  * into FeatureValues keyed and ordered as libvmaf 3.2.0 logs them.
  *
- * libvmaf's log order, less what vmaf-stream does not compute (integer_motion3, psnr_*,
- * float_ssim, ...):
+ * libvmaf's log order for the default instances, less what the core does not compute
+ * (psnr_*, float_ssim, ...):
  *   integer_adm2, integer_aim, integer_adm3, integer_adm_scale0..3,
  *   VMAF_integer_feature_motion_sad_score, integer_vif_scale0..3, integer_adm2_egl_1,
  *   integer_aim_egl_1, integer_adm3_egl_1, integer_adm_scale0..3_egl_1,
- *   integer_vif_scale0..3_egl_1, integer_motion2.
- * integer_motion2 needs the next frame; pipeline/motion2.ts appends it.
+ *   integer_vif_scale0..3_egl_1, integer_motion2, integer_motion3.
+ * Each planned motion instance's SAD score (and, with debug, integer_motion) takes the
+ * place of VMAF_integer_feature_motion_sad_score; motion2 and motion3 need later frames:
+ * pipeline/motion-finish.ts appends them.
  */
 import type { FeatureValues } from '../types.js';
-import type { MotionEntry, MotionGroup } from '../pipeline/motion2.js';
+import type { MotionEntry, MotionGroup } from '../pipeline/motion-finish.js';
 import { FINISHED_FEATURE_COUNT, type NativeAddon } from './native.js';
+import { DEFAULT_MOTION_INSTANCE, sadDistance, type MotionInstance } from '../extractors/integer_motion/motion-options.js';
+import { motionSadScore } from '../pipeline/motion-series.js';
 
 /** libvmaf's name for a frame's own motion score (the SAD against the previous frame). */
 export const MOTION_SAD_KEY = 'VMAF_integer_feature_motion_sad_score';
 export const MOTION2_KEY = 'integer_motion2';
+export const MOTION3_KEY = 'integer_motion3';
 
 /** libvmaf's motion_max_val default: larger motion scores are clipped to it. */
 export const MOTION_MAX_VAL = 10000;
@@ -48,7 +53,7 @@ export const FINISHED_FEATURE_KEYS: readonly string[] = [
   'integer_adm_scale3_egl_1',
 ];
 
-/** Every key a backend emits per frame, in libvmaf's log order. */
+/** Every key a backend emits per frame with the default motion instance, in libvmaf's log order. */
 export const FEATURE_KEYS: readonly string[] = [
   'integer_adm2',
   'integer_aim',
@@ -74,30 +79,36 @@ export const FEATURE_KEYS: readonly string[] = [
   'integer_vif_scale2_egl_1',
   'integer_vif_scale3_egl_1',
   MOTION2_KEY,
+  MOTION3_KEY,
 ];
 
 const FINISHED_INDEX = new Map(FINISHED_FEATURE_KEYS.map((key, i) => [key, i]));
 
 /**
- * libvmaf's motion score from a SAD: min(sad / 256 / (width * height), 10000), the same
- * double operations in the same order. Exact: a SAD is below 2^53.
+ * libvmaf's motion score from a SAD at the default options: min(sad / 256 / (width *
+ * height), 10000), the same double operations in the same order.
  */
 export function motionScoreFromSad(sad: bigint, width: number, height: number): number {
-  return Math.min(Number(sad) / 256 / (width * height), MOTION_MAX_VAL);
+  return motionSadScore(sad, width, height, DEFAULT_MOTION_INSTANCE.options);
 }
 
 /**
- * FeatureValues for one frame in libvmaf's key order, without integer_motion2.
- * `motionScore` is 0 for the first frame of a stream.
+ * FeatureValues for one frame in libvmaf's key order, without the delayed motion values:
+ * `motion` holds each motion instance's (key, score) pairs, which take the place of
+ * VMAF_integer_feature_motion_sad_score.
  */
-export function featureValues(finished: ArrayLike<number>, motionScore: number): FeatureValues {
+export function featureValues(finished: ArrayLike<number>, motion: ReadonlyArray<readonly [string, number]>): FeatureValues {
   if (finished.length !== FINISHED_FEATURE_COUNT) {
     throw new RangeError(`expected ${FINISHED_FEATURE_COUNT} finished feature values, got ${finished.length}`);
   }
   const features: FeatureValues = {};
   for (const key of FEATURE_KEYS) {
-    if (key === MOTION2_KEY) continue;
-    features[key] = key === MOTION_SAD_KEY ? motionScore : finished[FINISHED_INDEX.get(key)!]!;
+    if (key === MOTION2_KEY || key === MOTION3_KEY) continue;
+    if (key === MOTION_SAD_KEY) {
+      for (const [k, v] of motion) features[k] = v;
+    } else {
+      features[key] = finished[FINISHED_INDEX.get(key)!]!;
+    }
   }
   return features;
 }
@@ -114,23 +125,47 @@ export interface GroupStats {
   renditions: ReadonlyArray<{ stats: BigInt64Array; disPts: number | undefined } | null | undefined>;
   /** The reference's SAD against the previous reference; null for the first frame. */
   sad: bigint | null;
+  /**
+   * The reference's SAD against the reference two frames back (null for the first two
+   * frames); only where a motion instance uses the five-frame window.
+   */
+  sad2?: bigint | null;
+}
+
+/** Whether any of these instances reads SADs two frames apart (the backends compute those only then). */
+export function needsSad2(instances: readonly MotionInstance[]): boolean {
+  return instances.some((x) => sadDistance(x.options) === 2 && !x.options.forceZero);
+}
+
+/** Each instance's SAD score for a group. */
+export function motionScores(r: Pick<GroupStats, 'index' | 'geometry' | 'sad' | 'sad2'>, instances: readonly MotionInstance[]): number[] {
+  const { width, height } = r.geometry;
+  return instances.map((x) => {
+    if (x.options.forceZero) return 0;
+    const sad = sadDistance(x.options) === 2 ? r.sad2 : r.sad;
+    if (sad === undefined) throw new RangeError(`frame ${r.index}: no SAD two frames apart for a five-frame-window motion instance`);
+    return motionSadScore(sad, width, height, x.options);
+  });
 }
 
 /**
- * A group's features, shared by both backends: the motion score from the SAD (0 for the
- * first frame), each scored rendition's stats through finishFeatures, keyed by
+ * A group's features, shared by both backends: each motion instance's score from its SAD
+ * (0 for the first frames), each scored rendition's stats through finishFeatures, keyed by
  * featureValues; null and undefined renditions as they are.
  */
-export function finishGroup(native: Pick<NativeAddon, 'finishFeatures'>, r: GroupStats): MotionGroup {
+export function finishGroup(native: Pick<NativeAddon, 'finishFeatures'>, r: GroupStats, instances: readonly MotionInstance[] = [DEFAULT_MOTION_INSTANCE]): MotionGroup {
   const { width, height, bitDepth } = r.geometry;
-  const motionScore = r.sad === null ? 0 : motionScoreFromSad(r.sad, width, height);
+  const scores = motionScores(r, instances);
+  const motion = instances.flatMap((x, j): Array<readonly [string, number]> =>
+    x.keys.motion === undefined ? [[x.keys.sad, scores[j]!]] : [[x.keys.sad, scores[j]!], [x.keys.motion, scores[j]!]],
+  );
   const renditions = r.renditions.map((x): MotionEntry | null | undefined => {
     if (!x) return x;
-    const entry: MotionEntry = { features: featureValues(native.finishFeatures(x.stats, width, height, bitDepth), motionScore) };
+    const entry: MotionEntry = { features: featureValues(native.finishFeatures(x.stats, width, height, bitDepth), motion) };
     if (x.disPts !== undefined) entry.disPts = x.disPts;
     return entry;
   });
-  const group: MotionGroup = { index: r.index, motionScore, renditions };
+  const group: MotionGroup = { index: r.index, scores, renditions };
   if (r.refPts !== undefined) group.refPts = r.refPts;
   return group;
 }

@@ -396,15 +396,17 @@ export class DeviceRing {
 
 /**
  * Device-local reference planes: advance() gives the buffer frame N's reference is copied
- * into and the one frame N-1's went to (its previous reference, still resident: nothing
- * overwrites it before frame N's commands, which come earlier on the queue, have run).
+ * into and the ones frames N-1's and N-2's went to (its previous references, still
+ * resident: nothing overwrites them before frame N's commands, which come earlier on the
+ * queue, have run; the ring has at least 3 buffers so that N's is neither of them).
  */
 export class ReferenceRing {
   readonly #ring: DeviceRing;
   #latest: GPUBuffer | undefined;
+  #beforeLatest: GPUBuffer | undefined;
 
   constructor(gpu: GpuDevice, options: { slots: number; bytes: number; label: string }) {
-    if (options.slots < 2) throw new RangeError(`ReferenceRing: at least 2 slots, got ${options.slots}`);
+    if (options.slots < 3) throw new RangeError(`ReferenceRing: at least 3 slots, got ${options.slots}`);
     this.#ring = new DeviceRing(gpu, options);
   }
 
@@ -412,22 +414,26 @@ export class ReferenceRing {
     return this.#ring.buffers;
   }
 
-  /** The buffer for the next frame's reference, and the previous frame's (if any). */
-  advance(): { ref: GPUBuffer; prevRef: GPUBuffer | undefined } {
+  /** The buffer for the next frame's reference, and the previous two frames' (if any). */
+  advance(): { ref: GPUBuffer; prevRef: GPUBuffer | undefined; prevRef2: GPUBuffer | undefined } {
     const prevRef = this.#latest;
+    const prevRef2 = this.#beforeLatest;
     const ref = this.#ring.next();
+    this.#beforeLatest = prevRef;
     this.#latest = ref;
-    return { ref, prevRef };
+    return { ref, prevRef, prevRef2 };
   }
 
-  /** Forgets the previous frame (a new stream starts without one). */
+  /** Forgets the previous frames (a new stream starts without them). */
   reset(): void {
     this.#latest = undefined;
+    this.#beforeLatest = undefined;
   }
 
   destroy(): void {
     this.#ring.destroy();
     this.#latest = undefined;
+    this.#beforeLatest = undefined;
   }
 }
 

@@ -11,12 +11,13 @@
  *      so the caller may reuse its buffers as soon as they are released;
  *   3. record one command buffer: the staging -> device-local copies, VifKernel, AdmKernel,
  *      MotionKernel (frame N's reference against frame N-1's, still resident in the
- *      reference ring), and the copy of the frame's stats into its readback slot;
+ *      reference ring; and against frame N-2's, also resident, when a motion instance
+ *      uses the five-frame window), and the copy of the frame's stats into its readback slot;
  *   4. submit, then arm the fences: mapAsync(WRITE) on the staging slots, mapAsync(READ) on
  *      the readback slot;
  *   5. (without holding up the next frame's steps 1-4) await the readback: [vif 20, adm 60]
- *      int64 -> finishFeatures, the motion SAD -> motionScoreFromSad -> features; then
- *      integer_motion2 (pipeline/motion2.ts) in frame order.
+ *      int64 -> finishFeatures, the motion SADs -> each motion instance's score -> features;
+ *      then each instance's motion2 and motion3 (pipeline/motion-finish.ts) in frame order.
  * Pairs with `scored: false` (--subsample) upload only the reference and run only motion.
  *
  * A ladder (extractMany: one reference, several distorted inputs per frame) is the same
@@ -24,7 +25,7 @@
  * that every rendition reads, and motion (which reads only the reference) runs once; each
  * rendition present in the group gets its own distorted upload slot and device plane, its
  * own VIF and ADM passes in the same command buffer, writing its own block of the group's
- * stats buffer ([rendition 0: vif, adm][rendition 1: vif, adm]...[motion SAD]), which comes
+ * stats buffer ([rendition 0: vif, adm][rendition 1: vif, adm]...[motion SADs]), which comes
  * back in one readback. extract() is extractMany with groups of one.
  *
  * Ordering model
@@ -71,9 +72,10 @@ import { extractPairs, type FeatureBackend } from '../backend.js';
 import type { Frame, FrameFeatures, FrameGroup, FramePair, GroupFeatures } from '../../types.js';
 import { BackendError, VmafError } from '../../errors.js';
 import { loadNative, type NativeAddon } from '../native.js';
-import { finishGroup, type GroupStats } from '../native-features.js';
+import { finishGroup, needsSad2, type GroupStats } from '../native-features.js';
 import { orderedMergeMap } from '../../pipeline/ordered-merge-map.js';
-import { withGroupMotion2, type MotionGroup } from '../../pipeline/motion2.js';
+import { withGroupMotion, type MotionGroup } from '../../pipeline/motion-finish.js';
+import { DEFAULT_MOTION_INSTANCE, type MotionInstance } from '../../extractors/integer_motion/motion-options.js';
 import { bytesOf } from '../../pool/frame-pool.js';
 import { DEFAULT_FENCE_TIMEOUT_MS, StagingPool, type ReadbackSlot, type UploadSlot } from '../../pool/staging-ring.js';
 import { openGpuDevice, type GpuDevice } from './device.js';
@@ -97,6 +99,11 @@ export interface GpuBackendOptions {
   fenceTimeoutMs?: number;
   /** Extra Dawn options (create()). */
   dawnFlags?: readonly string[];
+  /**
+   * The motion instances whose values each frame gets (their SADs are computed once for
+   * all of them). Default: libvmaf's default instance alone.
+   */
+  motion?: readonly MotionInstance[];
   /**
    * @internal Replaces kernel constructors (tests: stand-ins while a kernel is developed,
    * kernels that fail on purpose). Default: VifKernel.create, AdmKernel.create, MotionKernel.create.
@@ -144,7 +151,8 @@ interface KernelSet {
 
 /**
  * Byte offsets of the accumulators in a group's stats buffer: one block per rendition,
- * [vif][adm], then the motion SAD: [r0 vif][r0 adm][r1 vif][r1 adm]...[motion SAD].
+ * [vif][adm], then the motion SADs: [r0 vif][r0 adm][r1 vif][r1 adm]...[SAD][SAD two
+ * frames apart, with the five-frame window].
  */
 interface StatsLayout {
   renditions: number;
@@ -155,13 +163,24 @@ interface StatsLayout {
   /** VIF's offset in a block (ADM follows it). */
   admInBlock: number;
   motionOffset: number;
+  /** The SAD two frames apart's offset; undefined when no instance reads it. */
+  motion2Offset: number | undefined;
   bytes: number;
 }
 
-function statsLayout(counts: { vif: number; adm: number }, renditions: number): StatsLayout {
+function statsLayout(counts: { vif: number; adm: number }, renditions: number, sad2: boolean): StatsLayout {
   const finishLength = counts.vif + counts.adm;
   const blockBytes = finishLength * 8;
-  return { renditions, finishLength, blockBytes, admInBlock: counts.vif * 8, motionOffset: renditions * blockBytes, bytes: renditions * blockBytes + 8 };
+  const motionOffset = renditions * blockBytes;
+  return {
+    renditions,
+    finishLength,
+    blockBytes,
+    admInBlock: counts.vif * 8,
+    motionOffset,
+    motion2Offset: sad2 ? motionOffset + 8 : undefined,
+    bytes: motionOffset + (sad2 ? 16 : 8),
+  };
 }
 
 // Frames in flight between the host and the GPU. Measured on an H100 at 1080p from host
@@ -180,6 +199,8 @@ export class GpuBackend implements FeatureBackend {
   readonly fenceTimeoutMs: number;
   /** Whether stage timestamps are recorded (asked for and supported). */
   readonly timing: boolean;
+  /** The motion instances computed (see GpuBackendOptions.motion). */
+  readonly motion: readonly MotionInstance[];
   readonly #native: NativeAddon;
   readonly #factories: KernelFactories;
   readonly #kernels = new Map<string, Promise<KernelSet>>();
@@ -196,6 +217,7 @@ export class GpuBackend implements FeatureBackend {
     this.depth = depth;
     this.fenceTimeoutMs = options.fenceTimeoutMs ?? DEFAULT_FENCE_TIMEOUT_MS;
     this.timing = options.timing === true && gpu.features.has('timestamp-query');
+    this.motion = options.motion ?? [DEFAULT_MOTION_INSTANCE];
     this.description = `gpu, ${gpu.adapterName}${gpu.isSoftware ? ' (software)' : ''}`;
   }
 
@@ -253,7 +275,7 @@ export class GpuBackend implements FeatureBackend {
           map((group) => stream.admit(group)),
           orderedMergeMap((job) => stream.run(job), this.depth),
           map((r) => stream.finish(r)),
-          withGroupMotion2(),
+          withGroupMotion(this.motion),
         )
         .subscribe(subscriber);
 
@@ -365,6 +387,8 @@ interface Submitted {
   geometry: FrameGeometry;
   scored: boolean;
   hasPrev: boolean;
+  /** Whether the reference two frames back was there (five-frame window). */
+  hasPrev2: boolean;
   refPts: number | undefined;
   renditions: Presence[];
   read: Promise<ArrayBuffer>;
@@ -459,9 +483,11 @@ class GpuStream {
         throw new BackendError('E_GPU', `${this.#gpu.adapterName}: frame ${s.index}: ${gpuError.constructor?.name ?? 'GPUError'}: ${gpuError.message}`);
       }
       this.#gpu.throwIfFailed();
-      const { motionOffset, blockBytes, bytes: statsBytes } = this.#layout!;
+      const { motionOffset, motion2Offset, blockBytes, bytes: statsBytes } = this.#layout!;
       const words = new Uint32Array(bytes, 0, statsBytes / 4);
-      const sad = s.hasPrev ? (BigInt(words[motionOffset / 4 + 1]!) << 32n) | BigInt(words[motionOffset / 4]!) : null;
+      const u64 = (offset: number): bigint => (BigInt(words[offset / 4 + 1]!) << 32n) | BigInt(words[offset / 4]!);
+      const sad = s.hasPrev ? u64(motionOffset) : null;
+      const far = motion2Offset === undefined ? {} : { sad2: s.hasPrev2 ? u64(motion2Offset) : null };
       const renditions = s.renditions.map((r, k): GroupStats['renditions'][number] => {
         if (!r.present) return undefined;
         if (!s.scored) return null;
@@ -470,7 +496,7 @@ class GpuStream {
       if (this.#backend.timing && s.scored && bytes.byteLength >= statsBytes + TIMESTAMPS * 8) {
         this.#backend.recordTiming(new BigUint64Array(bytes, statsBytes, TIMESTAMPS), s.hostWrite, performance.now() - s.submittedAt);
       }
-      return { index: s.index, refPts: s.refPts, geometry: s.geometry, renditions, sad };
+      return { index: s.index, refPts: s.refPts, geometry: s.geometry, renditions, sad, ...far };
     } catch (error) {
       this.#broken ??= error;
       throw asBackendError(error, s.index);
@@ -481,7 +507,7 @@ class GpuStream {
 
   finish(r: GroupStats): MotionGroup {
     try {
-      return finishGroup(this.#native, r);
+      return finishGroup(this.#native, r, this.#backend.motion);
     } catch (error) {
       throw asBackendError(error, r.index);
     }
@@ -516,7 +542,7 @@ class GpuStream {
       this.#check();
       const { ref } = group;
       const width = group.dis.length;
-      this.#layout ??= statsLayout(this.#native.statsLayout(), width);
+      this.#layout ??= statsLayout(this.#native.statsLayout(), width, needsSad2(this.#backend.motion));
       const L = this.#layout;
       if (width !== L.renditions) {
         throw new BackendError('E_GPU', `frame ${group.index}: a group of ${width} distorted frames in a stream of ${L.renditions}`);
@@ -604,7 +630,7 @@ class GpuStream {
 
       // Step 3: one command buffer.
       const d = this.#gpu.device;
-      const { ref: refBuf, prevRef } = pool().references.advance();
+      const { ref: refBuf, prevRef, prevRef2 } = pool().references.advance();
       const disBufs = computed.map((dis) => (dis ? pool().distorted.next() : undefined));
       const stats = pool().stats.next();
       const queries = this.#backend.timing && scored ? this.#queries[rb.index] : undefined;
@@ -626,6 +652,10 @@ class GpuStream {
         }
         // Motion reads the reference planes only: once per group.
         kernels.motion.encode(enc, prevRef ? { ref: refBuf, dis: refBuf, prevRef } : { ref: refBuf, dis: refBuf }, { buffer: stats, offset: L.motionOffset });
+        if (L.motion2Offset !== undefined) {
+          // The five-frame window's SAD: the same kernel against the reference two frames back.
+          kernels.motion.encode(enc, prevRef2 ? { ref: refBuf, dis: refBuf, prevRef: prevRef2 } : { ref: refBuf, dis: refBuf }, { buffer: stats, offset: L.motion2Offset });
+        }
         if (queries) marker(enc, queries.set, 2);
         rb.encodeCopy(enc, stats, 0, L.bytes);
         if (queries) {
@@ -651,7 +681,7 @@ class GpuStream {
       const read = pool().readback.read(rb, L.bytes + (queries ? TIMESTAMPS * 8 : 0));
       rb = undefined;
       read.catch(() => undefined);
-      return { index: group.index, geometry, scored, hasPrev: prevRef !== undefined, refPts, renditions, read, scopes, hostWrite, submittedAt };
+      return { index: group.index, geometry, scored, hasPrev: prevRef !== undefined, hasPrev2: prevRef2 !== undefined, refPts, renditions, read, scopes, hostWrite, submittedAt };
     } catch (error) {
       this.#fail(job, refSlot, disSlots, rb, error);
     }
