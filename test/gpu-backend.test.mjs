@@ -12,7 +12,6 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Observable, from, lastValueFrom, toArray, firstValueFrom, tap, timeout as rxTimeout } from 'rxjs';
 import { GpuBackend } from '../dist/kernels/gpu/gpu-backend.js';
-import { loadNative } from '../dist/kernels/native.js';
 import { MotionKernel } from '../dist/kernels/gpu/motion/motion-kernel.js';
 import { openGpuDevice, hasHardwareAdapter } from '../dist/kernels/gpu/device.js';
 import { readI64 } from '../dist/kernels/gpu/wgsl.js';
