@@ -61,6 +61,6 @@ describe('ciede extractor', function () {
 
   it('refuses gray input with E_INPUT_FORMAT', async () => {
     const gray = writeGray(join(tmp, 'gray.y4m'), 64, 48, 8);
-    await assert.rejects(run(gray, gray), (e) => e.code === 'E_INPUT_FORMAT' && /ciede/.test(e.message) && /4:0:0/.test(e.message));
+    await assert.rejects(run(gray, gray), (e) => e.code === 'E_INPUT_FORMAT' && /4:0:0/.test(e.message));
   });
 });
