@@ -12,6 +12,8 @@ import { integerVif } from './integer_vif/integer_vif.js';
 import { floatMoment } from './float_moment/float_moment.js';
 import { floatPsnr } from './float_psnr/float_psnr.js';
 import { psnr } from './psnr/psnr.js';
+import { psnrHvs } from './psnr_hvs/psnr_hvs.js';
+import { ciede } from './ciede/ciede.js';
 
 export const EXTRACTORS: readonly ExtractorDefinition[] = [
   integerAdm,
@@ -22,6 +24,8 @@ export const EXTRACTORS: readonly ExtractorDefinition[] = [
   floatSsim,
   floatMsSsim,
   floatMoment,
+  ciede,
+  psnrHvs,
 ];
 
 const BY_NAME = new Map(EXTRACTORS.map((x) => [x.name, x]));
