@@ -8,8 +8,6 @@
 // CI). GPU_ADM_SEED=<n> replays a run; GPU_ADM_SWEEP=<n> (random geometries, default 40)
 // and GPU_ADM_ANGLE_N=<n> (angle-test inputs, default 100000) make it longer.
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { openGpuDevice } from '../dist/kernels/gpu/device.js';
 import { composeWgsl } from '../dist/kernels/gpu/wgsl.js';
 import { AdmKernel, ADM_STATS_LENGTH, ADM_MIN_SIZE, admPlan } from '../dist/kernels/gpu/adm/adm-kernel.js';

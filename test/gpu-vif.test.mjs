@@ -8,8 +8,6 @@
 // machine). GPU_VIF_SEED=<n> replays a run, GPU_VIF_N=<n> resizes the gain test,
 // GPU_VIF_ALL_TILES=1 adds two more tile shapes (each compiles its own pipelines).
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
 import { openGpuDevice } from '../dist/kernels/gpu/device.js';
 import { composeWgsl, f64Bits } from '../dist/kernels/gpu/wgsl.js';
 import {
