@@ -5,6 +5,8 @@
 import assert from 'node:assert/strict';
 import { lastValueFrom, toArray } from 'rxjs';
 import { score } from '../dist/index.js';
+import { openFrameSource } from '../dist/decode/open-source.js';
+import { openFfmpegSource } from '../dist/decode/ffmpeg-source.js';
 import { backendsUnderTest } from './helpers/env.mjs';
 import { carriedClipNames, goldenClips } from './helpers/golden.mjs';
 import { CARRIED_CLIPS } from './helpers/carried-clips.mjs';
@@ -16,6 +18,18 @@ const SCORES = new Set(['vmaf', 'vmaf_neg', 'vmaf_4k']);
 
 const clips = goldenClips({ shared: true });
 
+/**
+ * An input as libvmaf read it: decoded in clip.json's `scored_as` where the file's own bit
+ * depth differs (../shared's HFR clip: an 8-bit AV1 encode scored at 10 bits).
+ */
+async function inputAsScored(path, scoredAs) {
+  const source = openFrameSource(path);
+  const bits = Number(/p(\d+)/.exec(scoredAs)?.[1] ?? 8);
+  if ((await source.format()).bitDepth === bits) return source;
+  await source.close();
+  return openFfmpegSource(path, { pixelFormat: scoredAs });
+}
+
 for (const backend of backendsUnderTest()) {
   describe(`golden parity (${backend} backend)`, function () {
     const totals = { compared: 0, exact: 0 };
@@ -26,7 +40,9 @@ for (const backend of backendsUnderTest()) {
     for (const clip of clips) {
       it(clip.origin === 'repo' ? clip.name : `${clip.name} (shared)`, async function () {
         const golden = clip.log();
-        const results = await lastValueFrom(score(clip.ref, clip.dis, { backend, models: MODELS, threads: 2 }).pipe(toArray()));
+        const { scored_as: scoredAs } = clip.info;
+        const [ref, dis] = [await inputAsScored(clip.ref, scoredAs), await inputAsScored(clip.dis, scoredAs)];
+        const results = await lastValueFrom(score(ref, dis, { backend, models: MODELS, threads: 2 }).pipe(toArray()));
         assert.equal(results.length, golden.frames.length, 'every frame is scored');
         const worst = {};
         for (const [i, frame] of golden.frames.entries()) {
