@@ -12,14 +12,14 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { lastValueFrom, toArray } from 'rxjs';
 import { alerts, rollingWindows, score, scoreEvents, scoreLadder } from '../dist/index.js';
-import { goldenDir } from './helpers/env.mjs';
+import { goldenClip } from './helpers/golden.mjs';
 import { negateLuma, range, readY4m, writeY4m } from './helpers/y4m.mjs';
 import { windowReference } from './helpers/window-reference.mjs';
 
 const BIN = fileURLToPath(new URL('../bin/vmaf-stream', import.meta.url));
-const clip = join(goldenDir, 'src01_160x90_8bit');
-const REF = join(clip, 'ref.y4m');
-const DIS = join(clip, 'dis.y4m');
+const clip = goldenClip('src01_160x90_8bit');
+const REF = clip.ref;
+const DIS = clip.dis;
 const BASE = ['--backend', 'cpu', '--threads', '2', '--ndjson', '-o', '-', '--precision', '17', '-q'];
 const BAD = range(16, 28); // frames whose luma is inverted
 

@@ -3,12 +3,10 @@
 // repeated episodes, immediate alerts, windowed stats, renditions, the NDJSON line, and
 // alerts on real scores.
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { from, lastValueFrom, toArray } from 'rxjs';
 import { alerts, parseAlertSpec, alertLine } from '../dist/pipeline/alerts.js';
 import { UsageError } from '../dist/errors.js';
-import { goldenDir } from './helpers/env.mjs';
+import { goldenClip } from './helpers/golden.mjs';
 
 const frame = (index, vmaf, pts) => ({
   index,
@@ -201,11 +199,9 @@ describe('alerts', function () {
   });
 
   describe('on real scores (ladder_320x180_300f, libvmaf 3.2.0, scene cut at frame 200)', function () {
-    const path = join(goldenDir, 'ladder_320x180_300f', 'libvmaf.json');
     let vmaf;
     before(function () {
-      if (!existsSync(path)) this.skip();
-      vmaf = JSON.parse(readFileSync(path, 'utf8')).frames.map((f) => f.metrics.vmaf);
+      vmaf = goldenClip('ladder_320x180_300f').log().frames.map((f) => f.metrics.vmaf);
     });
     const results = () => vmaf.map((v, i) => ({ index: i, features: {}, scores: { vmaf: v } }));
 

@@ -21,11 +21,11 @@ import {
 } from '../dist/pipeline/align.js';
 import { countingSource } from './helpers/counting-source.mjs';
 import { readY4m, writeY4m } from './helpers/y4m.mjs';
-import { goldenDir } from './helpers/env.mjs';
+import { goldenClip } from './helpers/golden.mjs';
 
-const CLIP = join(goldenDir, 'src01_160x90_8bit');
-const REF = join(CLIP, 'ref.y4m');
-const DIS = join(CLIP, 'dis.y4m');
+const CLIP = goldenClip('src01_160x90_8bit');
+const REF = CLIP.ref;
+const DIS = CLIP.dis;
 
 let tmp;
 /** Writes, under the test's temp folder, a y4m of the given frame numbers of `y4m`; returns its path. */

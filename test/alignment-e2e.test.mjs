@@ -11,13 +11,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { scoreEvents, scoreLadderEvents } from '../dist/index.js';
-import { backendsUnderTest, goldenDir } from './helpers/env.mjs';
+import { backendsUnderTest } from './helpers/env.mjs';
+import { goldenClip } from './helpers/golden.mjs';
 import { range, readY4m, writeY4m } from './helpers/y4m.mjs';
 
 const BIN = fileURLToPath(new URL('../bin/vmaf-stream', import.meta.url));
-const clip = join(goldenDir, 'src01_160x90_8bit');
-const REF = join(clip, 'ref.y4m');
-const DIS = join(clip, 'dis.y4m');
+const clip = goldenClip('src01_160x90_8bit');
+const REF = clip.ref;
+const DIS = clip.dis;
 const BASE = ['--backend', 'cpu', '--threads', '2', '--ndjson', '-o', '-', '--precision', '17', '-q'];
 
 function cli(args) {

@@ -5,13 +5,14 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { backendsUnderTest, goldenDir } from './helpers/env.mjs';
+import { backendsUnderTest } from './helpers/env.mjs';
+import { goldenClip } from './helpers/golden.mjs';
 
 const BIN = fileURLToPath(new URL('../bin/vmaf-stream', import.meta.url));
-const clip = join(goldenDir, 'src01_160x90_8bit');
-const REF = join(clip, 'ref.y4m');
-const DIS = join(clip, 'dis.y4m');
-const golden = JSON.parse(readFileSync(join(clip, 'libvmaf.json'), 'utf8'));
+const clip = goldenClip('src01_160x90_8bit');
+const REF = clip.ref;
+const DIS = clip.dis;
+const golden = clip.log();
 const tmp = mkdtempSync(join(tmpdir(), 'vmaf-cli-'));
 
 function cli(args, input) {
@@ -105,7 +106,7 @@ describe('cli', function () {
         writeFileSync(bad, Buffer.concat([Buffer.from('YUV4MPEG2 W160 Hx F25:1 C420\n'), readFileSync(DIS).subarray(40)]));
         return [['-r', REF, '-d', bad], /bad\.y4m/];
       },
-      'mismatched sizes': () => [['-r', REF, '-d', join(goldenDir, 'negated_256x144', 'dis.y4m')], /160x90.*256x144|256x144.*160x90/],
+      'mismatched sizes': () => [['-r', REF, '-d', goldenClip('negated_256x144_2f').dis], /160x90.*256x144|256x144.*160x90/],
       'zero frames': () => {
         const empty = join(tmp, 'empty.y4m');
         writeFileSync(empty, 'YUV4MPEG2 W160 H90 F25:1 Ip A1:1 C420jpeg\n');

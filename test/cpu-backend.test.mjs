@@ -2,8 +2,6 @@
 // feature; integer_motion2/3's one-frame-ahead semantics; in-order output whatever the
 // thread count; frame ownership (every frame released exactly once).
 import assert from 'node:assert/strict';
-import { readFileSync, existsSync } from 'node:fs';
-import { join } from 'node:path';
 import { Subject, from, lastValueFrom, of, toArray, take, tap, delay, Observable, defer } from 'rxjs';
 import { CpuBackend } from '../dist/kernels/cpu-backend.js';
 import { loadNative } from '../dist/kernels/native.js';
@@ -12,11 +10,13 @@ import { withMotion } from '../dist/pipeline/motion-finish.js';
 import { motionSeries } from '../dist/pipeline/motion-series.js';
 import { DEFAULT_MOTION_INSTANCE } from '../dist/extractors/integer_motion/motion-options.js';
 import { orderedMergeMap } from '../dist/pipeline/ordered-merge-map.js';
-import { goldenDir } from './helpers/env.mjs';
+import { openFrameSource } from '../dist/decode/open-source.js';
+import { pairFrames } from '../dist/decode/pair-frames.js';
+import { goldenClip } from './helpers/golden.mjs';
 import { readY4mLumas } from './helpers/y4m-lumas.mjs';
 
 const TOLERANCE = 1e-6;
-const CLIPS = ['src01_160x90_8bit', 'negated_256x144'];
+const CLIPS = ['src01_160x90_8bit', 'negated_256x144_2f'];
 
 /** Frames that count their releases. */
 function makeFrames(clip, releases) {
@@ -46,12 +46,8 @@ function pairsOf(ref, dis, releases) {
 const clipCache = new Map();
 function loadClip(name) {
   if (!clipCache.has(name)) {
-    const dir = join(goldenDir, name);
-    clipCache.set(name, {
-      ref: readY4mLumas(join(dir, 'ref.y4m')),
-      dis: readY4mLumas(join(dir, 'dis.y4m')),
-      golden: JSON.parse(readFileSync(join(dir, 'libvmaf.json'), 'utf8')),
-    });
+    const clip = goldenClip(name);
+    clipCache.set(name, { ref: readY4mLumas(clip.ref), dis: readY4mLumas(clip.dis), golden: clip.log() });
   }
   return clipCache.get(name);
 }
@@ -85,7 +81,6 @@ describe('cpu backend: golden parity', function () {
 
   for (const name of CLIPS) {
     it(name, async function () {
-      if (!existsSync(join(goldenDir, name))) this.skip();
       const { clip, results, frames, releases } = await runBackend(name, 2);
       const golden = clip.golden.frames;
       assert.equal(results.length, golden.length, 'one result per frame');
@@ -128,28 +123,17 @@ describe('cpu backend: golden parity', function () {
   }
 });
 
-// The project's own decoder, where it is built: the same comparison through
+// The project's own decoder: the same comparison through
 // openFrameSource + pairFrames (its frames, its pool, its release()).
 describe('cpu backend: golden parity through the decoder', function () {
-  let decode;
-  before(async function () {
-    try {
-      const [open, pair] = await Promise.all([import('../dist/decode/open-source.js'), import('../dist/decode/pair-frames.js')]);
-      decode = { openFrameSource: open.openFrameSource, pairFrames: pair.pairFrames };
-    } catch {
-      decode = undefined;
-    }
-  });
-
   for (const name of CLIPS) {
     it(name, async function () {
-      if (!decode || !existsSync(join(goldenDir, name))) this.skip();
-      const dir = join(goldenDir, name);
-      const ref = decode.openFrameSource(join(dir, 'ref.y4m'));
-      const dis = decode.openFrameSource(join(dir, 'dis.y4m'));
+      const clip = goldenClip(name);
+      const ref = openFrameSource(clip.ref);
+      const dis = openFrameSource(clip.dis);
       try {
         const backend = new CpuBackend({ threads: 2 });
-        const viaDecoder = await lastValueFrom(backend.extract(from(decode.pairFrames(ref, dis))).pipe(toArray()));
+        const viaDecoder = await lastValueFrom(backend.extract(from(pairFrames(ref, dis))).pipe(toArray()));
         const { results } = await runBackend(name, 2);
         assert.deepEqual(viaDecoder.map((f) => ({ index: f.index, features: f.features })), results);
       } finally {
@@ -209,7 +193,6 @@ describe('integer_motion2 and integer_motion3 through withMotion', function () {
   });
 
   it('matches libvmaf over a whole clip (from the per-frame scores)', function () {
-    if (!existsSync(join(goldenDir, CLIPS[0]))) this.skip();
     const golden = loadClip(CLIPS[0]).golden.frames;
     const values = motionSeries(golden.map((f) => f.metrics[MOTION_SAD_KEY]), DEFAULT_MOTION_INSTANCE.options);
     assert.deepEqual(values.map((v) => v.motion2), golden.map((f) => f.metrics[MOTION2_KEY]));
@@ -301,7 +284,6 @@ describe('orderedMergeMap', function () {
 
 describe('cpu backend: threads, ownership, errors', function () {
   it('gives identical results with 1 and 4 threads', async function () {
-    if (!existsSync(join(goldenDir, CLIPS[0]))) this.skip();
     const one = await runBackend(CLIPS[0], 1);
     const four = await runBackend(CLIPS[0], 4);
     assert.equal(one.results.length, one.clip.golden.frames.length);
@@ -309,7 +291,6 @@ describe('cpu backend: threads, ownership, errors', function () {
   });
 
   it('with --subsample, scores the kept frames exactly as a full run does (motion from every frame)', async function () {
-    if (!existsSync(join(goldenDir, CLIPS[0]))) this.skip();
     const full = await runBackend(CLIPS[0], 2);
     const sub = await runBackend(CLIPS[0], 2, (pairs) => from(pairs.map((p) => ({ ...p, scored: p.index % 3 === 0 }))));
     assert.deepEqual(
@@ -320,7 +301,6 @@ describe('cpu backend: threads, ownership, errors', function () {
   });
 
   it('keeps order when frames arrive slowly and unevenly', async function () {
-    if (!existsSync(join(goldenDir, CLIPS[1]))) this.skip();
     const base = await runBackend(CLIPS[1], 3);
     const slow = await runBackend(CLIPS[1], 3, (pairs) =>
       from(pairs).pipe(orderedMergeMap((p, i) => of(p).pipe(delay(i % 2 ? 1 : 10)), 1)),
@@ -330,7 +310,6 @@ describe('cpu backend: threads, ownership, errors', function () {
   });
 
   it('releases every frame once when the consumer stops early', async function () {
-    if (!existsSync(join(goldenDir, CLIPS[0]))) this.skip();
     const clip = loadClip(CLIPS[0]);
     const releases = new Map();
     const { frames, pairs } = pairsOf(clip.ref, clip.dis, releases);
@@ -395,7 +374,6 @@ describe('cpu backend: threads, ownership, errors', function () {
   });
 
   it("holds each reference frame until the next pair's job is done", async function () {
-    if (!existsSync(join(goldenDir, CLIPS[1]))) this.skip();
     const clip = loadClip(CLIPS[1]);
     const releases = new Map();
     const { pairs } = pairsOf(clip.ref, clip.dis, releases);

@@ -1,34 +1,48 @@
-// The parity gate: every golden clip of ../shared/golden (libvmaf 3.2.0's own scores at
-// full precision) scored by vmaf-stream. Integer features within 1e-6, VMAF within 1e-4,
+// The parity gate: every golden clip the repository carries, and those of ../shared/golden
+// it does not where that folder exists (libvmaf 3.2.0's own scores at full precision),
+// scored by vmaf-stream. Integer features within 1e-6, VMAF within 1e-4,
 // every frame present. Exact equality is the target: the counts are printed.
 import assert from 'node:assert/strict';
-import { readFileSync, readdirSync, existsSync } from 'node:fs';
-import { join } from 'node:path';
 import { lastValueFrom, toArray } from 'rxjs';
 import { score } from '../dist/index.js';
-import { goldenDir, backendsUnderTest } from './helpers/env.mjs';
+import { openFrameSource } from '../dist/decode/open-source.js';
+import { openFfmpegSource } from '../dist/decode/ffmpeg-source.js';
+import { backendsUnderTest } from './helpers/env.mjs';
+import { carriedClipNames, goldenClips } from './helpers/golden.mjs';
+import { CARRIED_CLIPS } from './helpers/carried-clips.mjs';
 
 const FEATURE_TOLERANCE = 1e-6;
 const SCORE_TOLERANCE = 1e-4;
 const MODELS = ['version=vmaf_v0.6.1:name=vmaf', 'version=vmaf_v0.6.1neg:name=vmaf_neg', 'version=vmaf_4k_v0.6.1:name=vmaf_4k'];
 const SCORES = new Set(['vmaf', 'vmaf_neg', 'vmaf_4k']);
 
-const clips = existsSync(goldenDir) ? readdirSync(goldenDir).filter((d) => existsSync(join(goldenDir, d, 'libvmaf.json'))).sort() : [];
+const clips = goldenClips({ shared: true });
+
+/**
+ * An input as libvmaf read it: decoded in clip.json's `scored_as` where the file's own bit
+ * depth differs (../shared's HFR clip: an 8-bit AV1 encode scored at 10 bits).
+ */
+async function inputAsScored(path, scoredAs) {
+  const source = openFrameSource(path);
+  const bits = Number(/p(\d+)/.exec(scoredAs)?.[1] ?? 8);
+  if ((await source.format()).bitDepth === bits) return source;
+  await source.close();
+  return openFfmpegSource(path, { pixelFormat: scoredAs });
+}
 
 for (const backend of backendsUnderTest()) {
   describe(`golden parity (${backend} backend)`, function () {
     const totals = { compared: 0, exact: 0 };
     after(() => console.log(`      ${backend}: ${totals.exact} of ${totals.compared} values exactly equal to libvmaf`));
 
-    it('has the golden clips', () => assert.ok(clips.length >= 11, `expected the 11 golden clips in ${goldenDir}`));
+    it('has the golden clips the repository carries', () => assert.deepEqual(carriedClipNames, CARRIED_CLIPS));
 
     for (const clip of clips) {
-      it(clip, async function () {
-        const dir = join(goldenDir, clip);
-        const golden = JSON.parse(readFileSync(join(dir, 'libvmaf.json'), 'utf8'));
-        const ref = readdirSync(dir).find((f) => f.startsWith('ref.'));
-        const dis = readdirSync(dir).find((f) => f.startsWith('dis.'));
-        const results = await lastValueFrom(score(join(dir, ref), join(dir, dis), { backend, models: MODELS, threads: 2 }).pipe(toArray()));
+      it(clip.origin === 'repo' ? clip.name : `${clip.name} (shared)`, async function () {
+        const golden = clip.log();
+        const { scored_as: scoredAs } = clip.info;
+        const [ref, dis] = [await inputAsScored(clip.ref, scoredAs), await inputAsScored(clip.dis, scoredAs)];
+        const results = await lastValueFrom(score(ref, dis, { backend, models: MODELS, threads: 2 }).pipe(toArray()));
         assert.equal(results.length, golden.frames.length, 'every frame is scored');
         const worst = {};
         for (const [i, frame] of golden.frames.entries()) {

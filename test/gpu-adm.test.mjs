@@ -8,14 +8,12 @@
 // CI). GPU_ADM_SEED=<n> replays a run; GPU_ADM_SWEEP=<n> (random geometries, default 40)
 // and GPU_ADM_ANGLE_N=<n> (angle-test inputs, default 100000) make it longer.
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { openGpuDevice } from '../dist/kernels/gpu/device.js';
 import { composeWgsl } from '../dist/kernels/gpu/wgsl.js';
 import { AdmKernel, ADM_STATS_LENGTH, ADM_MIN_SIZE, admPlan } from '../dist/kernels/gpu/adm/adm-kernel.js';
 import { loadNative } from '../dist/kernels/native.js';
 import { FINISHED_FEATURE_KEYS } from '../dist/kernels/native-features.js';
-import { goldenDir } from './helpers/env.mjs';
+import { goldenClip } from './helpers/golden.mjs';
 import { makeRng, uploadPlane } from './helpers/gpu.mjs';
 import { readY4mLumas } from './helpers/y4m-lumas.mjs';
 
@@ -582,12 +580,11 @@ describe('gpu ADM kernel (bit-exact with the cpu backend)', function () {
       }
     });
 
-    const clipDir = join(goldenDir, 'src01_160x90_8bit');
+    const clip = goldenClip('src01_160x90_8bit');
     it('matches the cpu backend on the golden clip src01_160x90_8bit, and libvmaf through finishFeatures', async function () {
-      if (!existsSync(join(clipDir, 'ref.y4m'))) this.skip();
-      const ref = readY4mLumas(join(clipDir, 'ref.y4m'));
-      const dis = readY4mLumas(join(clipDir, 'dis.y4m'));
-      const golden = JSON.parse(readFileSync(join(clipDir, 'libvmaf.json'), 'utf8'));
+      const ref = readY4mLumas(clip.ref);
+      const dis = readY4mLumas(clip.dis);
+      const golden = clip.log();
       const { width, height } = ref;
       const n = Math.min(ref.lumas.length, dis.lumas.length);
       const pairs = [];

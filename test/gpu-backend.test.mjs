@@ -22,13 +22,13 @@ import { loadNative } from '../dist/kernels/native.js';
 import { openFrameSource } from '../dist/decode/open-source.js';
 import { pairFrames } from '../dist/decode/pair-frames.js';
 import { BackendError } from '../dist/errors.js';
-import { goldenDir } from './helpers/env.mjs';
+import { goldenClip } from './helpers/golden.mjs';
 
 const BIN = fileURLToPath(new URL('../bin/vmaf-stream', import.meta.url));
 const CLIPS = [
-  { name: 'src01_160x90_8bit', ext: 'y4m' },
-  { name: 'negated_256x144', ext: 'y4m' },
-  { name: 'rgbtest_301x199_444_12bit', ext: 'mkv' },
+  { name: 'src01_160x90_8bit' },
+  { name: 'negated_256x144_2f' },
+  { name: 'rgbtest_301x199_444_12bit' },
 ];
 
 // ---- helpers ----------------------------------------------------------------------------
@@ -46,11 +46,11 @@ function makeRng(seed) {
 
 /** Every frame of a clip, decoded once (luma copies, format), cached. */
 const clipCache = new Map();
-async function loadClip({ name, ext }) {
+async function loadClip({ name }) {
   if (!clipCache.has(name)) {
-    const dir = join(goldenDir, name);
-    const read = async (file) => {
-      const source = openFrameSource(join(dir, file), { poolSlots: 4 });
+    const clip = goldenClip(name);
+    const read = async (path) => {
+      const source = openFrameSource(path, { poolSlots: 4 });
       const frames = [];
       try {
         for await (const f of source) {
@@ -62,7 +62,7 @@ async function loadClip({ name, ext }) {
       }
       return frames;
     };
-    clipCache.set(name, { ref: await read(`ref.${ext}`), dis: await read(`dis.${ext}`) });
+    clipCache.set(name, { ref: await read(clip.ref), dis: await read(clip.dis) });
   }
   return clipCache.get(name);
 }
@@ -334,7 +334,7 @@ describe('gpu backend (WebGPU)', function () {
     });
 
     it('reads the staging copy: overwriting the host buffers as soon as they are released changes nothing', async function () {
-      const spec = CLIPS[1];
+      const spec = CLIPS[0]; // enough frames for several to be in flight at once
       const clip = await loadClip(spec);
       const want = await extractAll(cpu, pairsOf(clip).pairs);
 
@@ -548,11 +548,11 @@ describe('gpu backend (WebGPU)', function () {
     });
 
     it('the CLI scores with --backend gpu, equal to --backend cpu, and warns about a software adapter', function () {
-      const dir = join(goldenDir, CLIPS[0].name);
+      const clip = goldenClip(CLIPS[0].name);
       const tmp = mkdtempSync(join(tmpdir(), 'vmaf-gpu-cli-'));
       const run = (backend) => {
         const out = join(tmp, `${backend}.json`);
-        const r = spawnSync(process.execPath, [BIN, '-r', join(dir, 'ref.y4m'), '-d', join(dir, 'dis.y4m'), '--backend', backend, '--json', '--precision', '17', '-o', out], {
+        const r = spawnSync(process.execPath, [BIN, '-r', clip.ref, '-d', clip.dis, '--backend', backend, '--json', '--precision', '17', '-o', out], {
           encoding: 'utf8',
           timeout: 300000,
           env: { ...process.env, XDG_RUNTIME_DIR: process.env.XDG_RUNTIME_DIR ?? tmp },
@@ -565,7 +565,7 @@ describe('gpu backend (WebGPU)', function () {
       assert.deepEqual(gpuRun.log.frames, cpuRun.log.frames);
       assert.deepEqual(gpuRun.log.pooled_metrics, cpuRun.log.pooled_metrics);
       if (backend.gpu.isSoftware) assert.match(gpuRun.stderr, /vmaf-stream: warning: the gpu backend runs on a software adapter/);
-      const bad = spawnSync(process.execPath, [BIN, '-r', join(dir, 'ref.y4m'), '-d', join(dir, 'dis.y4m'), '--backend', 'gpu', '--gpu-adapter', 'no such adapter 1234', '-q'], { encoding: 'utf8', timeout: 120000 });
+      const bad = spawnSync(process.execPath, [BIN, '-r', clip.ref, '-d', clip.dis, '--backend', 'gpu', '--gpu-adapter', 'no such adapter 1234', '-q'], { encoding: 'utf8', timeout: 120000 });
       assert.equal(bad.status, 1, bad.stderr);
       assert.match(bad.stderr, /no WebGPU adapter matches 'no such adapter 1234'/);
     });

@@ -8,15 +8,13 @@
 // machine). GPU_VIF_SEED=<n> replays a run, GPU_VIF_N=<n> resizes the gain test,
 // GPU_VIF_ALL_TILES=1 adds two more tile shapes (each compiles its own pipelines).
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
 import { openGpuDevice } from '../dist/kernels/gpu/device.js';
 import { composeWgsl, f64Bits } from '../dist/kernels/gpu/wgsl.js';
 import {
   VifKernel, VIF_STATS_LEN, VIF_SMALL_TILE, VIF_DEFAULT_TILE, vifLog2Table, vifWorkgroupBytes,
 } from '../dist/kernels/gpu/vif/vif-kernel.js';
 import { loadNative } from '../dist/kernels/native.js';
-import { goldenDir } from './helpers/env.mjs';
+import { goldenClip } from './helpers/golden.mjs';
 import { makeRng, uploadPlane } from './helpers/gpu.mjs';
 import { readY4mLumas } from './helpers/y4m-lumas.mjs';
 
@@ -498,11 +496,10 @@ describe('gpu VIF kernel (bit-exact with the cpu backend)', function () {
   });
 
   it('matches on golden clip frames (src01 160x90 8-bit)', async function () {
-    const dir = join(goldenDir, 'src01_160x90_8bit');
-    if (!existsSync(join(dir, 'ref.y4m'))) this.skip();
+    const clip = goldenClip('src01_160x90_8bit');
     const frames = [0, 1, 23, 47];
-    const ref = readY4mLumas(join(dir, 'ref.y4m'));
-    const dis = readY4mLumas(join(dir, 'dis.y4m'));
+    const ref = readY4mLumas(clip.ref);
+    const dis = readY4mLumas(clip.dis);
     const picked = (clip) => clip.lumas.filter((_, f) => frames.includes(f));
     const disLumas = picked(dis);
     const cases = picked(ref).map((r, i) => ({ name: `src01 frame ${frames[i]}`, w: ref.width, h: ref.height, bd: 8, ref: r, dis: disLumas[i] }));

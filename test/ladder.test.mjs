@@ -16,12 +16,11 @@ import { score, scoreLadder, scoreLadderIterator, scoreLadderEvents, openFrameSo
 import { parseDistorted } from '../dist/cli/args.js';
 import { UploadSlot } from '../dist/pool/staging-ring.js';
 import { countingSource } from './helpers/counting-source.mjs';
-import { goldenDir } from './helpers/env.mjs';
+import { goldenClip } from './helpers/golden.mjs';
 
 const BIN = fileURLToPath(new URL('../bin/vmaf-stream', import.meta.url));
 const FFMPEG = process.env.FFMPEG_PATH ?? createRequire(import.meta.url)('@ffmpeg-installer/ffmpeg').path;
-const clip = join(goldenDir, 'src01_160x90_8bit');
-const REF = join(clip, 'ref.y4m');
+const REF = goldenClip('src01_160x90_8bit').ref;
 const tmp = mkdtempSync(join(tmpdir(), 'vmaf-ladder-'));
 const MODEL = 'version=vmaf_v0.6.1:name=vmaf';
 

@@ -12,13 +12,13 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { lastValueFrom, tap, toArray } from 'rxjs';
 import { score, scoreIterator, scoreLadder } from '../dist/index.js';
-import { goldenDir } from './helpers/env.mjs';
+import { goldenClip } from './helpers/golden.mjs';
 
 const BIN = fileURLToPath(new URL('../bin/vmaf-stream', import.meta.url));
 const WRITER = fileURLToPath(new URL('./helpers/fifo-writer.mjs', import.meta.url));
-const clip = join(goldenDir, 'src01_160x90_8bit');
-const REF = join(clip, 'ref.y4m');
-const DIS = join(clip, 'dis.y4m');
+const clip = goldenClip('src01_160x90_8bit');
+const REF = clip.ref;
+const DIS = clip.dis;
 const MODEL = 'version=vmaf_v0.6.1:name=vmaf';
 const tmp = mkdtempSync(join(tmpdir(), 'vmaf-live-'));
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));

@@ -1,10 +1,9 @@
 import assert from 'node:assert/strict';
-import { goldenDir } from './helpers/env.mjs';
+import { goldenFile } from './helpers/golden.mjs';
 
 import { pairFrames } from '../dist/decode/pair-frames.js';
 import { openFrameSource } from '../dist/decode/open-source.js';
 
-const GOLDEN = goldenDir;
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 /**
@@ -289,8 +288,8 @@ describe('pairFrames: libvmaf CLI semantics', () => {
 
 describe('pairFrames on real inputs', () => {
   it('pairs the src01 y4m pair with a reference skip: 47 pairs and a length warning', async () => {
-    const ref = openFrameSource(`${GOLDEN}/src01_160x90_8bit/ref.y4m`);
-    const dis = openFrameSource(`${GOLDEN}/src01_160x90_8bit/dis.y4m`);
+    const ref = openFrameSource(goldenFile('src01_160x90_8bit/ref.y4m'));
+    const dis = openFrameSource(goldenFile('src01_160x90_8bit/dis.y4m'));
     const warnings = [];
     let n = 0;
     try {
@@ -312,10 +311,10 @@ describe('pairFrames on real inputs', () => {
   });
 
   it('mismatched real inputs: E_INPUT_MISMATCH names both files', async () => {
-    const ref = openFrameSource(`${GOLDEN}/src01_160x90_8bit/ref.y4m`);
-    const dis = openFrameSource(`${GOLDEN}/negated_256x144/dis.y4m`);
+    const ref = openFrameSource(goldenFile('src01_160x90_8bit/ref.y4m'));
+    const dis = openFrameSource(goldenFile('negated_256x144_2f/dis.y4m'));
     try {
-      await rejectsWith(collect(ref, dis), 'E_INPUT_MISMATCH', /negated_256x144\/dis\.y4m/, /src01_160x90_8bit\/ref\.y4m/);
+      await rejectsWith(collect(ref, dis), 'E_INPUT_MISMATCH', /negated_256x144_2f\/dis\.y4m/, /src01_160x90_8bit\/ref\.y4m/);
     } finally {
       await ref.close();
       await dis.close();
@@ -323,8 +322,8 @@ describe('pairFrames on real inputs', () => {
   });
 
   it('an 8-bit reference against a 10-bit distorted (ffmpeg-decoded): E_INPUT_MISMATCH', async () => {
-    const ref = openFrameSource(`${GOLDEN}/src01_576x324_8bit/ref.mkv`);
-    const dis = openFrameSource(`${GOLDEN}/src01_576x324_10bit/dis.mkv`);
+    const ref = openFrameSource(goldenFile('src01_288x162_8bit/ref.mkv'));
+    const dis = openFrameSource(goldenFile('src01_288x162_10bit/dis.mkv'));
     try {
       await rejectsWith(collect(ref, dis), 'E_INPUT_MISMATCH', /10bit\/dis\.mkv/, /8bit\/ref\.mkv/, /bit depth/);
     } finally {

@@ -1,25 +1,22 @@
 // Pooling: PooledStats against libvmaf 3.2.0's pooled_metrics (min, max, mean,
 // harmonic_mean) for every metric of every golden clip, bit for bit.
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync, readdirSync } from 'node:fs';
-import { join } from 'node:path';
 import { PooledStats } from '../dist/pipeline/pooling.js';
-import { goldenDir } from './helpers/env.mjs';
+import { carriedClipNames, goldenClips } from './helpers/golden.mjs';
+import { CARRIED_CLIPS } from './helpers/carried-clips.mjs';
 
 const METHODS = ['min', 'max', 'mean', 'harmonic_mean'];
 
 describe('pooling: golden pooled_metrics (libvmaf 3.2.0)', function () {
-  const clips = existsSync(goldenDir)
-    ? readdirSync(goldenDir).filter((d) => existsSync(join(goldenDir, d, 'libvmaf.json'))).sort()
-    : [];
+  const clips = goldenClips({ shared: true });
   const totals = { compared: 0, exact: 0 };
   after(() => console.log(`      ${totals.exact} of ${totals.compared} pooled values bit-identical to libvmaf`));
 
-  it('has the 11 golden clips', () => assert.ok(clips.length >= 11, `expected the golden clips in ${goldenDir}`));
+  it('has the golden clips the repository carries', () => assert.deepEqual(carriedClipNames, CARRIED_CLIPS));
 
   for (const clip of clips) {
-    it(clip, () => {
-      const golden = JSON.parse(readFileSync(join(goldenDir, clip, 'libvmaf.json'), 'utf8'));
+    it(clip.origin === 'repo' ? clip.name : `${clip.name} (shared)`, () => {
+      const golden = clip.log();
       const names = Object.keys(golden.pooled_metrics);
       assert.ok(names.includes('vmaf') && names.includes('integer_adm2'));
       for (const name of names) {

@@ -8,14 +8,14 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { goldenDir } from './helpers/env.mjs';
+import { goldenClip } from './helpers/golden.mjs';
 import { negateLuma, range, readY4m, writeY4m } from './helpers/y4m.mjs';
 
 const BIN = fileURLToPath(new URL('../bin/vmaf-stream', import.meta.url));
 const WRITER = fileURLToPath(new URL('./helpers/fifo-writer.mjs', import.meta.url));
-const clip = join(goldenDir, 'src01_160x90_8bit');
-const REF = join(clip, 'ref.y4m');
-const DIS = join(clip, 'dis.y4m');
+const clip = goldenClip('src01_160x90_8bit');
+const REF = clip.ref;
+const DIS = clip.dis;
 const MODELS = ['-m', 'version=vmaf_v0.6.1:name=vmaf', '-m', 'version=vmaf_v0.6.1neg:name=vmaf_neg'];
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 

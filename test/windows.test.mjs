@@ -2,12 +2,10 @@
 // and partial windows, hop cadence and flush, libvmaf's pooling and nearest-rank
 // percentiles, renditions, errors, the NDJSON line, and windows on real scores.
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { from, lastValueFrom, toArray } from 'rxjs';
 import { rollingWindows, parseSpan, nearestRank, windowLine } from '../dist/pipeline/windows.js';
 import { UsageError } from '../dist/errors.js';
-import { goldenDir } from './helpers/env.mjs';
+import { goldenClip } from './helpers/golden.mjs';
 import { windowReference } from './helpers/window-reference.mjs';
 
 const frame = (index, vmaf, pts, extra = {}) => ({
@@ -259,12 +257,10 @@ describe('rolling windows', function () {
   });
 
   describe('on real scores (ladder_320x180_300f, libvmaf 3.2.0, scene cut at frame 200)', function () {
-    const path = join(goldenDir, 'ladder_320x180_300f', 'libvmaf.json');
     let golden;
     let vmaf;
     before(function () {
-      if (!existsSync(path)) this.skip();
-      golden = JSON.parse(readFileSync(path, 'utf8'));
+      golden = goldenClip('ladder_320x180_300f').log();
       vmaf = golden.frames.map((f) => f.metrics.vmaf);
     });
     const results = () => golden.frames.map((f) => ({ index: f.frameNum, features: {}, scores: { vmaf: f.metrics.vmaf } }));

@@ -1,6 +1,6 @@
 // Log writers: byte-identical to libvmaf 3.2.0's logs, streamed, with printf-exact numbers.
 import assert from 'node:assert/strict';
-import { goldenDir } from './helpers/env.mjs';
+import { goldenClip } from './helpers/golden.mjs';
 import { createWriteStream, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -172,9 +172,8 @@ describe('writers: byte-identical to libvmaf 3.2.0', () => {
     assert.match(xml, /<fyi fps="nan" \/>/);
   });
 
-  const golden = join(goldenDir, 'src01_160x90_8bit', 'libvmaf.json');
   it('the full golden log (48 frames, 3 models) at precision 17', async () => {
-    const expected = readFileSync(golden, 'utf8');
+    const expected = goldenClip('src01_160x90_8bit').logText();
     const full = runFromLog(expected, ['vmaf', 'vmaf_neg', 'vmaf_4k']);
     const text = await render('json', full, { precision: 17, version: '3.2.0', fps: fpsOf(expected) });
     assert.equal(text, expected);

@@ -1,12 +1,31 @@
-// Where the tests find shared data, and which backends they exercise.
+// Where the tests find their data, and which backends they exercise.
+import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { resolve } from 'node:path';
 
 const root = resolve(fileURLToPath(new URL('../..', import.meta.url)));
 
-/** ../shared/golden beside the checkout (CI has it); VMAF_GOLDEN overrides. */
-export const goldenDir = process.env.VMAF_GOLDEN ?? resolve(root, '../shared/golden');
-export const modelsDir = process.env.VMAF_MODELS ?? resolve(root, '../shared/models');
+/** The golden clips the repository carries: every test can rely on these. */
+export const fixturesGoldenDir = resolve(root, 'test/fixtures/golden');
+
+/**
+ * The team's larger golden set (../shared/golden beside the checkout, or VMAF_GOLDEN), or
+ * null where there is none: tests may read more from it, never require it. A VMAF_GOLDEN
+ * that names no folder (VMAF_GOLDEN=/nonexistent) runs the suite as a fresh clone would.
+ */
+export const sharedGoldenDir = existingDir(process.env.VMAF_GOLDEN ?? resolve(root, '../shared/golden'));
+
+/**
+ * The largest golden set available: ../shared/golden where it exists, else the carried
+ * fixtures. For the tests written before the fixtures landed (the extractor, queue, planes
+ * and ADM-options tests), which still name the shared clips and read plain .json logs:
+ * moving them onto goldenClip()/goldenClips() is open work (see the fixtures README).
+ */
+export const goldenDir = sharedGoldenDir ?? fixturesGoldenDir;
+
+function existingDir(path) {
+  return existsSync(path) ? path : null;
+}
 
 /**
  * Both backends: the gpu backend's tests run on any WebGPU adapter, Mesa's lavapipe in CI
