@@ -68,8 +68,9 @@ describe('live input through a named pipe', function () {
     assert.ok(writer.closedAt !== undefined);
     for (const { name, index, at } of arrivals) {
       // Frame i is scored once frame i + 1 has arrived (integer_motion2 looks one ahead):
-      // well before frame i + 3 is written, 300 ms later.
-      if (index + 3 < frames) assert.ok(at < writer.wroteAt[index + 3], `${name} frame ${index}: its result came ${(at - writer.wroteAt[index]).toFixed(0)} ms after the frame, after frame ${index + 3} was written`);
+      // before frame i + 5 is written, 600 ms later (an order of events, with room for a
+      // loaded machine; the latency itself is measured in the bench).
+      if (index + 5 < frames) assert.ok(at < writer.wroteAt[index + 5], `${name} frame ${index}: its result came ${(at - writer.wroteAt[index]).toFixed(0)} ms after the frame, after frame ${index + 5} was written`);
       if (index < frames - 2) assert.ok(at < writer.closedAt, `${name} frame ${index}: its result came after the writer closed the pipe`);
     }
     // The same scores as the file read at once: the pipe changes nothing but the timing.
