@@ -7,8 +7,12 @@ import type { ExtractorDefinition } from './extractor.js';
 import { integerAdm } from './integer_adm/integer_adm.js';
 import { integerMotion } from './integer_motion/integer_motion.js';
 import { integerVif } from './integer_vif/integer_vif.js';
+import { floatAdm } from './float_adm/float_adm.js';
+import { floatAnsnr } from './float_ansnr/float_ansnr.js';
 import { floatMoment } from './float_moment/float_moment.js';
+import { floatMotion } from './float_motion/float_motion.js';
 import { floatPsnr } from './float_psnr/float_psnr.js';
+import { floatVif } from './float_vif/float_vif.js';
 import { psnr } from './psnr/psnr.js';
 
 export const EXTRACTORS: readonly ExtractorDefinition[] = [
@@ -18,6 +22,10 @@ export const EXTRACTORS: readonly ExtractorDefinition[] = [
   psnr,
   floatPsnr,
   floatMoment,
+  floatVif,
+  floatAdm,
+  floatMotion,
+  floatAnsnr,
 ];
 
 const BY_NAME = new Map(EXTRACTORS.map((x) => [x.name, x]));
