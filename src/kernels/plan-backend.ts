@@ -10,8 +10,10 @@
  * naming them). Each frame is released once the core and the native jobs that read it
  * have all let go of it: temporal native instances read earlier frames too, so a group's
  * frames stay held (the history) until the jobs of the groups after it that read them are
- * done. Native values that wait for the next frame (motion2) are finished one group later,
- * in a small lookahead stage (finishLookahead) after the merge.
+ * done. Native values that wait for the next frame (motion2) are finished once the next
+ * group's native job is done: with a core, when the core hands the group back (it has
+ * already read the next group for its own motion2); without, in a small lookahead stage
+ * (finishLookahead) that holds one group.
  */
 import { Observable, concatMap, finalize, map, tap, type OperatorFunction } from 'rxjs';
 import type { BackendKind, FeatureBackend } from './backend.js';
@@ -267,10 +269,28 @@ export class PlanBackend implements FeatureBackend {
         return b;
       };
 
-      let merged: Observable<MergedGroup>;
+      let merged: Observable<GroupFeatures>;
       if (this.core) {
         const core = this.core;
         const pending = new Map<number, Promise<NativeGroupValues>>();
+        // The lookahead values are finished here, once the core hands a group back: the core
+        // itself waits for the next group (integer motion2), so that group's native job has
+        // started by then and no further group needs to be held (nor another credit).
+        const nextIndex = new Map<number, number>();
+        let lastFanned: number | undefined;
+        let ended = false;
+        let waiters: Array<() => void> = [];
+        const wake = (): void => {
+          const all = waiters;
+          waiters = [];
+          for (const w of all) w();
+        };
+        const nextGroupKnown = (index: number): Promise<void> =>
+          new Promise((resolve) => {
+            const check = (): void => (nextIndex.has(index) || ended ? resolve() : void waiters.push(check));
+            check();
+          });
+        const seen: boolean[] = [];
         const fanOut = (group: FrameGroup): FrameGroup => {
           const { group: out, job } = start(group, true);
           if (job) {
@@ -278,23 +298,40 @@ export class PlanBackend implements FeatureBackend {
             running.catch(() => undefined); // awaited below, in frame order
             pending.set(group.index, running);
           }
+          if (lastFanned !== undefined) nextIndex.set(lastFanned, group.index);
+          lastFanned = group.index;
+          wake();
           return out;
         };
-        merged = core.extractMany(groups.pipe(map(fanOut), finalize(releaseHistory))).pipe(
-          concatMap(async (group): Promise<MergedGroup> => {
+        const sourceEnded = (): void => {
+          ended = true;
+          wake();
+        };
+        merged = core.extractMany(groups.pipe(map(fanOut), tap({ complete: sourceEnded }), finalize(releaseHistory))).pipe(
+          concatMap(async (group): Promise<GroupFeatures> => {
             const job = pending.get(group.index);
             pending.delete(group.index);
             const extra = job ? await job : [];
+            let next: NativeGroupValues | undefined;
+            if (native?.lookahead) {
+              await nextGroupKnown(group.index);
+              const following = nextIndex.get(group.index);
+              nextIndex.delete(group.index);
+              const nextJob = following === undefined ? undefined : pending.get(following);
+              next = nextJob ? await nextJob : undefined;
+            }
             return {
-              out: {
-                ...group,
-                renditions: group.renditions.map((frame, k) => {
-                  if (!frame) return undefined;
-                  const { features: _core, ...rest } = frame;
-                  return merge(frame, extra[k]?.values, rest);
-                }),
-              },
-              pending: extra.map((v) => v?.pending),
+              ...group,
+              renditions: group.renditions.map((frame, k) => {
+                const own = extra[k]?.pending;
+                const first = own !== undefined && seen[k] !== true;
+                if (own) seen[k] = true;
+                if (!frame) return undefined;
+                const { features: _core, ...rest } = frame;
+                const merged = merge(frame, extra[k]?.values, rest);
+                if (own && native?.lookahead) Object.assign(merged.features, native.finish(own, next?.[k]?.pending, first));
+                return merged;
+              }),
             };
           }),
         );
@@ -311,14 +348,10 @@ export class PlanBackend implements FeatureBackend {
             if (group.ref.pts !== undefined) out.refPts = group.ref.pts;
             return { out, pending: extra.map((v) => v?.pending) };
           }, this.options.threads),
+          finishLookahead(() => native),
         );
       }
-      const subscription = merged
-        .pipe(
-          finishLookahead(() => native),
-          tap({ complete: flushAggregates }),
-        )
-        .subscribe(subscriber);
+      const subscription = merged.pipe(tap({ complete: flushAggregates })).subscribe(subscriber);
       return () => {
         subscription.unsubscribe();
         releaseHistory();

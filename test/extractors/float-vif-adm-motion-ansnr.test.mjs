@@ -144,6 +144,13 @@ describe('float extractors and models (cpu) against libvmaf 3.2.0', function () 
       assert.ok(full[3].features.motion > 0);
     });
 
+    it('needs no more frames in flight than integer motion does (2): motion2 finishes when the core hands a frame back', async () => {
+      const opts = { backend: 'cpu', threads: 1, noPrediction: true, features: ['float_motion'] };
+      const tight = await run(moving, moving, { ...opts, maxFramesInFlight: 2 });
+      const loose = await run(moving, moving, opts);
+      assert.deepEqual(tight.map((f) => f.features), loose.map((f) => f.features));
+    });
+
     it('releases every frame exactly once with the temporal runner', async () => {
       const counted = (path) => {
         const source = openFrameSource(path);
