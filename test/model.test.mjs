@@ -69,7 +69,10 @@ describe('models: golden clips (libvmaf 3.2.0 per-frame scores)', function () {
 
 describe('models: built-ins', function () {
   it('lists the built-in versions', () => {
-    assert.deepEqual([...BUILTIN_MODELS].sort(), ['vmaf_4k_v0.6.1', 'vmaf_4k_v0.6.1neg', 'vmaf_b_v0.6.3', 'vmaf_v0.6.1', 'vmaf_v0.6.1neg']);
+    assert.deepEqual([...BUILTIN_MODELS].sort(), [
+      'vmaf_4k_v0.6.1', 'vmaf_4k_v0.6.1neg', 'vmaf_b_v0.6.3', 'vmaf_float_4k_v0.6.1', 'vmaf_float_b_v0.6.3',
+      'vmaf_float_v0.6.1', 'vmaf_float_v0.6.1neg', 'vmaf_v0.6.1', 'vmaf_v0.6.1neg',
+    ]);
   });
 
   it('names the score "vmaf" unless name= is given, as libvmaf does', async () => {
@@ -107,7 +110,10 @@ describe('models: built-ins', function () {
       'integer_adm2_egl_1', 'integer_motion2_force_0', 'integer_vif_scale0_egl_1.5',
       'integer_vif_scale1_egl_1.5', 'integer_vif_scale2_egl_1.5', 'integer_vif_scale3_egl_1.5',
     ]);
-    await assert.rejects(loadModel(parseModelSpec('version=vmaf_v0.6.1:float_adm.x=1')), UsageError);
+    await assert.rejects(loadModel(parseModelSpec('version=vmaf_v0.6.1:not_an_extractor.x=1')), UsageError);
+    // The float models' extractors take overrides the same way.
+    const f = await loadModel(parseModelSpec('version=vmaf_float_v0.6.1:float_adm.adm_enhn_gain_limit=1.0:float_motion.motion_force_zero=true'));
+    assert.deepEqual(f.featureKeys, ['adm2_egl_1', 'motion2_force_0', 'vif_scale0', 'vif_scale1', 'vif_scale2', 'vif_scale3']);
   });
 
   it('builds feature keys from feature_opts_dicts as libvmaf does (sorted options, aliases, %g, defaults dropped)', async () => {

@@ -53,6 +53,14 @@ export interface ExtractorDefinition {
    * libvmaf's logs they come after every feature of the first frame.
    */
   readonly delayedOutputs?: readonly string[];
+  /**
+   * For extractors that wait for the next frame (neighbours().next > 0): a frame's final
+   * values, in outputs() order, from the values the native extractor gave for it (`own`)
+   * and for the next frame of the same input (`next`; undefined when it was the last), and
+   * whether it is the first frame of the stream. A pure function: the plan backend's
+   * lookahead stage calls it once per frame, unscored (--subsample) frames included.
+   */
+  finishFrame?(own: readonly number[], next: readonly number[] | undefined, first: boolean, options: OptionValues): number[];
   /** Throws a VmafError (E_FRAME_TOO_SMALL, E_INPUT_FORMAT, ...) for inputs libvmaf refuses. */
   check?(options: OptionValues, format: FrameFormat): void;
   readonly implementation: ExtractorImplementation;

@@ -9,8 +9,12 @@ import { floatSsim } from './float_ssim/float_ssim.js';
 import { integerAdm } from './integer_adm/integer_adm.js';
 import { integerMotion } from './integer_motion/integer_motion.js';
 import { integerVif } from './integer_vif/integer_vif.js';
+import { floatAdm } from './float_adm/float_adm.js';
+import { floatAnsnr } from './float_ansnr/float_ansnr.js';
 import { floatMoment } from './float_moment/float_moment.js';
+import { floatMotion } from './float_motion/float_motion.js';
 import { floatPsnr } from './float_psnr/float_psnr.js';
+import { floatVif } from './float_vif/float_vif.js';
 import { psnr } from './psnr/psnr.js';
 import { psnrHvs } from './psnr_hvs/psnr_hvs.js';
 import { ciede } from './ciede/ciede.js';
@@ -24,6 +28,10 @@ export const EXTRACTORS: readonly ExtractorDefinition[] = [
   floatSsim,
   floatMsSsim,
   floatMoment,
+  floatVif,
+  floatAdm,
+  floatMotion,
+  floatAnsnr,
   ciede,
   psnrHvs,
 ];

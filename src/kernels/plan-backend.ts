@@ -8,14 +8,19 @@
  * The core runs only when the plan has a core instance; native instances run on the
  * host's threads with either backend (on the gpu backend the run says so with a warning,
  * naming them). Each frame is released once the core and the native jobs that read it
- * have both let go of it.
+ * have all let go of it: temporal native instances read earlier frames too, so a group's
+ * frames stay held (the history) until the jobs of the groups after it that read them are
+ * done. Native values that wait for the next frame (motion2) are finished once the next
+ * group's native job is done: with a core, when the core hands the group back (it has
+ * already read the next group for its own motion2); without, in a small lookahead stage
+ * (finishLookahead) that holds one group.
  */
-import { Observable, concatMap, map, tap, type Subscription } from 'rxjs';
+import { Observable, concatMap, finalize, map, tap, type OperatorFunction } from 'rxjs';
 import type { BackendKind, FeatureBackend } from './backend.js';
 import { extractPairs } from './backend.js';
 import type { RunPlan, InstanceOutputs } from '../extractors/plan.js';
 import type { FeatureValues, Frame, FrameFeatures, FrameFormat, FrameGroup, FramePair, GroupFeatures } from '../types.js';
-import { NativeExtractors } from './native-extractors.js';
+import { NativeExtractors, type NativeFrameValues } from './native-extractors.js';
 import { orderedMergeMap } from '../pipeline/ordered-merge-map.js';
 import { VmafError } from '../errors.js';
 
@@ -30,16 +35,118 @@ export interface PlanBackendOptions {
   onAggregate?: ((k: number, metrics: Record<string, number>) => void) | undefined;
 }
 
-/** A frame shared by several readers: the original is released when the last lets go. */
-function shareFrame(frame: Frame, readers: number): Frame {
-  let left = readers;
-  return Object.create(frame, {
-    release: {
-      value: () => {
-        if (--left === 0) frame.release();
+/**
+ * A frame with several readers, counted: it starts with one (the arrival's), each reader
+ * takes one (retain, or a view the core releases), and the original is released when the
+ * count drops to 0.
+ */
+class SharedFrame {
+  private count = 1;
+  constructor(readonly frame: Frame) {}
+  retain(): this {
+    this.count++;
+    return this;
+  }
+  release(): void {
+    if (--this.count === 0) this.frame.release();
+  }
+  /** A view of the frame whose release() gives back the reference taken for it (once). */
+  view(): Frame {
+    this.retain();
+    let released = false;
+    return Object.create(this.frame, {
+      release: {
+        value: () => {
+          if (released) return;
+          released = true;
+          this.release();
+        },
       },
-    },
-  }) as Frame;
+    }) as Frame;
+  }
+}
+
+/** A group's distinct frames, one reference taken on each (for a job or the history). */
+class HeldGroup {
+  private readonly frames: SharedFrame[];
+  constructor(
+    readonly ref: SharedFrame,
+    readonly dis: ReadonlyArray<SharedFrame | undefined>,
+  ) {
+    this.frames = [...new Set([ref, ...dis.filter((d): d is SharedFrame => d !== undefined)])];
+    for (const f of this.frames) f.retain();
+  }
+  /** Another hold on the same frames. */
+  retain(): HeldGroup {
+    return new HeldGroup(this.ref, this.dis);
+  }
+  release(): void {
+    for (const f of this.frames) f.release();
+  }
+}
+
+/** One group's native values per rendition (undefined where it has no frame or no job). */
+type NativeGroupValues = Array<NativeFrameValues | undefined>;
+
+/** A group's merged features, with the lookahead instances' own values per rendition. */
+interface MergedGroup {
+  out: GroupFeatures;
+  pending: Array<Array<number[] | undefined> | undefined>;
+}
+
+/**
+ * The lookahead stage: holds each group until the next one arrives (or the stream ends),
+ * then finishes the lookahead instances' values of its scored frames from the next group's
+ * own values of the same rendition (a rendition absent from the next group has ended).
+ * Unscored groups pass through it too: they are neighbours. Groups arrive in order.
+ * Without lookahead instances it holds nothing.
+ */
+function finishLookahead(nativeOf: () => NativeExtractors | undefined): OperatorFunction<MergedGroup, GroupFeatures> {
+  return (source) =>
+    new Observable<GroupFeatures>((subscriber) => {
+      let held: MergedGroup | undefined;
+      const seen: boolean[] = [];
+      const emit = (group: MergedGroup, next: MergedGroup | undefined): void => {
+        const native = nativeOf()!;
+        const renditions = group.out.renditions.map((frame, k) => {
+          const own = group.pending[k];
+          if (!own) return frame;
+          const first = seen[k] !== true;
+          seen[k] = true;
+          if (!frame) return undefined;
+          const finished = native.finish(own, next?.pending[k], first);
+          return { ...frame, features: { ...frame.features, ...finished } };
+        });
+        subscriber.next({ ...group.out, renditions });
+      };
+      const subscription = source.subscribe({
+        next(group) {
+          // The native instances are known from the first group on; without lookahead ones
+          // the stage passes each group straight through.
+          if (!nativeOf()?.lookahead) {
+            subscriber.next(group.out);
+            return;
+          }
+          const previous = held;
+          held = group;
+          if (previous) emit(previous, group);
+        },
+        error(error) {
+          held = undefined;
+          subscriber.error(error);
+        },
+        complete() {
+          const last = held;
+          held = undefined;
+          if (last) emit(last, undefined);
+          subscriber.complete();
+        },
+      });
+      return () => {
+        held = undefined;
+        subscription.unsubscribe();
+      };
+    });
 }
 
 export class PlanBackend implements FeatureBackend {
@@ -79,8 +186,6 @@ export class PlanBackend implements FeatureBackend {
         const nativeOutputs = outputs.filter((o: InstanceOutputs) => o.instance.definition.implementation.kind === 'native');
         if (nativeOutputs.length > 0) native = new NativeExtractors(nativeOutputs, format);
       };
-      const nativeValues = (group: FrameGroup): Promise<Array<FeatureValues | undefined>> =>
-        Promise.all(group.dis.map((frame, k) => (frame && native ? native.extract(group.ref, frame, k, group.index, `distorted ${k + 1}`) : undefined)));
       const flushAggregates = (): void => {
         if (!native || !this.options.onAggregate) return;
         for (let k = 0; k < native.renditions; k++) {
@@ -98,76 +203,159 @@ export class PlanBackend implements FeatureBackend {
         return { ...base, features };
       };
 
-      let subscription: Subscription;
+      // Earlier groups' frames, nearest first, held for the temporal native instances.
+      const history: HeldGroup[] = [];
+      const releaseHistory = (): void => {
+        for (const held of history.splice(0)) held.release();
+      };
+
+      /**
+       * Takes over a group's frames and starts its native job (undefined when it has none):
+       * every distinct frame is counted once per reader (the core, this job, the history)
+       * and released when the last lets go. Returns the group to hand to the core (its
+       * frames the core's own shares) and the job.
+       */
+      const start = (group: FrameGroup, withCore: boolean): { group: FrameGroup; job: (() => Promise<NativeGroupValues>) | undefined } => {
+        prepare(group.ref.format);
+        const scored = group.scored !== false;
+        const runs = native !== undefined && (scored || native.temporal);
+        if (!runs && withCore) return { group, job: undefined };
+        const shares = new Map<Frame, SharedFrame>();
+        const share = (frame: Frame): SharedFrame => {
+          let s = shares.get(frame);
+          if (!s) shares.set(frame, (s = new SharedFrame(frame)));
+          return s;
+        };
+        const ref = share(group.ref);
+        const dis = group.dis.map((f) => (f ? share(f) : undefined));
+        const out: FrameGroup = withCore ? { ...group, ref: ref.view(), dis: dis.map((f) => f?.view()) } : group;
+        let job: (() => Promise<NativeGroupValues>) | undefined;
+        if (runs) {
+          const nat = native!;
+          // This job reads the group's frames and the held earlier ones until it is done.
+          const read = new HeldGroup(ref, dis);
+          const earlier = history.map((held) => held.retain());
+          // Started by the caller (at once with a core, within the thread limit without).
+          job = () => Promise.all(
+            group.dis.map((frame, k) => {
+              if (!frame) return undefined;
+              const previousRef = earlier.map((h) => h.ref.frame);
+              const previousDis: Frame[] = [];
+              for (const h of earlier) {
+                const d = h.dis[k];
+                if (!d) break; // the input had no frame there: nothing earlier either
+                previousDis.push(d.frame);
+              }
+              return nat.extract({ ref: group.ref, dis: frame, previousRef, previousDis }, k, group.index, `distorted ${k + 1}`, scored);
+            }),
+          ).finally(() => {
+            read.release();
+            for (const h of earlier) h.release();
+          });
+          if (nat.previousFrames > 0) {
+            history.unshift(new HeldGroup(ref, dis));
+            for (const held of history.splice(nat.previousFrames)) held.release();
+          }
+        }
+        // The arrival share: the frames were handed over once.
+        for (const s of shares.values()) s.release();
+        return { group: out, job };
+      };
+
+      const base = (group: FrameGroup, frame: Frame): Omit<FrameFeatures, 'features'> => {
+        const b: Omit<FrameFeatures, 'features'> = { index: group.index };
+        if (group.ref.pts !== undefined) b.refPts = group.ref.pts;
+        if (frame.pts !== undefined) b.disPts = frame.pts;
+        return b;
+      };
+
+      let merged: Observable<GroupFeatures>;
       if (this.core) {
         const core = this.core;
-        const pending = new Map<number, Promise<Array<FeatureValues | undefined>>>();
-        const fanOut = (group: FrameGroup): FrameGroup => {
-          prepare(group.ref.format);
-          if (!native || group.scored === false) return group;
-          // One share per distinct frame: the core releases it once, the native job once.
-          const shared = new Map<Frame, Frame>();
-          const share = (frame: Frame): Frame => {
-            let s = shared.get(frame);
-            if (!s) shared.set(frame, (s = shareFrame(frame, 2)));
-            return s;
-          };
-          const out: FrameGroup = { ...group, ref: share(group.ref), dis: group.dis.map((f) => (f ? share(f) : undefined)) };
-          const job = nativeValues(group).finally(() => {
-            for (const frame of shared.values()) frame.release();
+        const pending = new Map<number, Promise<NativeGroupValues>>();
+        // The lookahead values are finished here, once the core hands a group back: the core
+        // itself waits for the next group (integer motion2), so that group's native job has
+        // started by then and no further group needs to be held (nor another credit).
+        const nextIndex = new Map<number, number>();
+        let lastFanned: number | undefined;
+        let ended = false;
+        let waiters: Array<() => void> = [];
+        const wake = (): void => {
+          const all = waiters;
+          waiters = [];
+          for (const w of all) w();
+        };
+        const nextGroupKnown = (index: number): Promise<void> =>
+          new Promise((resolve) => {
+            const check = (): void => (nextIndex.has(index) || ended ? resolve() : void waiters.push(check));
+            check();
           });
-          job.catch(() => undefined); // awaited below, in frame order
-          pending.set(group.index, job);
+        const seen: boolean[] = [];
+        const fanOut = (group: FrameGroup): FrameGroup => {
+          const { group: out, job } = start(group, true);
+          if (job) {
+            const running = job();
+            running.catch(() => undefined); // awaited below, in frame order
+            pending.set(group.index, running);
+          }
+          if (lastFanned !== undefined) nextIndex.set(lastFanned, group.index);
+          lastFanned = group.index;
+          wake();
           return out;
         };
-        subscription = core
-          .extractMany(groups.pipe(map(fanOut)))
-          .pipe(
-            concatMap(async (group): Promise<GroupFeatures> => {
-              const job = pending.get(group.index);
-              pending.delete(group.index);
-              const extra = job ? await job : [];
-              return {
-                ...group,
-                renditions: group.renditions.map((frame, k) => {
-                  if (!frame) return undefined;
-                  const { features: _core, ...base } = frame;
-                  return merge(frame, extra[k], base);
-                }),
-              };
-            }),
-            tap({ complete: flushAggregates }),
-          )
-          .subscribe(subscriber);
+        const sourceEnded = (): void => {
+          ended = true;
+          wake();
+        };
+        merged = core.extractMany(groups.pipe(map(fanOut), tap({ complete: sourceEnded }), finalize(releaseHistory))).pipe(
+          concatMap(async (group): Promise<GroupFeatures> => {
+            const job = pending.get(group.index);
+            pending.delete(group.index);
+            const extra = job ? await job : [];
+            let next: NativeGroupValues | undefined;
+            if (native?.lookahead) {
+              await nextGroupKnown(group.index);
+              const following = nextIndex.get(group.index);
+              nextIndex.delete(group.index);
+              const nextJob = following === undefined ? undefined : pending.get(following);
+              next = nextJob ? await nextJob : undefined;
+            }
+            return {
+              ...group,
+              renditions: group.renditions.map((frame, k) => {
+                const own = extra[k]?.pending;
+                const first = own !== undefined && seen[k] !== true;
+                if (own) seen[k] = true;
+                if (!frame) return undefined;
+                const { features: _core, ...rest } = frame;
+                const merged = merge(frame, extra[k]?.values, rest);
+                if (own && native?.lookahead) Object.assign(merged.features, native.finish(own, next?.[k]?.pending, first));
+                return merged;
+              }),
+            };
+          }),
+        );
       } else {
         // Native instances only: no core backend (and no GPU) at all.
-        subscription = groups
-          .pipe(
-            orderedMergeMap(async (group): Promise<GroupFeatures> => {
-              const frames = new Set<Frame>([group.ref, ...group.dis.filter((f): f is Frame => f !== undefined)]);
-              try {
-                prepare(group.ref.format);
-                const scored = group.scored !== false;
-                const extra = scored ? await nativeValues(group) : [];
-                const renditions = group.dis.map((frame, k) => {
-                  if (!frame || !scored) return undefined;
-                  const base: Omit<FrameFeatures, 'features'> = { index: group.index };
-                  if (group.ref.pts !== undefined) base.refPts = group.ref.pts;
-                  if (frame.pts !== undefined) base.disPts = frame.pts;
-                  return merge(undefined, extra[k], base);
-                });
-                const out: GroupFeatures = { index: group.index, renditions };
-                if (group.ref.pts !== undefined) out.refPts = group.ref.pts;
-                return out;
-              } finally {
-                for (const frame of frames) frame.release();
-              }
-            }, this.options.threads),
-            tap({ complete: flushAggregates }),
-          )
-          .subscribe(subscriber);
+        merged = groups.pipe(
+          map((group) => ({ group, job: start(group, false).job })),
+          finalize(releaseHistory),
+          orderedMergeMap(async ({ group, job }): Promise<MergedGroup> => {
+            const extra = job ? await job() : [];
+            const scored = group.scored !== false;
+            const renditions = group.dis.map((frame, k) => (frame && scored ? merge(undefined, extra[k]?.values, base(group, frame)) : undefined));
+            const out: GroupFeatures = { index: group.index, renditions };
+            if (group.ref.pts !== undefined) out.refPts = group.ref.pts;
+            return { out, pending: extra.map((v) => v?.pending) };
+          }, this.options.threads),
+          finishLookahead(() => native),
+        );
       }
-      return () => subscription.unsubscribe();
+      const subscription = merged.pipe(tap({ complete: flushAggregates })).subscribe(subscriber);
+      return () => {
+        subscription.unsubscribe();
+        releaseHistory();
+      };
     });
   }
 

@@ -17,6 +17,10 @@ export const BUILTIN_MODELS: readonly string[] = Object.freeze([
   'vmaf_4k_v0.6.1',
   'vmaf_4k_v0.6.1neg',
   'vmaf_b_v0.6.3',
+  'vmaf_float_v0.6.1',
+  'vmaf_float_v0.6.1neg',
+  'vmaf_float_b_v0.6.3',
+  'vmaf_float_4k_v0.6.1',
 ]);
 
 /** The model used when a spec names neither a version nor a path. */

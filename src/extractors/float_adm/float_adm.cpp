@@ -1,0 +1,407 @@
+// float_adm (libvmaf 3.2.0's float_adm.c, adm.c, adm_tools.c): ADM at four scales in float
+// arithmetic on luma offset by -128 (8-bit scale).
+//
+// Per scale: a db2 wavelet step (edges mirrored with the last sample repeated: -1 -> 1,
+// n -> n - 1); the distorted detail bands split into a restored part (the reference scaled
+// by a clipped gain, or the distorted itself up to the enhancement gain limit when the
+// angles agree within 1 degree) and an additive part; CSF weights per band; contrast
+// masking thresholds from a 3x3 neighbourhood of the masker's CSF-weighted magnitudes
+// (mirrored: -1 -> 1, n -> n - 1); p-norms over the frame less a 10 % border, summed per row
+// in float. DLM (adm2) is sum(num) / sum(den) over scales, AIM the additive part masked by
+// the restored one, over the same denominators.
+//
+// Divisions of the decoupling gain are reciprocal multiplications with SSE's rcpss plus one
+// Newton step, as libvmaf's x86 build does (ADM_OPT_RECIP_DIVISION).
+#include <algorithm>
+#include <cmath>
+#include <math.h>
+#include <stdexcept>
+#include <vector>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+#include "adm_csf.h"
+#include "extractor.h"
+#include "../common/float-picture.h"
+
+namespace vmafs {
+namespace {
+
+constexpr double kPi = 3.14159265358979323846;
+constexpr double kBorderFactor = 0.1;
+// libvmaf's FLOAT_ONE_BY_30 / _15: double literals, so the products are formed in double.
+constexpr double kOneBy30 = 0.0333333351;
+constexpr double kOneBy15 = 0.0666666701;
+
+constexpr float kLo[4] = {0.482962913144690f, 0.836516303737469f, 0.224143868041857f, -0.129409522550921f};
+constexpr float kHi[4] = {-0.129409522550921f, -0.224143868041857f, 0.836516303737469f, -0.482962913144690f};
+
+inline float divide(float n, float d) {
+#if defined(__SSE2__)
+  const float r = _mm_cvtss_f32(_mm_rcp_ss(_mm_set_ss(d)));
+  return n * (r + r * (1.0f - d * r));
+#else
+  return n / d;
+#endif
+}
+
+struct Bands {
+  std::vector<float> a, h, v, d;
+  void resize(size_t n) {
+    a.resize(n);
+    h.resize(n);
+    v.resize(n);
+    d.resize(n);
+  }
+};
+
+// One db2 step of a w x h plane into (w+1)/2 x (h+1)/2 bands (band `a` only when `details` is false).
+void dwt(const float* src, int w, int h, Bands& out, bool details) {
+  const int ow = (w + 1) / 2, oh = (h + 1) / 2;
+  auto reflect = [](int i, int n) { return i < 0 ? -i : (i >= n ? 2 * n - i - 1 : i); };
+  std::vector<int> ix(static_cast<size_t>(ow) * 4);
+  for (int j = 0; j < ow; ++j)
+    for (int k = 0; k < 4; ++k) ix[j * 4 + k] = reflect(2 * j - 1 + k, w);
+  std::vector<float> lo(static_cast<size_t>(w)), hi(static_cast<size_t>(w));
+  for (int i = 0; i < oh; ++i) {
+    const float* rows[4];
+    for (int k = 0; k < 4; ++k) rows[k] = src + static_cast<size_t>(reflect(2 * i - 1 + k, h)) * w;
+    for (int j = 0; j < w; ++j) {
+      const float s0 = rows[0][j], s1 = rows[1][j], s2 = rows[2][j], s3 = rows[3][j];
+      float acc = 0;
+      acc += kLo[0] * s0;
+      acc += kLo[1] * s1;
+      acc += kLo[2] * s2;
+      acc += kLo[3] * s3;
+      lo[j] = acc;
+      if (details) {
+        acc = 0;
+        acc += kHi[0] * s0;
+        acc += kHi[1] * s1;
+        acc += kHi[2] * s2;
+        acc += kHi[3] * s3;
+        hi[j] = acc;
+      }
+    }
+    for (int j = 0; j < ow; ++j) {
+      const int* x = &ix[j * 4];
+      const size_t o = static_cast<size_t>(i) * ow + j;
+      auto apply = [&](const float* f, const std::vector<float>& t) {
+        float acc = 0;
+        acc += f[0] * t[x[0]];
+        acc += f[1] * t[x[1]];
+        acc += f[2] * t[x[2]];
+        acc += f[3] * t[x[3]];
+        return acc;
+      };
+      out.a[o] = apply(kLo, lo);
+      if (details) {
+        out.v[o] = apply(kHi, lo);
+        out.h[o] = apply(kLo, hi);
+        out.d[o] = apply(kHi, hi);
+      }
+    }
+  }
+}
+
+// The rectangle an ADM stage computes: the frame less the border, widened by `widen` for
+// filter taps and clamped to the frame. libvmaf truncates toward zero.
+struct Region {
+  int left, top, right, bottom;
+};
+Region scoredRegion(int w, int h) {
+  const int left = static_cast<int>(w * kBorderFactor - 0.5);
+  const int top = static_cast<int>(h * kBorderFactor - 0.5);
+  return {left, top, w - left, h - top};
+}
+Region tapRegion(int w, int h) {
+  int left = static_cast<int>(w * kBorderFactor - 0.5 - 1);
+  int top = static_cast<int>(h * kBorderFactor - 0.5 - 1);
+  int right = w - left + 2;
+  int bottom = h - top + 2;
+  return {std::max(left, 0), std::max(top, 0), std::min(right, w), std::min(bottom, h)};
+}
+
+struct Options {
+  double gainLimit, normViewDist, noiseWeight, csfScale, csfDiagScale, minVal, pNorm, dlmWeight;
+  int refDisplayHeight, csfMode, bypassCm, skipAimScale;
+  bool applyHm, skipScale0, debug;
+  double f1[4], f2[4];
+};
+
+float nativeCsf(int scale, double nvd, int rdh, int theta) {
+  const float r = static_cast<float>(nvd * rdh * kPi / 180.0);
+  float frequency = static_cast<float>(r / std::pow(2, scale + 1));
+  if (theta == 45) frequency = static_cast<float>(frequency / 0.7);
+  return static_cast<float>((0.31 + 0.69 * frequency) * std::exp(-0.29 * frequency));
+}
+
+class FloatAdm final : public Extractor {
+ public:
+  FloatAdm(const ExtractorOptions& o, const ExtractorGeometry& g) : width_(g.width), height_(g.height) {
+    Options& p = opt_;
+    p.gainLimit = o.number("adm_enhn_gain_limit");
+    p.normViewDist = o.number("adm_norm_view_dist");
+    p.noiseWeight = o.number("adm_noise_weight");
+    p.csfScale = o.number("adm_csf_scale");
+    p.csfDiagScale = o.number("adm_csf_diag_scale");
+    p.minVal = o.number("adm_min_val");
+    p.pNorm = o.number("adm_p_norm");
+    p.dlmWeight = o.number("adm_dlm_weight");
+    p.refDisplayHeight = static_cast<int>(o.number("adm_ref_display_height"));
+    p.csfMode = static_cast<int>(o.number("adm_csf_mode"));
+    p.bypassCm = static_cast<int>(o.number("adm_bypass_cm"));
+    p.skipAimScale = static_cast<int>(o.number("adm_skip_aim_scale"));
+    p.applyHm = o.flag("adm_adm3_apply_hm");
+    p.skipScale0 = o.flag("adm_skip_scale0");
+    p.debug = o.flag("debug");
+    for (int s = 0; s < 4; s++) {
+      p.f1[s] = o.number("adm_f1s" + std::to_string(s));
+      p.f2[s] = o.number("adm_f2s" + std::to_string(s));
+    }
+    // libvmaf's modes: 1 Barten, 2 the DLM paper's CSF, anything else Watson's thresholds.
+    AdmCsfFactors base{};
+    if (p.csfMode == 1) {
+      admCsfFactors(AdmCsfMode::kBarten, p.normViewDist, p.refDisplayHeight, p.csfScale, p.csfDiagScale, &base);
+    } else if (p.csfMode != 2) {
+      admCsfFactors(AdmCsfMode::kWatson97, p.normViewDist, p.refDisplayHeight, p.csfScale, p.csfDiagScale, &base);
+    }
+    for (int s = 0; s < 4; s++) {
+      float f1 = p.csfMode == 2 ? nativeCsf(s, p.normViewDist, p.refDisplayHeight, 0) : base.hv[s];
+      float f2 = p.csfMode == 2 ? nativeCsf(s, p.normViewDist, p.refDisplayHeight, 45) : base.d[s];
+      if (p.f1[s] >= 0) f1 = static_cast<float>(p.f1[s]);
+      if (p.f2[s] >= 0) f2 = static_cast<float>(p.f2[s]);
+      factor_[s][0] = f1;
+      factor_[s][1] = f1;
+      factor_[s][2] = f2;
+    }
+  }
+
+  size_t outputCount() const override { return opt_.debug ? 18 : 7; }
+
+  void extract(const FrameWindow& f, double* out) const override {
+    const Options& p = opt_;
+    std::vector<float> ref = floatPlane(f.ref->plane[0], f.ref->bitDepth, -128);
+    std::vector<float> dis = floatPlane(f.dis->plane[0], f.dis->bitDepth, -128);
+    int w = width_, h = height_;
+    const double numDenLimit = 1e-10 * (w * h) / (1920.0 * 1080.0);
+    const size_t n = static_cast<size_t>((w + 1) / 2) * ((h + 1) / 2);
+    Bands refB, disB, r, a, csfA, csfF;
+    refB.resize(n);
+    disB.resize(n);
+    r.resize(n);
+    a.resize(n);
+    csfA.resize(n);
+    csfF.resize(n);
+    double num = 0, den = 0, aimNum = 0, aimDen = 0;
+    double scores[8];
+    for (int scale = 0; scale < 4; ++scale) {
+      float numScale = 0.0f, denScale = 0.0f, aimNumScale = 0.0f;
+      const bool detail = !(scale == 0 && p.skipScale0);
+      if (scale > 0) {
+        // The previous scale's approximation band is this scale's input.
+        ref.assign(refB.a.begin(), refB.a.begin() + static_cast<size_t>(w) * h);
+        dis.assign(disB.a.begin(), disB.a.begin() + static_cast<size_t>(w) * h);
+      }
+      dwt(ref.data(), w, h, refB, detail);
+      dwt(dis.data(), w, h, disB, detail);
+      w = (w + 1) / 2;
+      h = (h + 1) / 2;
+      if (!detail) {
+        denScale = 1e-10f;
+      } else {
+        decouple(refB, disB, r, a, w, h);
+        denScale = denominator(refB, scale, w, h);
+        csf(a, csfA, csfF, scale, w, h);
+        numScale = masked(r, csfF, csfA, scale, w, h, p.noiseWeight);
+        csf(r, csfF, csfA, scale, w, h);
+        aimNumScale = masked(a, csfA, csfF, scale, w, h, 0.0);
+      }
+      num += numScale;
+      den += denScale;
+      if (p.skipAimScale != scale) {
+        aimDen += denScale;
+        aimNum += aimNumScale;
+      }
+      scores[2 * scale] = numScale;
+      scores[2 * scale + 1] = denScale;
+    }
+    num = num < numDenLimit ? 0 : num;
+    den = den < numDenLimit ? 0 : den;
+    double score, aim;
+    if (den == 0.0) {
+      // libvmaf leaves AIM unset here (an uninitialised value); 0 says "no additive impairment".
+      score = 1.0;
+      aim = 0.0;
+    } else {
+      aim = std::min(aimNum / aimDen, 1.0);
+      score = num / den;
+    }
+    out[0] = score;
+    out[1] = aim;
+    out[2] = p.applyHm ? std::max(2 * score * aim / (score + aim), p.minVal)
+                       : std::max(score * p.dlmWeight + (1 - aim) * (1 - p.dlmWeight), p.minVal);
+    for (int s = 0; s < 4; s++) out[3 + s] = scores[2 * s] / scores[2 * s + 1];
+    if (!p.debug) return;
+    out[7] = score;
+    out[8] = num;
+    out[9] = den;
+    for (int i = 0; i < 8; i++) out[10 + i] = scores[i];
+  }
+
+ private:
+  void decouple(const Bands& ref, const Bands& dis, Bands& r, Bands& a, int w, int h) const {
+    const float cos1degSq = static_cast<float>(std::cos(1.0 * kPi / 180.0) * std::cos(1.0 * kPi / 180.0));
+    const float eps = 1e-30f;
+    const double limit = opt_.gainLimit;
+    const Region g = tapRegion(w, h);
+    for (int i = g.top; i < g.bottom; ++i) {
+      for (int j = g.left; j < g.right; ++j) {
+        const size_t o = static_cast<size_t>(i) * w + j;
+        const float oh = ref.h[o], ov = ref.v[o], od = ref.d[o];
+        const float th = dis.h[o], tv = dis.v[o], td = dis.d[o];
+        auto clip01 = [](float k) { return k < 0.0f ? 0.0f : (k > 1.0f ? 1.0f : k); };
+        const float kh = clip01(divide(th, oh + eps));
+        const float kv = clip01(divide(tv, ov + eps));
+        const float kd = clip01(divide(td, od + eps));
+        float rh = kh * oh, rv = kv * ov, rd = kd * od;
+        const float dot = oh * th + ov * tv;
+        const float oMagSq = oh * oh + ov * ov;
+        const float tMagSq = th * th + tv * tv;
+        const bool sameAngle = (dot >= 0.0f) && (dot * dot >= cos1degSq * oMagSq * tMagSq);
+        // The gain limit is a double, so these products and comparisons are in double.
+        auto enhance = [&](float rst, float t) -> float {
+          if (sameAngle && rst > 0.0) return static_cast<float>(std::min(rst * limit, static_cast<double>(t)));
+          if (sameAngle && rst < 0.0) return static_cast<float>(std::max(rst * limit, static_cast<double>(t)));
+          return rst;
+        };
+        rh = enhance(rh, th);
+        rv = enhance(rv, tv);
+        rd = enhance(rd, td);
+        r.h[o] = rh;
+        r.v[o] = rv;
+        r.d[o] = rd;
+        a.h[o] = th - rh;
+        a.v[o] = tv - rv;
+        a.d[o] = td - rd;
+      }
+    }
+  }
+
+  // dst = the CSF-weighted bands, flt = |dst| / 30 (the masker's share of a threshold).
+  void csf(const Bands& src, Bands& dst, Bands& flt, int scale, int w, int h) const {
+    const Region g = tapRegion(w, h);
+    const std::vector<float>* s[3] = {&src.h, &src.v, &src.d};
+    std::vector<float>* d[3] = {&dst.h, &dst.v, &dst.d};
+    std::vector<float>* fl[3] = {&flt.h, &flt.v, &flt.d};
+    for (int theta = 0; theta < 3; ++theta) {
+      for (int i = g.top; i < g.bottom; ++i) {
+        for (int j = g.left; j < g.right; ++j) {
+          const size_t o = static_cast<size_t>(i) * w + j;
+          const float v = factor_[scale][theta] * (*s[theta])[o];
+          (*d[theta])[o] = v;
+          (*fl[theta])[o] = static_cast<float>(kOneBy30 * std::fabs(v));
+        }
+      }
+    }
+  }
+
+  float pnormTerm(float x) const { return opt_.pNorm == 3.0 ? x * x * x : ::powf(x, static_cast<float>(opt_.pNorm)); }
+
+  float noiseConstant(int w, int h, double weight) const {
+    return ::powf(static_cast<float>(w * h * weight), static_cast<float>(1.0f / opt_.pNorm));
+  }
+
+  float finish(float accum, const Region& g, double noiseWeight) const {
+    return ::powf(accum, static_cast<float>(1.0f / opt_.pNorm)) +
+           noiseConstant(g.right - g.left, g.bottom - g.top, noiseWeight);
+  }
+
+  // The reference's CSF-weighted p-norm per band plus the noise floor: the scale's denominator.
+  float denominator(const Bands& ref, int scale, int w, int h) const {
+    const Region g = scoredRegion(w, h);
+    float acc[3] = {0, 0, 0};
+    const std::vector<float>* s[3] = {&ref.h, &ref.v, &ref.d};
+    for (int i = g.top; i < g.bottom; ++i) {
+      float row[3] = {0, 0, 0};
+      for (int j = g.left; j < g.right; ++j) {
+        const size_t o = static_cast<size_t>(i) * w + j;
+        for (int b = 0; b < 3; ++b) row[b] += pnormTerm(std::fabs(factor_[scale][b] * (*s[b])[o]));
+      }
+      for (int b = 0; b < 3; ++b) acc[b] += row[b];
+    }
+    const float dh = finish(acc[0], g, opt_.noiseWeight);
+    const float dv = finish(acc[1], g, opt_.noiseWeight);
+    const float dd = finish(acc[2], g, opt_.noiseWeight);
+    return dh + dv + dd;
+  }
+
+  // The masking threshold at (i, j): the masker's |CSF| / 30 over the 3x3 neighbourhood,
+  // the centre counted at / 15 instead, each band's sum added in turn.
+  static float threshold(const Bands& masker, const Bands& flt, int w, int h, int i, int j) {
+    const int ym = i == 0 ? 1 : i - 1, yp = i == h - 1 ? h - 1 : i + 1;
+    const int xm = j == 0 ? 1 : j - 1, xp = j == w - 1 ? w - 1 : j + 1;
+    const std::vector<float>* m[3] = {&masker.h, &masker.v, &masker.d};
+    const std::vector<float>* f[3] = {&flt.h, &flt.v, &flt.d};
+    float thr = 0;
+    for (int b = 0; b < 3; ++b) {
+      const float* F = f[b]->data();
+      const size_t r0 = static_cast<size_t>(ym) * w, r1 = static_cast<size_t>(i) * w, r2 = static_cast<size_t>(yp) * w;
+      float sum = 0;
+      sum += F[r0 + xm];
+      sum += F[r0 + j];
+      sum += F[r0 + xp];
+      sum += F[r1 + xm];
+      sum = static_cast<float>(sum + kOneBy15 * std::fabs((*m[b])[r1 + j]));
+      sum += F[r1 + xp];
+      sum += F[r2 + xm];
+      sum += F[r2 + j];
+      sum += F[r2 + xp];
+      thr += sum;
+    }
+    return thr;
+  }
+
+  // The p-norm of src's CSF-weighted bands less the masking threshold (floored at 0), plus the noise floor.
+  float masked(const Bands& src, const Bands& flt, const Bands& masker, int scale, int w, int h, double noiseWeight) const {
+    const Region g = scoredRegion(w, h);
+    const int top = std::max(g.top, 0), bottom = std::min(g.bottom, h);
+    const int left = std::max(g.left, 0), right = std::min(g.right, w);
+    float acc[3] = {0, 0, 0};
+    const std::vector<float>* s[3] = {&src.h, &src.v, &src.d};
+    for (int i = top; i < bottom; ++i) {
+      float row[3] = {0, 0, 0};
+      for (int j = left; j < right; ++j) {
+        const size_t o = static_cast<size_t>(i) * w + j;
+        const float thr = opt_.bypassCm == 0 ? threshold(masker, flt, w, h, i, j) : 0.0f;
+        for (int b = 0; b < 3; ++b) {
+          float x = (*s[b])[o] * factor_[scale][b];
+          x = std::fabs(x) - thr;
+          x = x < 0.0f ? 0.0f : x;
+          row[b] += pnormTerm(x);
+        }
+      }
+      for (int b = 0; b < 3; ++b) acc[b] += row[b];
+    }
+    const float nh = finish(acc[0], g, noiseWeight);
+    const float nv = finish(acc[1], g, noiseWeight);
+    const float nd = finish(acc[2], g, noiseWeight);
+    return nh + nv + nd;
+  }
+
+  int width_, height_;
+  Options opt_{};
+  float factor_[4][3];
+};
+
+std::unique_ptr<Extractor> make(const ExtractorOptions& o, const ExtractorGeometry& g) {
+  return std::make_unique<FloatAdm>(o, g);
+}
+
+}  // namespace
+
+VMAFS_REGISTER_EXTRACTOR("float_adm", make);
+
+}  // namespace vmafs
