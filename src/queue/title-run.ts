@@ -180,7 +180,11 @@ export function runTitleOnQueue(title: PlannedTitle, options: TitleRunOptions): 
       }
       const state = await job.getState();
       if (state === 'completed' && job.returnvalue) accept(position, job.returnvalue);
-      else if (state === 'failed') throw segmentError(job.failedReason ?? 'failed', label, position);
+      else if (state === 'failed') {
+        // The job may have failed between the read above and getState(): read its reason afresh.
+        const failed = job.failedReason ? job : await Job.fromId<SegmentJobData, SegmentJobResult>(segmentsQueue, ids[position]!);
+        throw segmentError(failed?.failedReason || 'failed', label, position);
+      }
     };
 
     const checkAll = async (): Promise<void> => {
