@@ -157,10 +157,11 @@ ScalePlan makePlan(int width, int height, int scale) {
 }
 
 // Reciprocal table of the decouple division: R(v) = trunc(2^30 / v) for v in
-// [-32768, 32768] \ {0}. Built once, immutable afterwards.
+// [-32768, 32768] \ {0}. Built once, immutable afterwards, and never destroyed: a
+// process.exit() runs static destructors while the worker pool's jobs may still read it.
 const int32_t* reciprocals() {
-  static const std::vector<int32_t> table = [] {
-    std::vector<int32_t> t(65537, 0);
+  static const int32_t* const table = [] {
+    auto* t = new int32_t[65537]();
     for (int i = 1; i <= 32768; ++i) {
       const int32_t r = static_cast<int32_t>(1073741824 / i);
       t[32768 + i] = r;
@@ -168,7 +169,7 @@ const int32_t* reciprocals() {
     }
     return t;
   }();
-  return table.data() + 32768;
+  return table + 32768;
 }
 
 // ---------------------------------------------------------------------------------------------
