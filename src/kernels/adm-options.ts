@@ -15,30 +15,7 @@ import type { AdmKernelParams, Luma, NativeAddon, NativeAdmOptions } from './nat
  * libvmaf's integer_adm options (its names: adm_csf_mode, adm_csf_scale, ...; aliases csf,
  * scf, scfd, nvd, rdh, nw, dlmw, min, egl, ssz). Absent fields keep libvmaf's defaults.
  */
-export interface AdmOptions extends NativeAdmOptions {
-  /** adm_csf_mode: 0 Watson (1997), 1 Barten, 2 Barten-Watson blend, 3 the blend fitted on MAE. Default 0. */
-  csfMode?: number;
-  /** adm_csf_scale, [0, 50]: Barten mode only. Default 1. */
-  csfScale?: number;
-  /** adm_csf_diag_scale, [0, 50]: Barten mode only. Default 1. */
-  csfDiagScale?: number;
-  /** adm_norm_view_dist: viewing distance / display height, [0.75, 24]. Default 3. */
-  normViewDist?: number;
-  /** adm_ref_display_height in lines, [1, 4320]. Default 1080. nvd * rdh must be >= 3240. */
-  refDisplayHeight?: number;
-  /** adm_noise_weight, [0, 1500]. Default 0.03125. */
-  noiseWeight?: number;
-  /** adm_dlm_weight: adm3's weight of adm2 against 1 - aim, [0, 1]. Default 0.5. */
-  dlmWeight?: number;
-  /** adm_min_val: adm3's lower clip, [0, 1]. Default 0. */
-  minVal?: number;
-  /** adm_enhn_gain_limit, [1, 100]. Default 100. */
-  enhnGainLimit?: number;
-  /** adm_skip_aim: aim is then 0 (and adm3 follows). Default false. */
-  skipAim?: boolean;
-  /** adm_skip_scale0: scale 0 is not scored (scale0 = 0). Default false. */
-  skipScale0?: boolean;
-}
+export type AdmOptions = NativeAdmOptions;
 
 /** libvmaf's defaults. */
 export const ADM_DEFAULT_OPTIONS: Readonly<Required<AdmOptions>> = Object.freeze({
