@@ -1,30 +1,36 @@
 // Golden parity for one extractor run alone: every frame of every golden clip whose
-// libvmaf-extra.json has the extractor's keys, compared exactly (libvmaf logs a non-finite
-// value as null, so null matches a non-finite value).
+// libvmaf-extra log has the extractor's keys, compared exactly (libvmaf logs a non-finite
+// value as null, so null matches a non-finite value). The clips are the carried ones, and
+// those of ../shared/golden it does not carry where that folder exists (golden.mjs).
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync, readdirSync } from 'node:fs';
-import { join } from 'node:path';
 import { lastValueFrom, toArray } from 'rxjs';
 import { score } from '../../dist/index.js';
-import { goldenDir } from './env.mjs';
+import { goldenClips } from './golden.mjs';
 
-/** The golden clips whose libvmaf-extra.json carries every one of `keys`. */
-export function goldenClipsWith(keys) {
-  if (!existsSync(goldenDir)) return [];
-  return readdirSync(goldenDir)
-    .filter((d) => existsSync(join(goldenDir, d, 'libvmaf-extra.json')))
-    .filter((d) => {
-      const frame = JSON.parse(readFileSync(join(goldenDir, d, 'libvmaf-extra.json'), 'utf8')).frames?.[0]?.metrics ?? {};
-      return keys.every((k) => k in frame);
-    })
-    .sort();
+const clipsByName = () => new Map(goldenClips({ shared: true }).map((clip) => [clip.name, clip]));
+
+/** A golden clip by name: a carried one, else one of ../shared/golden's. */
+export function goldenClipNamed(name) {
+  const clip = clipsByName().get(name);
+  if (!clip) throw new Error(`no golden clip ${name}`);
+  return clip;
 }
 
-export function goldenPair(clip) {
-  const dir = join(goldenDir, clip);
-  const ref = readdirSync(dir).find((f) => f.startsWith('ref.'));
-  const dis = readdirSync(dir).find((f) => f.startsWith('dis.'));
-  return [join(dir, ref), join(dir, dis)];
+/** The names of the golden clips whose libvmaf-extra log carries every one of `keys`. */
+export function goldenClipsWith(keys) {
+  return [...clipsByName().values()]
+    .filter((clip) => clip.hasLog('libvmaf-extra'))
+    .filter((clip) => {
+      const frame = clip.log('libvmaf-extra').frames?.[0]?.metrics ?? {};
+      return keys.every((k) => k in frame);
+    })
+    .map((clip) => clip.name);
+}
+
+/** [ref, dis] paths of a golden clip. */
+export function goldenPair(name) {
+  const clip = goldenClipNamed(name);
+  return [clip.ref, clip.dis];
 }
 
 export const sameAsLibvmaf = (actual, expected) => actual === expected || (expected === null && !Number.isFinite(actual));
@@ -34,7 +40,7 @@ export const sameAsLibvmaf = (actual, expected) => actual === expected || (expec
  * `keys` equal libvmaf's; returns { compared } for the report.
  */
 export async function assertGoldenParity(clip, feature, keys) {
-  const golden = JSON.parse(readFileSync(join(goldenDir, clip, 'libvmaf-extra.json'), 'utf8'));
+  const golden = goldenClipNamed(clip).log('libvmaf-extra');
   const [ref, dis] = goldenPair(clip);
   const results = await lastValueFrom(score(ref, dis, { backend: 'cpu', features: [feature], noPrediction: true }).pipe(toArray()));
   assert.equal(results.length, golden.frames.length, 'every frame is scored');
