@@ -1,11 +1,12 @@
 // float_ssim and float_ms_ssim (src/extractors/float_ssim, float_ms_ssim, common/ssim-core):
 // libvmaf 3.2.0's option tables and output order, MS-SSIM's size refusal, and bit-exact
 // values on the cpu backend, end to end through score(): every golden clip at default
-// options (libvmaf-extra.json), the CTC presets' options (libvmaf-aom-ctc.json,
-// libvmaf-nflx-ctc.json), and enable_lcs against libvmaf's own output (fixtures).
+// options (libvmaf-extra log), the CTC presets' options (libvmaf-aom-ctc, libvmaf-nflx-ctc
+// logs), and enable_lcs against libvmaf's own output (fixtures), on the carried golden clips
+// (and ../shared/golden's other clips where it exists).
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -16,14 +17,15 @@ import { floatSsim, automaticSsimScale } from '../../dist/extractors/float_ssim/
 import { floatMsSsim, MS_SSIM_MIN_SIDE } from '../../dist/extractors/float_ms_ssim/float_ms_ssim.js';
 import { parseFeatureArg } from '../../dist/extractors/request.js';
 import { planRun } from '../../dist/extractors/plan.js';
-import { goldenDir } from '../helpers/env.mjs';
+import { CARRIED_CLIPS } from '../helpers/carried-clips.mjs';
+import { goldenClip, goldenClips } from '../helpers/golden.mjs';
 import { makeRng } from '../helpers/gpu.mjs';
 
 const BIN = fileURLToPath(new URL('../../bin/vmaf-stream', import.meta.url));
 const FIXTURES = fileURLToPath(new URL('../fixtures/extractors/', import.meta.url));
 const ffmpeg = createRequire(import.meta.url)('@ffmpeg-installer/ffmpeg').path;
 
-const clips = existsSync(goldenDir) ? readdirSync(goldenDir).filter((d) => existsSync(join(goldenDir, d, 'libvmaf-extra.json'))).sort() : [];
+const clips = goldenClips({ shared: true }).filter((clip) => clip.hasLog('libvmaf-extra'));
 const format = (width, height, bitDepth = 8) => ({ width, height, bitDepth, chroma: '420' });
 const optionsOf = (arg) => parseFeatureArg(arg).options;
 
@@ -161,46 +163,47 @@ describe('float_ssim and float_ms_ssim extractors', function () {
 
   describe('golden parity (cpu backend, bit-exact with libvmaf 3.2.0)', function () {
     this.timeout(900_000);
-    it('has the golden clips', () => assert.ok(clips.length >= 11, `expected the golden clips in ${goldenDir}`));
+    it('has the golden clips', () => {
+      const names = clips.map((clip) => clip.name);
+      for (const name of CARRIED_CLIPS) assert.ok(names.includes(name), `carried clip ${name} with its libvmaf-extra log`);
+    });
 
     // libvmaf scored a pair whose distorted input has a lower bit depth after converting it
     // to the reference's format (golden README): where score() refuses the mismatch, do the
     // same with ffmpeg (once per clip) and score again.
     const converted = new Map();
     async function scoreClip(clip, features) {
-      const dir = join(goldenDir, clip);
-      const ref = join(dir, readdirSync(dir).find((f) => f.startsWith('ref.')));
-      const dis = converted.get(clip) ?? join(dir, readdirSync(dir).find((f) => f.startsWith('dis.')));
+      const { ref } = clip;
+      const dis = converted.get(clip.name) ?? clip.dis;
       try {
         return await run(ref, dis, features);
       } catch (e) {
-        if (e.code !== 'E_INPUT_MISMATCH' || converted.has(clip)) throw e;
-        const { pix_fmt: pixFmt } = JSON.parse(readFileSync(join(dir, 'clip.json'), 'utf8'));
-        const y4m = join(tmp, `${clip}-dis.y4m`);
+        if (e.code !== 'E_INPUT_MISMATCH' || converted.has(clip.name)) throw e;
+        const { pix_fmt: pixFmt } = clip.info;
+        const y4m = join(tmp, `${clip.name}-dis.y4m`);
         const r = spawnSync(ffmpeg, ['-v', 'error', '-y', '-i', dis, '-vf', `format=${pixFmt}`, '-f', 'yuv4mpegpipe', '-strict', '-1', y4m]);
         assert.equal(r.status, 0, String(r.stderr));
-        converted.set(clip, y4m);
+        converted.set(clip.name, y4m);
         return run(ref, y4m, features);
       }
     }
 
     for (const clip of clips) {
-      describe(clip, () => {
-        const dir = join(goldenDir, clip);
-        const { width, height } = JSON.parse(readFileSync(join(dir, 'clip.json'), 'utf8'));
+      describe(clip.origin === 'repo' ? clip.name : `${clip.name} (shared)`, () => {
+        const { width, height } = clip.info;
         const msSsim = Math.min(width, height) >= MS_SSIM_MIN_SIDE;
 
-        it('default options: libvmaf-extra.json', async () => {
-          const golden = JSON.parse(readFileSync(join(dir, 'libvmaf-extra.json'), 'utf8'));
+        it('default options: libvmaf-extra log', async () => {
+          const golden = clip.log('libvmaf-extra');
           if (!msSsim) assert.match(golden.refused.float_ms_ssim, /./, 'libvmaf refused float_ms_ssim too');
           const keys = msSsim ? ['float_ssim', 'float_ms_ssim'] : ['float_ssim'];
           compareFrames(await scoreClip(clip, keys), golden, keys, 'defaults');
         });
 
         // Not every clip has CTC logs; where libvmaf refused the preset they hold only `refused`.
-        const log = (name) => (existsSync(join(dir, name)) ? JSON.parse(readFileSync(join(dir, name), 'utf8')) : {});
-        const aom = log('libvmaf-aom-ctc.json');
-        const nflx = log('libvmaf-nflx-ctc.json');
+        const log = (kind) => (clip.hasLog(kind) ? clip.log(kind) : {});
+        const aom = log('libvmaf-aom-ctc');
+        const nflx = log('libvmaf-nflx-ctc');
         if (aom.frames) {
           it('--aom_ctc v7.0 options: float_ssim=scale=1:enable_db=true:clip_db=true, float_ms_ssim=enable_db=true:clip_db=true', async () => {
             const results = await scoreClip(clip, ['float_ssim=scale=1:enable_db=true:clip_db=true', 'float_ms_ssim=enable_db=true:clip_db=true']);
@@ -223,9 +226,7 @@ describe('float_ssim and float_ms_ssim extractors', function () {
     it('has the fixture cases', () => assert.ok(cases.length > 0, fixture));
     for (const c of cases) {
       it(`${c.clip}: --feature ${c.feature}`, async function () {
-        const dir = join(goldenDir, c.clip);
-        const ref = join(dir, readdirSync(dir).find((f) => f.startsWith('ref.')));
-        const dis = join(dir, readdirSync(dir).find((f) => f.startsWith('dis.')));
+        const { ref, dis } = goldenClip(c.clip);
         const results = await run(ref, dis, [c.feature]);
         // libvmaf's log lists a frame's features in append order: so must outputs().
         const definition = c.feature.startsWith('float_ms_ssim') ? floatMsSsim : floatSsim;
