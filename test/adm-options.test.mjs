@@ -1,35 +1,33 @@
 // ADM at non-default options (src/kernels/adm-options.ts through the native addon) against
-// libvmaf 3.2.0 on the golden clips: libvmaf-extra.json carries the instances VMAF v1 reads
+// libvmaf 3.2.0 on the golden clips (the carried ones, and ../shared/golden's others where it
+// exists): the libvmaf-extra log carries the instances VMAF v1 reads
 // (integer_adm*_csf_2_dlmw_0.7_egl_1_min_0.5_nw_0.02, + _nvd_5, _nvd_1.5_rdh_2160,
-// _rdh_2160), libvmaf.json the default and egl_1 instances. Every value must be equal.
+// _rdh_2160), the libvmaf log the default and egl_1 instances. Every value must be equal.
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync, readdirSync } from 'node:fs';
-import { join } from 'node:path';
 import { loadNative } from '../dist/kernels/native.js';
 import { computeAdm, admKernelParams, ADM_VALUE_KEYS } from '../dist/kernels/adm-options.js';
 import { openFrameSource, pairFrames, UsageError } from '../dist/index.js';
-import { goldenDir } from './helpers/env.mjs';
+import { CARRIED_CLIPS } from './helpers/carried-clips.mjs';
+import { goldenClips } from './helpers/golden.mjs';
 
 const V1 = { csfMode: 2, dlmWeight: 0.7, enhnGainLimit: 1, minVal: 0.5, noiseWeight: 0.02 };
 const INSTANCES = [
-  { file: 'libvmaf.json', suffix: '', options: {} },
-  { file: 'libvmaf.json', suffix: '_egl_1', options: { enhnGainLimit: 1 } },
-  { file: 'libvmaf-extra.json', suffix: '_csf_2_dlmw_0.7_egl_1_min_0.5_nw_0.02', options: V1 },
-  { file: 'libvmaf-extra.json', suffix: '_csf_2_dlmw_0.7_egl_1_min_0.5_nw_0.02_nvd_5', options: { ...V1, normViewDist: 5 } },
-  { file: 'libvmaf-extra.json', suffix: '_csf_2_dlmw_0.7_egl_1_min_0.5_nw_0.02_nvd_1.5_rdh_2160', options: { ...V1, normViewDist: 1.5, refDisplayHeight: 2160 } },
-  { file: 'libvmaf-extra.json', suffix: '_csf_2_dlmw_0.7_egl_1_min_0.5_nw_0.02_rdh_2160', options: { ...V1, refDisplayHeight: 2160 } },
+  { log: 'libvmaf', suffix: '', options: {} },
+  { log: 'libvmaf', suffix: '_egl_1', options: { enhnGainLimit: 1 } },
+  { log: 'libvmaf-extra', suffix: '_csf_2_dlmw_0.7_egl_1_min_0.5_nw_0.02', options: V1 },
+  { log: 'libvmaf-extra', suffix: '_csf_2_dlmw_0.7_egl_1_min_0.5_nw_0.02_nvd_5', options: { ...V1, normViewDist: 5 } },
+  { log: 'libvmaf-extra', suffix: '_csf_2_dlmw_0.7_egl_1_min_0.5_nw_0.02_nvd_1.5_rdh_2160', options: { ...V1, normViewDist: 1.5, refDisplayHeight: 2160 } },
+  { log: 'libvmaf-extra', suffix: '_csf_2_dlmw_0.7_egl_1_min_0.5_nw_0.02_rdh_2160', options: { ...V1, refDisplayHeight: 2160 } },
 ];
 
-// The 8-bit-as-10-bit clip needs the pipeline's bit-depth conversion, which the raw sources
-// here do not do: its default keys are covered by golden-parity.
-const clips = existsSync(goldenDir)
-  ? readdirSync(goldenDir).filter((d) => existsSync(join(goldenDir, d, 'libvmaf-extra.json')) && !d.startsWith('hfr_')).sort()
-  : [];
+// ../shared's 8-bit-as-10-bit HFR clip needs the pipeline's bit-depth conversion, which the
+// raw sources here do not do: its default keys are covered by golden-parity. (The carried
+// HFR clip's distorted input is already 10-bit.)
+const clips = goldenClips({ shared: true }).filter((c) => c.hasLog('libvmaf-extra') && !(c.origin === 'shared' && c.name.startsWith('hfr_')));
 
-async function* framePairs(dir) {
-  const file = (p) => join(dir, readdirSync(dir).find((f) => f.startsWith(p)));
-  const ref = openFrameSource(file('ref.'));
-  const dis = openFrameSource(file('dis.'));
+async function* framePairs(clip) {
+  const ref = openFrameSource(clip.ref);
+  const dis = openFrameSource(clip.dis);
   try {
     for await (const pair of pairFrames(ref, dis)) yield pair;
   } finally {
@@ -68,17 +66,21 @@ describe('adm at libvmaf options (cpu)', function () {
     assert.equal(admKernelParams(native, { skipAim: true }).aim, false);
   });
 
+  it('has every carried golden clip', () => {
+    const names = clips.map((c) => c.name);
+    for (const name of CARRIED_CLIPS) assert.ok(names.includes(name), name);
+  });
+
   for (const clip of clips) {
-    it(clip, async function () {
-      const dir = join(goldenDir, clip);
+    it(clip.origin === 'repo' ? clip.name : `${clip.name} (shared)`, async function () {
       const logs = {};
-      for (const f of ['libvmaf.json', 'libvmaf-extra.json']) logs[f] = JSON.parse(readFileSync(join(dir, f), 'utf8')).frames;
+      for (const kind of ['libvmaf', 'libvmaf-extra']) logs[kind] = clip.log(kind).frames;
       const counts = {};
       let frame = 0;
-      for await (const { ref, dis } of framePairs(dir)) {
+      for await (const { ref, dis } of framePairs(clip)) {
         const geometry = { width: ref.format.width, height: ref.format.height, bitDepth: ref.format.bitDepth };
         for (const inst of INSTANCES) {
-          const metrics = logs[inst.file][frame].metrics;
+          const metrics = logs[inst.log][frame].metrics;
           if (!(`integer_adm2${inst.suffix}` in metrics)) continue; // a model libvmaf refused for this clip
           const values = await computeAdm(native, ref.luma, dis.luma, geometry, inst.options);
           for (const key of ADM_VALUE_KEYS) {
@@ -92,7 +94,7 @@ describe('adm at libvmaf options (cpu)', function () {
         dis.release();
         frame++;
       }
-      assert.equal(frame, logs['libvmaf.json'].length, 'every frame compared');
+      assert.equal(frame, logs['libvmaf'].length, 'every frame compared');
       assert.ok(Object.keys(counts).length >= 14, 'the default and egl_1 instances at least');
     });
   }

@@ -2,8 +2,8 @@
 // Readables and named pipes give the same planes, and those are ffmpeg's own rawvideo output,
 // for 8/10/12/16 bits, 4:2:0, 4:2:2 and 4:4:4, odd sizes (chroma ceil(w/2) x ceil(h/2)).
 // 'luma' stays the luma-only path. A lower-depth distorted input is widened exactly as
-// ffmpeg's format filter does (checked value by value against ffmpeg, and on the golden
-// hfr clip: libvmaf's integer features exactly).
+// ffmpeg's format filter does (checked value by value against ffmpeg, and on the carried
+// hfr clip's 8-bit distorted input: libvmaf's integer features exactly).
 import assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -12,7 +12,7 @@ import path from 'node:path';
 import { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 
-import { goldenDir } from './helpers/env.mjs';
+import { goldenClip, goldenFile } from './helpers/golden.mjs';
 import { openFrameSource } from '../dist/decode/open-source.js';
 import { openFfmpegSource } from '../dist/decode/ffmpeg-source.js';
 import { resolveFfmpegPath } from '../dist/decode/ffmpeg-path.js';
@@ -212,14 +212,13 @@ describe('planes: every plane from every source', function () {
     assertFramesEqual(frames, c.ffmpegRaw, clip, 'named pipe');
   });
 
-  it('odd-size 4:2:0 (the golden mandel_853x479_odd): our y4m reader and the ffmpeg source equal ffmpeg, chroma 427x240', async function () {
-    const ref = path.join(goldenDir, 'mandel_853x479_odd', 'ref.mkv');
-    if (!fs.existsSync(ref)) this.skip();
+  it('odd-size 4:2:0 (the golden mandel_213x121_odd): our y4m reader and the ffmpeg source equal ffmpeg, chroma 107x61', async function () {
+    const ref = goldenFile('mandel_213x121_odd/ref.mkv');
     const y4m = path.join(tmp, 'mandel.y4m');
     ff(['-i', ref, '-strict', '-1', '-f', 'yuv4mpegpipe', y4m]);
     const raw = ffmpegRaw(ref, 'yuv420p');
-    const clip = { width: 853, height: 479, chroma: '420', bitDepth: 8 };
-    assert.equal(raw.length % (853 * 479 + 2 * 427 * 240), 0);
+    const clip = { width: 213, height: 121, chroma: '420', bitDepth: 8 };
+    assert.equal(raw.length, 3 * (213 * 121 + 2 * 107 * 61));
     for (const [what, source] of [['y4m', openFrameSource(y4m, { planes: 'all' })], ['ffmpeg', openFrameSource(ref, { planes: 'all' })]]) {
       const frames = await readAll(source);
       assertFramesEqual(frames, raw, clip, what);
@@ -384,15 +383,16 @@ describe('bit depth: a lower-depth distorted input widened as ffmpeg widens it',
     await assert.rejects(run(), (e) => e.code === 'E_INPUT_MISMATCH' && e.input === dis.y4m && /bit depth 12 is higher than the reference/.test(e.message) && /never down/.test(e.message));
   });
 
-  it("the golden hfr_av1_8bit_as_10bit clip (8-bit AV1 scored at 10 bits): libvmaf's integer features exactly, cpu backend", async function () {
-    const dir = path.join(goldenDir, 'hfr_av1_8bit_as_10bit_960x540_60fps');
-    if (!fs.existsSync(path.join(dir, 'libvmaf.json'))) this.skip();
-    const golden = JSON.parse(fs.readFileSync(path.join(dir, 'libvmaf.json'), 'utf8'));
+  // The carried hfr clip's dis-8bit.mkv is its distorted input before ffmpeg's conversion to
+  // 10 bits (dis.mkv, what libvmaf scored): the fixtures README says so.
+  it("the golden hfr clip's 8-bit distorted input (8-bit AV1 scored at 10 bits): libvmaf's integer features exactly, cpu backend", async function () {
+    const clip = goldenClip('hfr_480x270_10bit_60fps');
+    const golden = clip.log('libvmaf');
     for (const planes of ['luma', 'all']) {
       const warnings = [];
       let frames = 0;
       let compared = 0;
-      for await (const r of scoreIterator(path.join(dir, 'ref.mkv'), path.join(dir, 'dis.mkv'), { backend: 'cpu', planes, onWarning: (m) => warnings.push(m) })) {
+      for await (const r of scoreIterator(clip.ref, goldenFile('hfr_480x270_10bit_60fps/dis-8bit.mkv'), { backend: 'cpu', planes, onWarning: (m) => warnings.push(m) })) {
         const metrics = golden.frames[r.index].metrics;
         for (const [key, value] of Object.entries(r.features)) {
           if (!key.startsWith('integer_') || !(key in metrics)) continue;
@@ -405,7 +405,7 @@ describe('bit depth: a lower-depth distorted input widened as ffmpeg widens it',
       assert.equal(frames, golden.frames.length);
       assert.ok(compared >= frames * 12, `${compared} integer features compared`);
       assert.equal(warnings.length, 1);
-      assert.match(warnings[0], /dis\.mkv is 8-bit and the reference .*ref\.mkv is 10-bit/);
+      assert.match(warnings[0], /dis-8bit\.mkv is 8-bit and the reference .*ref\.mkv is 10-bit/);
     }
   });
 });

@@ -1,16 +1,17 @@
 // libvmaf 3.2.0's float extractors (float_vif, float_adm, float_motion, float_ansnr) and the
 // float models (vmaf_float_v0.6.1, ..neg, vmaf_float_b_v0.6.3, vmaf_float_4k_v0.6.1) on the
-// cpu backend, against libvmaf's values in the golden clips' libvmaf-extra.json: every
+// cpu backend, against libvmaf's values in the golden clips' libvmaf-extra logs: every
 // frame, every key, exactly. Also the option-suffixed keys, a refused size, --subsample
 // (float_motion is temporal: unscored frames still feed motion2), frame ownership with the
 // temporal runner, and float_motion's finishFrame as a pure function.
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { scoreIterator, openFrameSource, VmafError } from '../../dist/index.js';
 import { floatMotion } from '../../dist/extractors/float_motion/float_motion.js';
-import { goldenDir } from '../helpers/env.mjs';
+import { CARRIED_CLIPS } from '../helpers/carried-clips.mjs';
+import { goldenClips } from '../helpers/golden.mjs';
 
 const FLOAT_MODELS = [
   { version: 'vmaf_float_v0.6.1', name: 'vmaf_float' },
@@ -24,11 +25,8 @@ const isFloatKey = (k) =>
   /^(adm2|aim|adm3|adm_scale[0-3]|motion|motion2|motion3|vif_scale[0-3])(_egl_1)?$/.test(k) ||
   k === 'float_ansnr' || k === 'float_anpsnr' || /^vmaf_float/.test(k);
 
-const clips = existsSync(goldenDir)
-  ? readdirSync(goldenDir).filter((d) => existsSync(join(goldenDir, d, 'libvmaf-extra.json'))).sort()
-  : [];
-
-const input = (dir, side) => join(dir, readdirSync(dir).find((f) => f.startsWith(`${side}.`)));
+// The carried clips, and ../shared/golden's others where it exists.
+const clips = goldenClips({ shared: true }).filter((clip) => clip.hasLog('libvmaf-extra'));
 
 /** All numeric values of a frame result, models' bootstrap keys included, by key. */
 function flatValues(result) {
@@ -71,13 +69,18 @@ describe('float extractors and models (cpu) against libvmaf 3.2.0', function () 
     if (keys.length) console.log(`      ${keys.reduce((a, k) => a + totals[k], 0)} values equal to libvmaf's over ${keys.length} keys`);
   });
 
-  for (const clip of clips) {
-    it(`${clip}: every float feature and float model score equals libvmaf's`, async () => {
-      const dir = join(goldenDir, clip);
-      const gold = JSON.parse(readFileSync(join(dir, 'libvmaf-extra.json'), 'utf8'));
+  it('has every carried golden clip with its libvmaf-extra log', () => {
+    const names = clips.map((clip) => clip.name);
+    for (const name of CARRIED_CLIPS) assert.ok(names.includes(name), name);
+  });
+
+  for (const golden of clips) {
+    const clip = golden.name;
+    it(`${clip}${golden.origin === 'repo' ? '' : ' (shared)'}: every float feature and float model score equals libvmaf's`, async () => {
+      const gold = golden.log('libvmaf-extra');
       const seen = new Set();
       let frames = 0;
-      for await (const r of scoreIterator(input(dir, 'ref'), input(dir, 'dis'), { backend: 'cpu', models: FLOAT_MODELS, features: ['float_ansnr'] })) {
+      for await (const r of scoreIterator(golden.ref, golden.dis, { backend: 'cpu', models: FLOAT_MODELS, features: ['float_ansnr'] })) {
         const g = gold.frames[r.index].metrics;
         frames++;
         for (const [k, v] of Object.entries(flatValues(r))) {

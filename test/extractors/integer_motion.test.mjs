@@ -2,8 +2,7 @@
 // the shared finish (motion2, motion3) against libvmaf 3.2.0's values, its streaming form
 // (each frame as soon as its frames allow), and end to end on both backends.
 import assert from 'node:assert/strict';
-import { readFileSync, existsSync, readdirSync } from 'node:fs';
-import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
 import { Subject, from, lastValueFrom, toArray } from 'rxjs';
 import { integerMotion } from '../../dist/extractors/integer_motion/integer_motion.js';
 import { motionInstance, motionOptions } from '../../dist/extractors/integer_motion/motion-options.js';
@@ -13,7 +12,8 @@ import { parseFeatureArg } from '../../dist/extractors/request.js';
 import { planRun } from '../../dist/extractors/plan.js';
 import { score } from '../../dist/index.js';
 import { CpuBackend } from '../../dist/kernels/cpu-backend.js';
-import { goldenDir, backendsUnderTest } from '../helpers/env.mjs';
+import { backendsUnderTest } from '../helpers/env.mjs';
+import { goldenClip, goldenClips } from '../helpers/golden.mjs';
 import { readY4mLumas } from '../helpers/y4m-lumas.mjs';
 
 const fixture = JSON.parse(readFileSync(new URL('../fixtures/motion/src01_160x90_options.json', import.meta.url), 'utf8'));
@@ -152,11 +152,12 @@ describe('integer_motion: motion2 and motion3 against libvmaf', function () {
   });
 
   it('reproduces the golden logs\' motion keys of every clip from their SAD scores', function () {
-    if (!existsSync(goldenDir)) this.skip();
     let compared = 0;
-    for (const clip of readdirSync(goldenDir).filter((d) => existsSync(join(goldenDir, d, 'libvmaf-extra.json')))) {
-      const main = JSON.parse(readFileSync(join(goldenDir, clip, 'libvmaf.json'), 'utf8')).frames;
-      const extra = JSON.parse(readFileSync(join(goldenDir, clip, 'libvmaf-extra.json'), 'utf8')).frames;
+    // The carried clips, and ../shared/golden's others where it exists.
+    for (const golden of goldenClips({ shared: true }).filter((c) => c.hasLog('libvmaf-extra'))) {
+      const clip = golden.name;
+      const main = golden.log('libvmaf').frames;
+      const extra = golden.log('libvmaf-extra').frames;
       const frames = main.map((f, i) => ({ ...extra[i].metrics, ...f.metrics }));
       for (const [arg, suffix] of INSTANCES.slice(0, 3)) {
         if (!(`integer_motion3${suffix}` in frames[0])) continue;
@@ -246,10 +247,9 @@ for (const backend of backendsUnderTest()) {
   describe(`integer_motion end to end (${backend} backend)`, function () {
     this.timeout(300000);
     it('src01_160x90_8bit: the seven instances at once, every frame exactly libvmaf\'s', async function () {
-      const dir = join(goldenDir, 'src01_160x90_8bit');
-      if (!existsSync(dir)) this.skip();
+      const { ref, dis } = goldenClip('src01_160x90_8bit');
       const results = await lastValueFrom(
-        score(join(dir, 'ref.y4m'), join(dir, 'dis.y4m'), { backend, features: INSTANCES.map(([arg]) => arg), noPrediction: true, threads: 2 }).pipe(toArray()),
+        score(ref, dis, { backend, features: INSTANCES.map(([arg]) => arg), noPrediction: true, threads: 2 }).pipe(toArray()),
       );
       assert.equal(results.length, fixture.frames.length);
       let compared = 0;
@@ -274,9 +274,9 @@ describe('integer_motion: the core backends with several instances', function ()
   const motion = INSTANCES.map(([arg]) => motionInstance(optionsOf(arg)));
 
   async function run(backend, name, keep) {
-    const dir = join(goldenDir, name);
-    const ref = readY4mLumas(join(dir, 'ref.y4m'));
-    const dis = readY4mLumas(join(dir, 'dis.y4m'));
+    const clip = goldenClip(name);
+    const ref = readY4mLumas(clip.ref);
+    const dis = readY4mLumas(clip.dis);
     const format = { width: ref.width, height: ref.height, bitDepth: 8, chroma: '420' };
     const releases = new Map();
     const frame = (luma, index) => {
@@ -294,7 +294,6 @@ describe('integer_motion: the core backends with several instances', function ()
 
   for (const kind of backendsUnderTest()) {
     it(`${kind}: every kept frame's motion values are libvmaf's, with and without --subsample`, async function () {
-      if (!existsSync(join(goldenDir, 'src01_160x90_8bit'))) this.skip();
       const backend = kind === 'cpu' ? new CpuBackend({ threads: 3, motion }) : await (await import('../../dist/kernels/gpu/gpu-backend.js')).GpuBackend.open({ motion });
       try {
         for (const step of [1, 3]) {
