@@ -5,9 +5,8 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { join } from 'node:path';
 import { startRedis } from '../test/helpers/redis.mjs';
-import { goldenDir } from '../test/helpers/env.mjs';
+import { goldenFile } from '../test/helpers/golden.mjs';
 import { encodeFrames, decodeFrames } from '../dist/queue/result-codec.js';
 import { RunPooling } from '../dist/pipeline/summary.js';
 
@@ -15,8 +14,8 @@ const BIN = fileURLToPath(new URL('../bin/vmaf-stream', import.meta.url));
 const args = process.argv.slice(2);
 const flag = (name, fallback) => (args.includes(name) ? args[args.indexOf(name) + 1] : fallback);
 const positional = args.filter((a, i) => !a.startsWith('--') && !args[i - 1]?.startsWith('--'));
-const ref = positional[0] ?? join(goldenDir, 'ladder_320x180_300f', 'ref.mp4');
-const dis = positional[1] ?? join(goldenDir, 'ladder_320x180_300f', 'dis.mp4');
+const ref = positional[0] ?? goldenFile('ladder_320x180_300f/ref.mp4');
+const dis = positional[1] ?? goldenFile('ladder_320x180_300f/dis.mp4');
 const threads = Number(flag('--threads', '4'));
 const segment = flag('--segment', '100');
 

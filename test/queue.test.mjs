@@ -5,20 +5,40 @@
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { copyFileSync, mkdtempSync, readFileSync, writeFileSync, openSync, writeSync, closeSync, readdirSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { goldenDir } from './helpers/env.mjs';
+import { goldenClip } from './helpers/golden.mjs';
 import { haveRedis, startRedis } from './helpers/redis.mjs';
 
 const BIN = fileURLToPath(new URL('../bin/vmaf-stream', import.meta.url));
-// The golden clips this file reads (one place, for when fixtures move).
-const clips = {
-  src01: { ref: join(goldenDir, 'src01_160x90_8bit', 'ref.y4m'), dis: join(goldenDir, 'src01_160x90_8bit', 'dis.y4m') },
-  ladder: { ref: join(goldenDir, 'ladder_320x180_300f', 'ref.mp4'), dis: join(goldenDir, 'ladder_320x180_300f', 'dis.mp4') },
-  h264: { ref: join(goldenDir, 'testsrc_640x360_x264', 'ref.mkv'), dis: join(goldenDir, 'testsrc_640x360_x264', 'dis.mp4') },
-};
 const tmp = mkdtempSync(join(tmpdir(), 'vmaf-queue-'));
+// The carried golden clips this file reads (one place, for when fixtures move), and an
+// FFV1 reference with a keyframe every 12 frames against an H.264 distorted input with one
+// keyframe, encoded once from the carried src01 clip (48 frames at 25 fps).
+const pairOf = ({ ref, dis }) => ({ ref, dis });
+let h264;
+const clips = {
+  src01: pairOf(goldenClip('src01_160x90_8bit')),
+  ladder: pairOf(goldenClip('ladder_320x180_300f')),
+  get h264() {
+    return (h264 ??= encodeKeyframePair(clips.src01));
+  },
+};
+
+function encodeKeyframePair({ ref, dis }) {
+  const ffmpeg = createRequire(import.meta.url)('@ffmpeg-installer/ffmpeg').path;
+  const encode = (input, output, codec) => {
+    const r = spawnSync(ffmpeg, ['-v', 'error', '-nostdin', '-y', '-i', input, ...codec, output], { encoding: 'utf8' });
+    assert.equal(r.status, 0, r.stderr);
+    return output;
+  };
+  return {
+    ref: encode(ref, join(tmp, 'h264-ref.mkv'), ['-c:v', 'ffv1', '-g', '12']),
+    dis: encode(dis, join(tmp, 'h264-dis.mp4'), ['-c:v', 'libx264', '-preset', 'veryfast', '-crf', '30', '-g', '1000', '-x264-params', 'scenecut=0']),
+  };
+}
 let counter = 0;
 const out = (ext) => join(tmp, `log-${++counter}.${ext}`);
 

@@ -15,14 +15,6 @@ export const fixturesGoldenDir = resolve(root, 'test/fixtures/golden');
  */
 export const sharedGoldenDir = existingDir(process.env.VMAF_GOLDEN ?? resolve(root, '../shared/golden'));
 
-/**
- * The largest golden set available: ../shared/golden where it exists, else the carried
- * fixtures. For the tests written before the fixtures landed (the extractor, queue, planes
- * and ADM-options tests), which still name the shared clips and read plain .json logs:
- * moving them onto goldenClip()/goldenClips() is open work (see the fixtures README).
- */
-export const goldenDir = sharedGoldenDir ?? fixturesGoldenDir;
-
 function existingDir(path) {
   return existsSync(path) ? path : null;
 }
