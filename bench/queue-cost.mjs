@@ -1,7 +1,7 @@
 // Queue (issue 11) costs on this machine: the merge per frame (results across Redis, lossless
 // codec, pooling) and the wall time of one title on 1 and 2 cpu worker processes against the
 // single run at the same total thread count. Needs redis-server; run after npm run build:
-//   node bench/farm-bench.mjs [ref] [dis] [--threads N] [--segment N]
+//   node bench/queue-cost.mjs [ref] [dis] [--threads N] [--segment N]
 import { spawn, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -27,7 +27,7 @@ function time(argv) {
 }
 
 // 1. Merge cost per frame, from a real log's frames.
-const log = '/tmp/farm-bench-single.json';
+const log = '/tmp/queue-cost-single.json';
 time(['-r', ref, '-d', dis, '--json', '-o', log, '-q', '--backend', 'cpu', '--precision', '17']);
 const frames = JSON.parse(readFileSync(log, 'utf8')).frames.map((f) => ({ index: f.frameNum, features: Object.fromEntries(Object.entries(f.metrics).filter(([k]) => k !== 'vmaf')), scores: { vmaf: f.metrics.vmaf } }));
 const rounds = Math.max(1, Math.ceil(200000 / frames.length));
@@ -45,7 +45,7 @@ console.log(`merge: ${perFrameUs.toFixed(2)} µs per frame (encode, JSON across 
 
 // 2. One title: single run vs 1 and 2 worker processes at the same total threads.
 const redis = await startRedis();
-const single = time(['-r', ref, '-d', dis, '--json', '-o', '/tmp/farm-bench-a.json', '-q', '--backend', 'cpu', '--threads', String(threads)]);
+const single = time(['-r', ref, '-d', dis, '--json', '-o', '/tmp/queue-cost-a.json', '-q', '--backend', 'cpu', '--threads', String(threads)]);
 console.log(`single run, ${threads} threads: ${single.toFixed(2)} s`);
 for (const workers of [1, 2]) {
   const children = [];
@@ -54,8 +54,8 @@ for (const workers of [1, 2]) {
     await new Promise((resolve) => child.stderr.on('data', (d) => /ready/.test(String(d)) && resolve()));
     children.push(child);
   }
-  const queued = time(['-r', ref, '-d', dis, '--json', '-o', '/tmp/farm-bench-b.json', '-q', '--queue', redis.url, '--segment', segment]);
-  const same = readFileSync('/tmp/farm-bench-a.json', 'utf8') === readFileSync('/tmp/farm-bench-b.json', 'utf8');
+  const queued = time(['-r', ref, '-d', dis, '--json', '-o', '/tmp/queue-cost-b.json', '-q', '--queue', redis.url, '--segment', segment]);
+  const same = readFileSync('/tmp/queue-cost-a.json', 'utf8') === readFileSync('/tmp/queue-cost-b.json', 'utf8');
   console.log(`${workers} worker${workers > 1 ? 's' : ''} × ${threads / workers} threads, --segment ${segment}: ${queued.toFixed(2)} s (${(((queued - single) / single) * 100).toFixed(1)}% vs single), log identical: ${same}`);
   for (const c of children) c.kill('SIGTERM');
 }
