@@ -50,7 +50,7 @@ describe('gpu extractors', function () {
   this.timeout(600000);
 
   describe('golden parity: gpu == cpu == libvmaf 3.2.0, every frame', function () {
-    const clips = ['src01_288x162_8bit', 'src01_288x162_10bit', 'mandel_213x121_odd', 'rgbtest_301x199_444_12bit', 'gradients_480x270_10bit', 'negated_256x144_2f', 'flat_and_static_320x240'];
+    const clips = ['src01_288x162_8bit', 'src01_288x162_10bit', 'mandel_213x121_odd', 'rgbtest_301x199_444_12bit', 'gradients_480x270_10bit', 'negated_256x144_2f', 'flat_and_static_320x240', 'hd_1920x1080_x264_2f'];
     const totals = {};
     after(() => {
       // The per-key tally (equal/total) for the report.
@@ -131,6 +131,27 @@ describe('gpu extractors', function () {
     const c = await run(clip.ref, clip.dis, { ...sub, backend: 'cpu' });
     assertSame(g.frames, c.frames, 'subsample');
     assert.deepEqual(g.frames.map((f) => f.index), [0, 3, 6, 9, 12, 15, 18]);
+  });
+
+  it('a gpu run of only extractors whose kernels refuse the input (16-bit float_psnr) computes them on the host, with no core', async function () {
+    const width = 64;
+    const height = 40;
+    const samples = new Uint16Array(width * height * 3);
+    const parts = [Buffer.from(`YUV4MPEG2 W${width} H${height} F25:1 Ip A1:1 C444p16\n`, 'latin1')];
+    for (let f = 0; f < 2; f++) {
+      for (let i = 0; i < samples.length; i++) samples[i] = (i * 40503 + f * 977) & 0xffff;
+      parts.push(Buffer.from('FRAME\n', 'latin1'), Buffer.from(samples.slice().buffer));
+    }
+    const ref = join(tmp, 'wide-ref.y4m');
+    writeFileSync(ref, Buffer.concat(parts));
+    for (let i = 0; i < samples.length; i++) samples[i] ^= i % 7;
+    const dis = join(tmp, 'wide-dis.y4m');
+    writeFileSync(dis, Buffer.concat([parts[0], Buffer.from('FRAME\n', 'latin1'), Buffer.from(samples.buffer), Buffer.from('FRAME\n', 'latin1'), Buffer.from(samples.buffer)]));
+    const g = await run(ref, dis, { features: ['float_psnr'], backend: 'gpu' });
+    const c = await run(ref, dis, { features: ['float_psnr'], backend: 'cpu' });
+    assertSame(g.frames, c.frames, '16-bit float_psnr');
+    assert.deepEqual(Object.keys(g.frames[0].features), ['float_psnr']);
+    assert.ok(g.warnings.some((w) => /float_psnr runs on the host's cpu/.test(w)), g.warnings.join('\n'));
   });
 
   it('randomized: seeded random planes of random sizes, depths and subsamplings, gpu == cpu exactly', async function () {
