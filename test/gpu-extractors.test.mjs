@@ -13,6 +13,8 @@ import { lastValueFrom, toArray } from 'rxjs';
 import { score, scoreLadder } from '../dist/index.js';
 import { goldenClip } from './helpers/golden.mjs';
 import { chromaSize } from '../dist/decode/frame-layout.js';
+import { loadNative } from '../dist/kernels/native.js';
+import { EXTRACTORS } from '../dist/extractors/registry.js';
 
 const tmp = mkdtempSync(join(tmpdir(), 'vmaf-gpu-extractors-'));
 after(() => rmSync(tmp, { recursive: true, force: true }));
@@ -48,6 +50,26 @@ const FEATURES = ['psnr', 'float_psnr', 'float_moment'];
 
 describe('gpu extractors', function () {
   this.timeout(600000);
+
+  it('the C++ side: statsCount for the extractors with a gpu part (0 for the others), finishExtractor checks its input', function () {
+    const native = loadNative();
+    const geometry = { width: 256, height: 192, bitDepth: 10, chromaWidth: 128, chromaHeight: 96 };
+    const optionsOf = (def, given = {}) => Object.fromEntries(def.options.map((o) => [o.name, given[o.name] ?? o.default]));
+    const counts = Object.fromEntries(
+      EXTRACTORS.filter((x) => x.implementation.kind === 'native').map((x) => [x.name, native.extractorStatsCount(native.createExtractor(x.implementation.native, optionsOf(x), geometry))]),
+    );
+    for (const x of EXTRACTORS.filter((d) => d.implementation.kind === 'native')) {
+      assert.equal(counts[x.name] > 0, x.implementation.gpu !== undefined, `${x.name}: ${counts[x.name]} accumulators`);
+    }
+    assert.deepEqual([counts.psnr, counts.float_psnr, counts.float_moment], [3, 1, 4]);
+    const psnr = EXTRACTORS.find((x) => x.name === 'psnr');
+    const h = native.createExtractor('psnr', optionsOf(psnr, { enable_mse: true }), geometry);
+    assert.throws(() => native.finishExtractor(h, new BigUint64Array(2)), /BigUint64Array of 3/);
+    // SSE 0 is capped at 6 * 10 + 12 dB; mse = sse / samples (128x96 chroma planes).
+    const out = [...native.finishExtractor(h, new BigUint64Array([0n, 12288n, 24576n]))];
+    assert.deepEqual([out[0], out[1], out[3], out[5]], [72, 0, 1, 2]);
+    assert.ok(Math.abs(out[2] - 10 * Math.log10(1023 * 1023)) < 1e-9 && Math.abs(out[4] - 10 * Math.log10(1023 * 1023 / 2)) < 1e-9, String(out));
+  });
 
   describe('golden parity: gpu == cpu == libvmaf 3.2.0, every frame', function () {
     const clips = ['src01_288x162_8bit', 'src01_288x162_10bit', 'mandel_213x121_odd', 'rgbtest_301x199_444_12bit', 'gradients_480x270_10bit', 'negated_256x144_2f', 'flat_and_static_320x240', 'hd_1920x1080_x264_2f'];

@@ -1,7 +1,7 @@
 /**
  * libvmaf's "psnr" (integer_psnr.c): PSNR of Y, Cb and Cr from the integer sum of squared
  * differences over each whole plane, capped at 6 * bpc + 12 dB (or from min_sse).
- * C++: psnr.cpp.
+ * C++: psnr.cpp; GPU: psnr-gpu.ts (the SSE per plane, finished by psnr.cpp).
  */
 import type { ExtractorDefinition } from '../extractor.js';
 import type { OptionDef, OptionValues } from '../option.js';

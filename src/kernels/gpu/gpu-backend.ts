@@ -83,7 +83,6 @@ import { finishGroup, needsSad2, type GroupStats } from '../native-features.js';
 import { orderedMergeMap } from '../../pipeline/ordered-merge-map.js';
 import { withGroupMotion, type MotionEntry, type MotionGroup } from '../../pipeline/motion-finish.js';
 import { DEFAULT_MOTION_INSTANCE, type MotionInstance } from '../../extractors/integer_motion/motion-options.js';
-import { bytesOf } from '../../pool/frame-pool.js';
 import { DEFAULT_FENCE_TIMEOUT_MS, StagingPool, type ReadbackSlot, type UploadSlot } from '../../pool/staging-ring.js';
 import { openGpuDevice, type GpuDevice } from './device.js';
 import type { FrameGeometry, FrameKernel } from './frame-kernel.js';

@@ -9,10 +9,11 @@
  * device-local pictures the upload path filled (picture-planes.ts: Y, and Cb/Cr when the
  * extractor's planes() is 'all') and write `statsCount` 64-bit unsigned integers (two u32
  * words each, low first) at the offset it is given in the group's stats buffer. Those come
- * back with the group's readback; `finish` turns them into the frame's values through the
- * C++ extractor's finishStats (src/kernels/cpu/extractor.h): the very double arithmetic
- * its extract() ends with, so both backends give the same bits (and the instance's
- * aggregates, APSNR, accumulate as on the cpu backend).
+ * back with the group's readback and are finished (gpu-extractors.ts) by the C++
+ * extractor's finishStats (src/kernels/cpu/extractor.h, the addon's finishExtractor): a
+ * pure function of the accumulators (statsAt decodes the words) that is the very double
+ * arithmetic its extract() ends with (extract() calls it), so both backends give the same
+ * bits, glibc's log10 included; it feeds the instance's aggregates (APSNR) as extract() does.
  *
  * The kernels must give exactly the accumulators the C++ extractor's finishStats takes, in
  * fixed-order reductions (no atomics whose result depends on order), so a run is
