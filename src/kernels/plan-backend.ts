@@ -6,8 +6,9 @@
  *           └─ native extractors (C++ on worker threads) ──────────┘  ordered by the plan
  *
  * The core runs only when the plan has a core instance; native instances run on the
- * host's threads with either backend (on the gpu backend the run says so with a warning,
- * naming them). Each frame is released once the core and the native jobs that read it
+ * host's threads with either backend, except that on the gpu backend those whose extractor
+ * has a gpu kernel for the input (gpu/gpu-extractors.ts) run in its command buffers, their
+ * values arriving with the core's (the run warns, naming the ones left on the host). Each frame is released once the core and the native jobs that read it
  * have all let go of it: temporal native instances read earlier frames too, so a group's
  * frames stay held (the history) until the jobs of the groups after it that read them are
  * done. Native values that wait for the next frame (motion2) are finished once the next
