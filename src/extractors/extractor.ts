@@ -7,6 +7,7 @@
  */
 import type { FrameFormat } from '../types.js';
 import type { OptionDef, OptionValues } from './option.js';
+import type { GpuImplementation } from '../kernels/gpu/gpu-extractor.js';
 
 /** Which planes of a picture an extractor reads. */
 export type PlaneNeed = 'luma' | 'all';
@@ -26,11 +27,13 @@ export interface NeighbourFrames {
  * - 'native': a C++ extractor registered under `native` in the addon
  *   (src/kernels/cpu/extractor.h), run per frame on the cpu backend's threads; its
  *   `outputs` are the values the native job returns, in that order. On the gpu backend it
- *   runs on the host unless `gpu` names a WGSL implementation.
+ *   runs on the host unless `gpu` gives a WGSL implementation (src/kernels/gpu/gpu-extractor.ts;
+ *   its WGSL and binding module live in the extractor's folder), which then runs in the gpu
+ *   backend's command buffer for the formats it supports, finished by the C++ extractor.
  */
 export type ExtractorImplementation =
   | { readonly kind: 'core' }
-  | { readonly kind: 'native'; readonly native: string };
+  | { readonly kind: 'native'; readonly native: string; readonly gpu?: GpuImplementation };
 
 export interface ExtractorDefinition {
   /** libvmaf's extractor name, as `--feature NAME` takes it: 'psnr', 'float_ssim'. */

@@ -54,11 +54,21 @@ export function planMotionInstances(plan: RunPlan): MotionInstance[] {
 /**
  * The backend for a run plan: the requested backend computes the plan's core instances
  * (integer VIF, ADM, and each motion instance, whose SADs it computes once), and is not
- * opened at all when the plan has none; native instances run on the host's threads beside it.
+ * opened at all when the plan has none (unless it is the gpu backend and some extractor has
+ * a gpu kernel); native instances run on the host's threads beside it, or, on the gpu
+ * backend, in its command buffers where they have a gpu kernel for the input.
  */
 export async function createPlanBackend(plan: RunPlan, kind: BackendKind | 'auto', options: BackendOptions): Promise<FeatureBackend> {
   const needsCore = plan.instances.some((x) => x.definition.implementation.kind === 'core');
-  const core = needsCore ? await createBackend(kind, { ...options, motion: planMotionInstances(plan) }) : undefined;
+  // On the gpu backend, extractors with gpu kernels run in its command buffers: it opens for
+  // them even without core instances (and then runs no VIF, ADM or motion).
+  const gpuKernels = kind === 'gpu' && plan.instances.some((x) => x.definition.implementation.kind === 'native' && x.definition.implementation.gpu !== undefined);
+  let core: FeatureBackend | undefined;
+  if (needsCore) core = await createBackend(kind, { ...options, motion: planMotionInstances(plan) });
+  else if (gpuKernels) {
+    const { GpuBackend } = await import('./gpu/gpu-backend.js');
+    core = await GpuBackend.open({ adapter: options.gpuAdapter, onWarning: options.onWarning, core: false });
+  }
   return new PlanBackend(plan, core, core?.kind ?? (kind === 'gpu' ? 'gpu' : 'cpu'), { threads: options.threads, onWarning: options.onWarning, onAggregate: options.onAggregate });
 }
 

@@ -160,6 +160,14 @@ export interface NativeAddon {
   setCpuMask(mask: number): void;
   /** The run's aggregate metrics (libvmaf's aggregate_metrics) of an instance, once its jobs are done. */
   aggregateExtractor(handle: NativeExtractorHandle): Array<[string, number]>;
+  /** How many 64-bit accumulators the extractor's GPU kernel gives per frame (0: it has none). */
+  extractorStatsCount(handle: NativeExtractorHandle): number;
+  /**
+   * One frame's values (outputs() order) from the accumulators its GPU kernel computed,
+   * through the C++ extractor's own final arithmetic (so both backends give the same bits);
+   * feeds the instance's aggregates as runExtractor does. Synchronous.
+   */
+  finishExtractor(handle: NativeExtractorHandle, stats: BigUint64Array): Float64Array;
   /** The names of the registered C++ extractors. */
   nativeExtractors(): string[];
   /**

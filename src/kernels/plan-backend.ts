@@ -6,8 +6,9 @@
  *           └─ native extractors (C++ on worker threads) ──────────┘  ordered by the plan
  *
  * The core runs only when the plan has a core instance; native instances run on the
- * host's threads with either backend (on the gpu backend the run says so with a warning,
- * naming them). Each frame is released once the core and the native jobs that read it
+ * host's threads with either backend, except that on the gpu backend those whose extractor
+ * has a gpu kernel for the input (gpu/gpu-extractors.ts) run in its command buffers, their
+ * values arriving with the core's (the run warns, naming the ones left on the host). Each frame is released once the core and the native jobs that read it
  * have all let go of it: temporal native instances read earlier frames too, so a group's
  * frames stay held (the history) until the jobs of the groups after it that read them are
  * done. Native values that wait for the next frame (motion2) are finished once the next
@@ -21,6 +22,7 @@ import { extractPairs } from './backend.js';
 import type { RunPlan, InstanceOutputs } from '../extractors/plan.js';
 import type { FeatureValues, Frame, FrameFeatures, FrameFormat, FrameGroup, FramePair, GroupFeatures } from '../types.js';
 import { NativeExtractors, type NativeFrameValues } from './native-extractors.js';
+import { GpuExtractorSet, gpuImplementationFor } from './gpu/gpu-extractors.js';
 import { orderedMergeMap } from '../pipeline/ordered-merge-map.js';
 import { VmafError } from '../errors.js';
 
@@ -149,6 +151,11 @@ function finishLookahead(nativeOf: () => NativeExtractors | undefined): Operator
     });
 }
 
+/** The gpu backend's extractMany, which also computes registered extractors with gpu kernels. */
+interface GpuCore {
+  extractMany(groups: Observable<FrameGroup>, extractors: () => GpuExtractorSet | undefined): Observable<GroupFeatures>;
+}
+
 export class PlanBackend implements FeatureBackend {
   readonly kind: BackendKind;
   readonly description: string;
@@ -166,9 +173,11 @@ export class PlanBackend implements FeatureBackend {
     this.hasNative = native.length > 0;
     const hostThreads = `${options.threads} host thread${options.threads === 1 ? '' : 's'}`;
     this.description = core ? (this.hasNative && kind === 'gpu' ? `${core.description}, ${hostThreads}` : core.description) : `cpu, ${hostThreads}`;
-    if (kind === 'gpu' && this.hasNative) {
-      options.onWarning?.(`gpu backend: ${native.map((x) => x.definition.name).join(', ')} run${native.length === 1 ? 's' : ''} on the host's cpu (no gpu kernel yet)`);
-    }
+  }
+
+  /** Whether registered extractors with gpu kernels run inside the core's command buffers. */
+  private get gpuExtractors(): boolean {
+    return this.core?.kind === 'gpu';
   }
 
   extract(pairs: Observable<FramePair>): Observable<FrameFeatures> {
@@ -179,17 +188,27 @@ export class PlanBackend implements FeatureBackend {
     return new Observable<GroupFeatures>((subscriber) => {
       let keys: readonly string[] | undefined;
       let native: NativeExtractors | undefined;
+      let onGpu: GpuExtractorSet | undefined;
       const prepare = (format: FrameFormat): void => {
         if (keys) return;
         const outputs = this.plan.outputsFor(format);
         keys = this.plan.featureKeys(format);
-        const nativeOutputs = outputs.filter((o: InstanceOutputs) => o.instance.definition.implementation.kind === 'native');
+        // On the gpu backend, instances with a gpu kernel for this format join its command
+        // buffers; the others run on the host, and the run says which.
+        const gpuOutputs = this.gpuExtractors ? outputs.filter((o) => gpuImplementationFor(o.instance, format) !== undefined) : [];
+        const nativeOutputs = outputs.filter((o: InstanceOutputs) => o.instance.definition.implementation.kind === 'native' && !gpuOutputs.includes(o));
+        if (gpuOutputs.length > 0) onGpu = new GpuExtractorSet(gpuOutputs, format);
         if (nativeOutputs.length > 0) native = new NativeExtractors(nativeOutputs, format);
+        if (this.kind === 'gpu' && nativeOutputs.length > 0) {
+          const names = [...new Set(nativeOutputs.map((o) => o.instance.definition.name))];
+          this.options.onWarning?.(`gpu backend: ${names.join(', ')} run${names.length === 1 ? 's' : ''} on the host's cpu (no gpu kernel for this input yet)`);
+        }
       };
       const flushAggregates = (): void => {
-        if (!native || !this.options.onAggregate) return;
-        for (let k = 0; k < native.renditions; k++) {
-          const metrics = native.aggregates(k);
+        if (!this.options.onAggregate) return;
+        const renditions = Math.max(native?.renditions ?? 0, onGpu?.renditions ?? 0);
+        for (let k = 0; k < renditions; k++) {
+          const metrics = { ...onGpu?.aggregates(k), ...native?.aggregates(k) };
           if (Object.keys(metrics).length > 0) this.options.onAggregate(k, metrics);
         }
       };
@@ -307,7 +326,10 @@ export class PlanBackend implements FeatureBackend {
           ended = true;
           wake();
         };
-        merged = core.extractMany(groups.pipe(map(fanOut), tap({ complete: sourceEnded }), finalize(releaseHistory))).pipe(
+        const fanned = groups.pipe(map(fanOut), tap({ complete: sourceEnded }), finalize(releaseHistory));
+        // The gpu backend takes the instances with gpu kernels (made by fanOut's prepare, before it sees a group).
+        const fromCore = this.gpuExtractors ? (core as GpuCore).extractMany(fanned, () => onGpu) : core.extractMany(fanned);
+        merged = fromCore.pipe(
           concatMap(async (group): Promise<GroupFeatures> => {
             const job = pending.get(group.index);
             pending.delete(group.index);

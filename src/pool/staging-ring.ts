@@ -158,6 +158,42 @@ export class UploadSlot {
     this.state = 'sealed';
   }
 
+  /**
+   * writeAsync() for a picture of several planes: each plane's bytes at its offset (word
+   * aligned, ascending), the gaps and the tail up to `bytes` zeroed, then unmapped. The copies
+   * run at once (off the main thread where the picture is large and `copy` exists).
+   */
+  async writePlanesAsync(
+    planes: ReadonlyArray<{ bytes: Uint8Array; offset: number }>,
+    bytes: number,
+    copy: ((dst: Uint8Array, src: Uint8Array) => Promise<void>) | undefined,
+  ): Promise<void> {
+    if (this.state !== 'held') throw new BackendError('E_GPU', `staging slot ${this.index} is not held for writing (${this.state})`);
+    const size = paddedBytes(bytes);
+    if (size > this.buffer.size) throw new BackendError('E_GPU', `staging slot holds ${this.buffer.size} bytes, the picture has ${bytes}`);
+    const mapped = new Uint8Array(this.buffer.getMappedRange(0, size));
+    const pads: Array<[number, number]> = [];
+    let end = 0;
+    for (const p of planes) {
+      if (p.offset < end || p.offset + p.bytes.byteLength > size) throw new BackendError('E_GPU', `staging slot ${this.index}: planes overlap or overrun the picture`);
+      pads.push([end, p.offset]);
+      end = p.offset + p.bytes.byteLength;
+    }
+    pads.push([end, size]);
+    const async = copy !== undefined && bytes >= ASYNC_WRITE_MIN_BYTES;
+    this.state = 'writing';
+    try {
+      if (async) await Promise.all(planes.map((p) => copy(mapped.subarray(p.offset, p.offset + p.bytes.byteLength), p.bytes)));
+      else for (const p of planes) mapped.set(p.bytes, p.offset);
+    } finally {
+      this.state = 'held';
+    }
+    for (const [from, to] of pads) mapped.fill(0, from, to);
+    this.buffer.unmap();
+    this.#written = size;
+    this.state = 'sealed';
+  }
+
   /** Records the copy of the written bytes into `dst` (at offset 0). */
   encodeCopy(encoder: GPUCommandEncoder, dst: GPUBuffer): void {
     if (this.state !== 'sealed') throw new BackendError('E_GPU', `staging slot ${this.index} has not been written (${this.state})`);
@@ -449,7 +485,10 @@ export interface StagingPoolOptions {
    * flight. The reference ring is shared by all of them.
    */
   renditions?: number;
-  /** Bytes per luma plane (width * height * bytes per sample). */
+  /**
+   * Bytes per picture upload: the luma plane (width * height * bytes per sample), or, where
+   * the run reads chroma, all three planes as gpu/picture-planes.ts lays them out.
+   */
   lumaBytes: number;
   /** Bytes of one frame's stats (device buffer and readback). */
   statsBytes: number;

@@ -1,5 +1,6 @@
 /** libvmaf's "float_moment" (float_moment.c): first and second moments of both luma planes. C++: float_moment.cpp. */
 import type { ExtractorDefinition } from '../extractor.js';
+import { floatMomentGpu } from './float_moment-gpu.js';
 
 export const floatMoment: ExtractorDefinition = {
   name: 'float_moment',
@@ -9,5 +10,5 @@ export const floatMoment: ExtractorDefinition = {
   planes: () => 'luma',
   neighbours: () => ({ previous: 0, next: 0 }),
   outputs: () => ['float_moment_ref1st', 'float_moment_dis1st', 'float_moment_ref2nd', 'float_moment_dis2nd'],
-  implementation: { kind: 'native', native: 'float_moment' },
+  implementation: { kind: 'native', native: 'float_moment', gpu: floatMomentGpu },
 };

@@ -12,7 +12,7 @@ namespace {
 
 class FloatPsnr final : public Extractor {
  public:
-  explicit FloatPsnr(const ExtractorGeometry& g) {
+  explicit FloatPsnr(const ExtractorGeometry& g) : samples_(g.width * g.height), bitDepth_(g.bitDepth) {
     switch (g.bitDepth) {
       case 8: peak_ = 255.0; max_ = 60.0; break;
       case 10: peak_ = 255.75; max_ = 72.0; break;
@@ -29,11 +29,29 @@ class FloatPsnr final : public Extractor {
       const float diff = ref[i] - dis[i];
       noise += diff * diff;  // float product, double sum: libvmaf's order
     }
-    noise /= static_cast<int>(ref.size());
-    out[0] = std::min(10 * std::log10(peak_ * peak_ / std::max(noise, 1e-10)), max_);
+    fromNoise(noise, out);
+  }
+
+  // The GPU kernel sums the squared differences of the integer samples. At 8 to 12 bits
+  // every float difference and square above is exact (|d| < 2^12 samples, so d^2 < 2^24
+  // fits a float's mantissa) and every partial double sum is an integer multiple of the
+  // scale^-2 below 2^53, so the double sum is exact whatever its order: it equals that
+  // integer sum times scale^-2 (exact: a power of two). The gpu part only runs where that
+  // holds (float_psnr-gpu.ts).
+  size_t statsCount() const override { return 1; }
+  void finishStats(const uint64_t* stats, double* out) const override {
+    const double scale = bitDepth_ == 8 ? 1.0 : bitDepth_ == 10 ? 4.0 : bitDepth_ == 12 ? 16.0 : 256.0;
+    fromNoise(static_cast<double>(stats[0]) / (scale * scale), out);
   }
 
  private:
+  void fromNoise(double noise, double* out) const {
+    noise /= samples_;
+    out[0] = std::min(10 * std::log10(peak_ * peak_ / std::max(noise, 1e-10)), max_);
+  }
+
+  int samples_;
+  int bitDepth_;
   double peak_;
   double max_;
 };

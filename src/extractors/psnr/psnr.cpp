@@ -35,6 +35,11 @@ class Psnr final : public Extractor {
   Psnr(const ExtractorOptions& o, const ExtractorGeometry& g)
       : mse_(o.flag("enable_mse")), apsnr_(o.flag("enable_apsnr")), planes_(o.flag("enable_chroma") && g.chromaWidth > 0 ? 3 : 1) {
     const int bpc = g.bitDepth;
+    bitDepth_ = bpc;
+    width_ = g.width;
+    height_ = g.height;
+    chromaWidth_ = g.chromaWidth;
+    chromaHeight_ = g.chromaHeight;
     peak_ = o.flag("reduced_hbd_peak") ? 255u * (1u << (bpc - 8)) : (1u << bpc) - 1u;
     const double minSse = o.number("min_sse");
     for (int p = 0; p < 3; p++) {
@@ -56,17 +61,29 @@ class Psnr final : public Extractor {
 
   void extract(const FrameWindow& f, double* out) const override {
     const bool eight = f.ref->bitDepth == 8;
-    // libvmaf's 8-bit path squares a constant 255 rather than the computed peak (equal at 8 bits).
-    const double peak = eight ? 255.0 : static_cast<double>(peak_);
+    uint64_t sse[3];
     for (int p = 0; p < planes_; p++) {
       const PlaneView& a = f.ref->plane[p];
       const PlaneView& b = f.dis->plane[p];
-      const uint64_t sse = eight ? sumSquaredError<uint8_t>(a, b) : sumSquaredError<uint16_t>(a, b);
+      sse[p] = eight ? sumSquaredError<uint8_t>(a, b) : sumSquaredError<uint16_t>(a, b);
+    }
+    finishStats(sse, out);
+  }
+
+  // The GPU kernel gives the same per-plane sums of squared error.
+  size_t statsCount() const override { return static_cast<size_t>(planes_); }
+
+  void finishStats(const uint64_t* sse, double* out) const override {
+    // libvmaf's 8-bit path squares a constant 255 rather than the computed peak (equal at 8 bits).
+    const double peak = bitDepth_ == 8 ? 255.0 : static_cast<double>(peak_);
+    for (int p = 0; p < planes_; p++) {
+      const unsigned w = static_cast<unsigned>(p == 0 ? width_ : chromaWidth_);
+      const unsigned h = static_cast<unsigned>(p == 0 ? height_ : chromaHeight_);
       if (apsnr_) {
-        apsnrSse_[p].fetch_add(sse, std::memory_order_relaxed);
-        apsnrPixels_[p].fetch_add(static_cast<uint64_t>(a.width) * a.height, std::memory_order_relaxed);
+        apsnrSse_[p].fetch_add(sse[p], std::memory_order_relaxed);
+        apsnrPixels_[p].fetch_add(static_cast<uint64_t>(w) * h, std::memory_order_relaxed);
       }
-      const double mse = static_cast<double>(sse) / (static_cast<unsigned>(a.width) * static_cast<unsigned>(a.height));
+      const double mse = static_cast<double>(sse[p]) / (w * h);
       const double psnr = std::min(10. * std::log10(peak * peak / std::max(mse, 1e-16)), psnrMax_[p]);
       *out++ = psnr;
       if (mse_) *out++ = mse;
@@ -97,6 +114,7 @@ class Psnr final : public Extractor {
   mutable std::atomic<uint64_t> apsnrSse_[3] = {};
   mutable std::atomic<uint64_t> apsnrPixels_[3] = {};
   int planes_;
+  int bitDepth_, width_, height_, chromaWidth_, chromaHeight_;
   uint32_t peak_;
   double psnrMax_[3];
 };

@@ -1,11 +1,12 @@
 /**
  * libvmaf's "psnr" (integer_psnr.c): PSNR of Y, Cb and Cr from the integer sum of squared
  * differences over each whole plane, capped at 6 * bpc + 12 dB (or from min_sse).
- * C++: psnr.cpp.
+ * C++: psnr.cpp; GPU: psnr-gpu.ts (the SSE per plane, finished by psnr.cpp).
  */
 import type { ExtractorDefinition } from '../extractor.js';
 import type { OptionDef, OptionValues } from '../option.js';
 import type { FrameFormat } from '../../types.js';
+import { psnrGpu } from './psnr-gpu.js';
 
 const OPTIONS: readonly OptionDef[] = [
   { name: 'enable_chroma', type: 'bool', default: true, param: false, help: 'enable calculation for chroma channels' },
@@ -28,5 +29,5 @@ export const psnr: ExtractorDefinition = {
     const planes = chromaOn(options, format) ? ['y', 'cb', 'cr'] : ['y'];
     return planes.flatMap((p) => (options['enable_mse'] ? [`psnr_${p}`, `mse_${p}`] : [`psnr_${p}`]));
   },
-  implementation: { kind: 'native', native: 'psnr' },
+  implementation: { kind: 'native', native: 'psnr', gpu: psnrGpu },
 };

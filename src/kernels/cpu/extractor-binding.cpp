@@ -10,6 +10,10 @@
 //     Runs on the addon's worker pool (thread-pool.h); every array is referenced until the promise settles, and the
 //     caller must not write to them meanwhile.
 //   aggregateExtractor(handle) -> Array<[name, value]>   the run's aggregate metrics
+//   extractorStatsCount(handle) -> number   the 64-bit accumulators its GPU kernel gives (0: none)
+//   finishExtractor(handle, stats: BigUint64Array) -> Float64Array
+//     one frame's values from the accumulators a GPU kernel computed (synchronous: a few
+//     double operations), through the same C++ arithmetic extract() ends with.
 //   nativeExtractors() -> string[]
 #include <napi.h>
 
@@ -171,6 +175,37 @@ Napi::Value AggregateExtractor(const Napi::CallbackInfo& info) {
   return out;
 }
 
+Handle& handleArg(const Napi::CallbackInfo& info, const char* what) {
+  if (info.Length() < 1 || !info[0].IsExternal()) typeError(info.Env(), std::string(what) + ": wrong arguments");
+  return **info[0].As<Napi::External<std::shared_ptr<Handle>>>().Data();
+}
+
+Napi::Value ExtractorStatsCount(const Napi::CallbackInfo& info) {
+  return Napi::Number::New(info.Env(), static_cast<double>(handleArg(info, "extractorStatsCount(handle)").extractor->statsCount()));
+}
+
+Napi::Value FinishExtractor(const Napi::CallbackInfo& info) {
+  const Napi::Env env = info.Env();
+  Handle& h = handleArg(info, "finishExtractor(handle, stats)");
+  const size_t count = h.extractor->statsCount();
+  if (count == 0) typeError(env, "finishExtractor: " + h.name + " has no GPU accumulators");
+  if (info.Length() < 2 || !info[1].IsTypedArray() || info[1].As<Napi::TypedArray>().TypedArrayType() != napi_biguint64_array ||
+      info[1].As<Napi::TypedArray>().ElementLength() != count) {
+    typeError(env, "finishExtractor: stats must be a BigUint64Array of " + std::to_string(count) + " values for " + h.name);
+  }
+  Napi::TypedArray t = info[1].As<Napi::TypedArray>();
+  const uint64_t* stats = reinterpret_cast<const uint64_t*>(static_cast<uint8_t*>(t.ArrayBuffer().Data()) + t.ByteOffset());
+  std::vector<double> out(h.extractor->outputCount(), 0.0);
+  try {
+    h.extractor->finishStats(stats, out.data());
+  } catch (const std::exception& e) {
+    throw Napi::Error::New(env, h.name + ": " + e.what());
+  }
+  Napi::Float64Array result = Napi::Float64Array::New(env, out.size());
+  for (size_t i = 0; i < out.size(); i++) result[i] = out[i];
+  return result;
+}
+
 Napi::Value NativeExtractors(const Napi::CallbackInfo& info) {
   const auto names = registeredExtractors();
   Napi::Array out = Napi::Array::New(info.Env(), names.size());
@@ -184,6 +219,8 @@ void registerExtractorBindings(Napi::Env env, Napi::Object exports) {
   exports.Set("createExtractor", Napi::Function::New(env, CreateExtractor, "createExtractor"));
   exports.Set("runExtractor", Napi::Function::New(env, RunExtractor, "runExtractor"));
   exports.Set("aggregateExtractor", Napi::Function::New(env, AggregateExtractor, "aggregateExtractor"));
+  exports.Set("extractorStatsCount", Napi::Function::New(env, ExtractorStatsCount, "extractorStatsCount"));
+  exports.Set("finishExtractor", Napi::Function::New(env, FinishExtractor, "finishExtractor"));
   exports.Set("nativeExtractors", Napi::Function::New(env, NativeExtractors, "nativeExtractors"));
 }
 

@@ -7,6 +7,7 @@
 // In its extractor's .cpp, one line registers it:
 //   VMAFS_REGISTER_EXTRACTOR("psnr", makePsnr);
 #pragma once
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <stdexcept>
@@ -65,6 +66,15 @@ class Extractor {
   // extract() accumulated; asked once, after the last frame. Accumulators that extract()
   // updates must be order-independent (integer atomics): frames run in parallel.
   virtual std::vector<std::pair<std::string, double>> aggregate() const { return {}; }
+  // Extractors with a GPU kernel (src/extractors/<name>/<name>-gpu.ts): how many 64-bit
+  // integer accumulators the kernel gives per frame (0: none), and the frame's values from
+  // them. finishStats() must be the very arithmetic extract() does after its own
+  // accumulation (extract() calls it too), so that both backends give the same bits; it
+  // feeds aggregate() as extract() does.
+  virtual size_t statsCount() const { return 0; }
+  virtual void finishStats(const uint64_t* /*stats*/, double* /*out*/) const {
+    throw std::logic_error("this extractor has no GPU accumulators");
+  }
 };
 
 using ExtractorFactory = std::unique_ptr<Extractor> (*)(const ExtractorOptions&, const ExtractorGeometry&);

@@ -3,7 +3,9 @@
  * and each feature kernel (VIF, ADM, motion). A kernel is created once per frame size and bit
  * depth and records its compute passes into the frame's command encoder; it never submits.
  *
- * Inputs are luma planes in storage buffers laid out as lib/luma.wgsl describes. Outputs are
+ * Inputs are luma planes in storage buffers laid out as lib/luma.wgsl describes (where a run
+ * also uploads chroma for a registered extractor, it follows the luma in the same buffer:
+ * picture-planes.ts; these kernels read luma only). Outputs are
  * 64-bit integer accumulators, each stored as two u32 words (lo, hi), in the frame's stats
  * buffer at the kernel's offset: the very same int64 values, in the same layout, that the cpu
  * backend's vifStats/admStats/motionSad produce (see src/kernels/cpu/*.h), so that one native

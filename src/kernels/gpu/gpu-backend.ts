@@ -1,18 +1,25 @@
 /**
  * The gpu backend: VIF, ADM and motion as WGSL kernels through WebGPU (Dawn, npm `webgpu`),
  * producing the very same int64 accumulators as the cpu backend, finished by the same native
- * step (finishFeatures), so the two agree bit for bit.
+ * step (finishFeatures), so the two agree bit for bit. Registered extractors with gpu
+ * kernels (gpu-extractors.ts: psnr, float_psnr, float_moment) run in the same command
+ * buffers, their accumulators in each rendition's block of the stats (stats-layout.ts),
+ * finished by their C++ extractors; a run whose plan has no core instance runs only them.
  *
  * Per frame pair, in frame order:
  *   1. take an upload slot per input and a readback slot (src/pool/staging-ring.ts), waiting
  *      on their fences when all are in flight;
- *   2. copy the reference (and, for a scored pair, the distorted) luma into the mapped
+ *   2. copy the reference (and, for a scored pair, the distorted) picture into the mapped
  *      staging slots and release the host frames at once: the GPU reads the staging copy,
- *      so the caller may reuse its buffers as soon as they are released;
+ *      so the caller may reuse its buffers as soon as they are released. A picture is its
+ *      luma plane, or Y, Cb and Cr when a gpu extractor reads chroma (picture-planes.ts:
+ *      luma first, so the core kernels read it as before; a luma-only run's uploads are
+ *      unchanged);
  *   3. record one command buffer: the staging -> device-local copies, VifKernel, AdmKernel,
  *      MotionKernel (frame N's reference against frame N-1's, still resident in the
  *      reference ring; and against frame N-2's, also resident, when a motion instance
- *      uses the five-frame window), and the copy of the frame's stats into its readback slot;
+ *      uses the five-frame window), the registered extractors' passes, and the copy of the
+ *      frame's stats into its readback slot;
  *   4. submit, then arm the fences: mapAsync(WRITE) on the staging slots, mapAsync(READ) on
  *      the readback slot;
  *   5. (without holding up the next frame's steps 1-4) await the readback: [vif 20, adm 60]
@@ -69,17 +76,19 @@
  */
 import { Observable, map } from 'rxjs';
 import { extractPairs, type FeatureBackend } from '../backend.js';
-import type { Frame, FrameFeatures, FrameGroup, FramePair, GroupFeatures } from '../../types.js';
+import type { Frame, FrameFeatures, FrameFormat, FrameGroup, FramePair, GroupFeatures } from '../../types.js';
 import { BackendError, VmafError } from '../../errors.js';
 import { loadNative, type NativeAddon } from '../native.js';
 import { finishGroup, needsSad2, type GroupStats } from '../native-features.js';
 import { orderedMergeMap } from '../../pipeline/ordered-merge-map.js';
-import { withGroupMotion, type MotionGroup } from '../../pipeline/motion-finish.js';
+import { withGroupMotion, type MotionEntry, type MotionGroup } from '../../pipeline/motion-finish.js';
 import { DEFAULT_MOTION_INSTANCE, type MotionInstance } from '../../extractors/integer_motion/motion-options.js';
-import { bytesOf } from '../../pool/frame-pool.js';
 import { DEFAULT_FENCE_TIMEOUT_MS, StagingPool, type ReadbackSlot, type UploadSlot } from '../../pool/staging-ring.js';
 import { openGpuDevice, type GpuDevice } from './device.js';
 import type { FrameGeometry, FrameKernel } from './frame-kernel.js';
+import { statsLayout, type StatsLayout } from './stats-layout.js';
+import type { GpuExtractorSet } from './gpu-extractors.js';
+import { pictureLayout, planesOf, type PictureLayout } from './picture-planes.js';
 import { MotionKernel } from './motion/motion-kernel.js';
 import { VifKernel } from './vif/vif-kernel.js';
 import { AdmKernel } from './adm/adm-kernel.js';
@@ -104,6 +113,11 @@ export interface GpuBackendOptions {
    * all of them). Default: libvmaf's default instance alone.
    */
   motion?: readonly MotionInstance[];
+  /**
+   * Whether the core (integer VIF, ADM, motion) runs. Default true; false for a run whose
+   * plan has only registered extractors with gpu kernels (extractMany's `extractors`).
+   */
+  core?: boolean;
   /**
    * @internal Replaces kernel constructors (tests: stand-ins while a kernel is developed,
    * kernels that fail on purpose). Default: VifKernel.create, AdmKernel.create, MotionKernel.create.
@@ -142,45 +156,16 @@ export interface GpuStageTimings {
   hostWait: number;
 }
 
-interface KernelSet {
-  geometry: FrameGeometry;
+interface CoreKernels {
   vif: FrameKernel;
   adm: FrameKernel;
   motion: FrameKernel;
 }
 
-/**
- * Byte offsets of the accumulators in a group's stats buffer: one block per rendition,
- * [vif][adm], then the motion SADs: [r0 vif][r0 adm][r1 vif][r1 adm]...[SAD][SAD two
- * frames apart, with the five-frame window].
- */
-interface StatsLayout {
-  renditions: number;
-  /** int64 values finishFeatures takes (vif + adm): one rendition's block. */
-  finishLength: number;
-  /** Bytes of one rendition's block. */
-  blockBytes: number;
-  /** VIF's offset in a block (ADM follows it). */
-  admInBlock: number;
-  motionOffset: number;
-  /** The SAD two frames apart's offset; undefined when no instance reads it. */
-  motion2Offset: number | undefined;
-  bytes: number;
-}
-
-function statsLayout(counts: { vif: number; adm: number }, renditions: number, sad2: boolean): StatsLayout {
-  const finishLength = counts.vif + counts.adm;
-  const blockBytes = finishLength * 8;
-  const motionOffset = renditions * blockBytes;
-  return {
-    renditions,
-    finishLength,
-    blockBytes,
-    admInBlock: counts.vif * 8,
-    motionOffset,
-    motion2Offset: sad2 ? motionOffset + 8 : undefined,
-    bytes: motionOffset + (sad2 ? 16 : 8),
-  };
+interface KernelSet {
+  geometry: FrameGeometry;
+  /** Undefined when the core does not run. */
+  core: CoreKernels | undefined;
 }
 
 // Frames in flight between the host and the GPU. Measured on an H100 at 1080p from host
@@ -201,6 +186,8 @@ export class GpuBackend implements FeatureBackend {
   readonly timing: boolean;
   /** The motion instances computed (see GpuBackendOptions.motion). */
   readonly motion: readonly MotionInstance[];
+  /** Whether the core runs (see GpuBackendOptions.core). */
+  readonly core: boolean;
   readonly #native: NativeAddon;
   readonly #factories: KernelFactories;
   readonly #kernels = new Map<string, Promise<KernelSet>>();
@@ -217,7 +204,8 @@ export class GpuBackend implements FeatureBackend {
     this.depth = depth;
     this.fenceTimeoutMs = options.fenceTimeoutMs ?? DEFAULT_FENCE_TIMEOUT_MS;
     this.timing = options.timing === true && gpu.features.has('timestamp-query');
-    this.motion = options.motion ?? [DEFAULT_MOTION_INSTANCE];
+    this.core = options.core !== false;
+    this.motion = this.core ? (options.motion ?? [DEFAULT_MOTION_INSTANCE]) : [];
     this.description = `gpu, ${gpu.adapterName}${gpu.isSoftware ? ' (software)' : ''}`;
   }
 
@@ -251,13 +239,19 @@ export class GpuBackend implements FeatureBackend {
     return extractPairs(this, pairs);
   }
 
-  extractMany(groups: Observable<FrameGroup>): Observable<GroupFeatures> {
+  /**
+   * `extractors`: the registered extractors with gpu kernels this stream computes beside the
+   * core (gpu-extractors.ts), asked for when the first group is staged (the plan backend
+   * makes them for the input's format as the group passes it); their values join each
+   * scored frame's features.
+   */
+  extractMany(groups: Observable<FrameGroup>, extractors?: () => GpuExtractorSet | undefined): Observable<GroupFeatures> {
     return new Observable<GroupFeatures>((subscriber) => {
       if (this.#closed) {
         subscriber.error(new BackendError('E_GPU', 'the gpu backend is closed'));
         return;
       }
-      const stream = new GpuStream(this, this.gpu, this.#native);
+      const stream = new GpuStream(this, this.gpu, this.#native, extractors);
       this.#streams.add(stream);
 
       // A device failure errors the stream at once, even while no frame is in flight.
@@ -326,6 +320,7 @@ export class GpuBackend implements FeatureBackend {
     if (!set) {
       const g: FrameGeometry = { width: geometry.width, height: geometry.height, bitDepth: geometry.bitDepth };
       set = (async (): Promise<KernelSet> => {
+        if (!this.core) return { geometry: g, core: undefined };
         const f = this.#factories;
         const made = await Promise.allSettled([f.vif(this.gpu, g), f.adm(this.gpu, g), f.motion(this.gpu, g)]);
         const kernels = made.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
@@ -337,7 +332,7 @@ export class GpuBackend implements FeatureBackend {
           if (vif.statsLength !== want.vif || adm.statsLength !== want.adm || motion.statsLength !== 1) {
             throw new BackendError('E_GPU', `gpu kernels write ${vif.statsLength} VIF, ${adm.statsLength} ADM and ${motion.statsLength} motion values; the native finish step takes ${want.vif} and ${want.adm}, motion 1`);
           }
-          return { geometry: g, vif, adm, motion };
+          return { geometry: g, core: { vif, adm, motion } };
         } catch (e) {
           for (const k of kernels) k.destroy();
           throw e;
@@ -358,10 +353,10 @@ export class GpuBackend implements FeatureBackend {
     const sets = await Promise.allSettled(this.#kernels.values());
     this.#kernels.clear();
     for (const s of sets) {
-      if (s.status === 'fulfilled') {
-        s.value.vif.destroy();
-        s.value.adm.destroy();
-        s.value.motion.destroy();
+      if (s.status === 'fulfilled' && s.value.core) {
+        s.value.core.vif.destroy();
+        s.value.core.adm.destroy();
+        s.value.core.motion.destroy();
       }
     }
     this.gpu.destroy();
@@ -412,6 +407,12 @@ interface Staged {
   copied: Promise<number>;
 }
 
+/** One group's readback: the core's stats, and the words (for the registered extractors' blocks). */
+interface StreamStats {
+  stats: GroupStats;
+  words: Uint32Array;
+}
+
 const CANCELLED = Symbol('cancelled');
 
 /** One subscription's state: its staging pool, its reference chain, its submission chain. */
@@ -419,6 +420,11 @@ class GpuStream {
   readonly #backend: GpuBackend;
   readonly #gpu: GpuDevice;
   readonly #native: NativeAddon;
+  /** The registered extractors this stream computes (asked for at its first group). */
+  readonly #extractorSource: (() => GpuExtractorSet | undefined) | undefined;
+  #extractors: GpuExtractorSet | undefined;
+  /** Set by the first group: the planes uploaded per picture. */
+  #picture: PictureLayout | undefined;
   /** Set by the first group: how many renditions every group of this stream has. */
   #layout: StatsLayout | undefined;
   readonly #waiting = new Set<Job>(); // admitted, not yet staged
@@ -438,8 +444,9 @@ class GpuStream {
   /** The native off-thread copy (undefined with an addon that lacks it: copies stay synchronous). */
   readonly #copyBytes: ((dst: Uint8Array, src: Uint8Array) => Promise<void>) | undefined;
 
-  constructor(backend: GpuBackend, gpu: GpuDevice, native: NativeAddon) {
+  constructor(backend: GpuBackend, gpu: GpuDevice, native: NativeAddon, extractors?: () => GpuExtractorSet | undefined) {
     this.#backend = backend;
+    this.#extractorSource = extractors;
     this.#gpu = gpu;
     this.#native = native;
     const copyBytes = native.copyBytes;
@@ -460,7 +467,7 @@ class GpuStream {
     return job;
   }
 
-  async run(job: Job): Promise<GroupStats> {
+  async run(job: Job): Promise<StreamStats> {
     this.#waiting.delete(job);
     // Slots and copies (steps 1-2) start as soon as the previous group has its slots, so the
     // copies of several groups overlap; encode and submit (steps 3-4) stay in frame order.
@@ -483,20 +490,20 @@ class GpuStream {
         throw new BackendError('E_GPU', `${this.#gpu.adapterName}: frame ${s.index}: ${gpuError.constructor?.name ?? 'GPUError'}: ${gpuError.message}`);
       }
       this.#gpu.throwIfFailed();
-      const { motionOffset, motion2Offset, blockBytes, bytes: statsBytes } = this.#layout!;
+      const { motionOffset, motion2Offset, blockBytes, finishLength, core, bytes: statsBytes } = this.#layout!;
       const words = new Uint32Array(bytes, 0, statsBytes / 4);
       const u64 = (offset: number): bigint => (BigInt(words[offset / 4 + 1]!) << 32n) | BigInt(words[offset / 4]!);
-      const sad = s.hasPrev ? u64(motionOffset) : null;
+      const sad = core && s.hasPrev ? u64(motionOffset) : null;
       const far = motion2Offset === undefined ? {} : { sad2: s.hasPrev2 ? u64(motion2Offset) : null };
       const renditions = s.renditions.map((r, k): GroupStats['renditions'][number] => {
         if (!r.present) return undefined;
         if (!s.scored) return null;
-        return { stats: new BigInt64Array(bytes.slice(k * blockBytes, (k + 1) * blockBytes)), disPts: r.disPts };
+        return { stats: new BigInt64Array(bytes.slice(k * blockBytes, k * blockBytes + finishLength * 8)), disPts: r.disPts };
       });
       if (this.#backend.timing && s.scored && bytes.byteLength >= statsBytes + TIMESTAMPS * 8) {
         this.#backend.recordTiming(new BigUint64Array(bytes, statsBytes, TIMESTAMPS), s.hostWrite, performance.now() - s.submittedAt);
       }
-      return { index: s.index, refPts: s.refPts, geometry: s.geometry, renditions, sad, ...far };
+      return { stats: { index: s.index, refPts: s.refPts, geometry: s.geometry, renditions, sad, ...far }, words };
     } catch (error) {
       this.#broken ??= error;
       throw asBackendError(error, s.index);
@@ -505,9 +512,19 @@ class GpuStream {
     }
   }
 
-  finish(r: GroupStats): MotionGroup {
+  finish({ stats: r, words }: StreamStats): MotionGroup {
     try {
-      return finishGroup(this.#native, r, this.#backend.motion);
+      const L = this.#layout!;
+      const group: MotionGroup = L.core ? finishGroup(this.#native, r, this.#backend.motion) : withoutCore(r);
+      const set = this.#extractors;
+      if (!set) return group;
+      // The registered extractors' values join each scored frame's core features.
+      const renditions = group.renditions.map((entry, k) => {
+        if (!entry) return entry;
+        const values = set.finish(k, words, (k * L.blockBytes + L.extractorsInBlock) / 4);
+        return { ...entry, features: { ...entry.features, ...values } };
+      });
+      return { ...group, renditions };
     } catch (error) {
       throw asBackendError(error, r.index);
     }
@@ -542,8 +559,17 @@ class GpuStream {
       this.#check();
       const { ref } = group;
       const width = group.dis.length;
-      this.#layout ??= statsLayout(this.#native.statsLayout(), width, needsSad2(this.#backend.motion));
+      if (!this.#layout) {
+        this.#extractors = this.#extractorSource?.();
+        if (this.#extractors && this.#extractors.size === 0) this.#extractors = undefined;
+        // Without the core and with no extractor the format allows (a 16-bit float_psnr-only
+        // run), the groups still pass through, with no values of their own.
+        this.#picture = this.#extractors?.layout ?? pictureLayout({ ...ref.format, chroma: '400' }, false);
+        const core = this.#backend.core ? this.#native.statsLayout() : undefined;
+        this.#layout = statsLayout(core, width, needsSad2(this.#backend.motion), this.#extractors?.blockWords ?? 0);
+      }
       const L = this.#layout;
+      const picture = this.#picture!;
       if (width !== L.renditions) {
         throw new BackendError('E_GPU', `frame ${group.index}: a group of ${width} distorted frames in a stream of ${L.renditions}`);
       }
@@ -552,11 +578,18 @@ class GpuStream {
       const geometry: FrameGeometry = { width: ref.format.width, height: ref.format.height, bitDepth: ref.format.bitDepth };
       if (this.#geometry) assertSameGeometry(ref.format, this.#geometry, group.index, 'previous reference');
       for (const dis of computed) if (dis) assertSameGeometry(dis.format, geometry, group.index, 'distorted');
-      assertLuma(ref, geometry, group.index, 'reference');
-      for (const dis of computed) if (dis) assertLuma(dis, geometry, group.index, 'distorted');
+      if (this.#extractors && !sameFormat(ref.format, this.#extractors.format)) {
+        throw new VmafError('E_INPUT_MISMATCH', `frame ${group.index}: the reference frame's format changed within the stream`);
+      }
+      const refPlanes = planesOf(ref, picture, group.index, 'reference');
+      const disPlanes = computed.map((dis) => (dis ? planesOf(dis, picture, group.index, 'distorted') : undefined));
 
       const kernels = await this.#backend.kernels(geometry);
       this.#check();
+      if (this.#extractors) {
+        await this.#extractors.compile(this.#gpu);
+        this.#check();
+      }
       if (!this.#pool) {
         this.#geometry = geometry;
         this.#pool = this.#makePool(geometry, L);
@@ -576,18 +609,22 @@ class GpuStream {
       const t0 = performance.now();
       const refPts = ref.pts;
       const renditions = group.dis.map((dis): Presence => ({ present: dis !== undefined, disPts: scored ? dis?.pts : undefined }));
-      const samples = geometry.width * geometry.height;
       const copy = this.#copyBytes;
       const writes: Promise<void>[] = [];
-      const start = (slot: UploadSlot, frame: Frame): void => {
+      // A luma-only picture takes the single-plane path it always took.
+      const start = (slot: UploadSlot, planes: Uint8Array[]): void => {
         try {
-          writes.push(slot.writeAsync(bytesOf(frame.luma.subarray(0, samples)), copy));
+          writes.push(
+            planes.length === 1
+              ? slot.writeAsync(planes[0]!, copy)
+              : slot.writePlanesAsync(planes.map((bytes, p) => ({ bytes, offset: picture.planes[p]!.offset })), picture.bytes, copy),
+          );
         } catch (error) {
           writes.push(Promise.reject(error));
         }
       };
-      start(refSlot, ref);
-      for (const [k, dis] of computed.entries()) if (dis) start(disSlots[k]!, dis);
+      start(refSlot, refPlanes);
+      for (const [k, planes] of disPlanes.entries()) if (planes) start(disSlots[k]!, planes);
       // Settles once every copy has (a failed one does not cut the others short): only then
       // may the frames be released and the slots given back.
       const copied = Promise.allSettled(writes).then((results) => {
@@ -644,17 +681,24 @@ class GpuStream {
         refSlot.encodeCopy(enc, refBuf);
         for (const [k, disBuf] of disBufs.entries()) if (disBuf) disSlots[k]!.encodeCopy(enc, disBuf);
         if (queries) marker(enc, queries.set, 1);
+        const core = kernels.core;
+        const picture = this.#picture!;
         for (const [k, disBuf] of disBufs.entries()) {
           if (!disBuf) continue;
-          const planes = prevRef ? { ref: refBuf, dis: disBuf, prevRef } : { ref: refBuf, dis: disBuf };
-          kernels.vif.encode(enc, planes, { buffer: stats, offset: k * L.blockBytes });
-          kernels.adm.encode(enc, planes, { buffer: stats, offset: k * L.blockBytes + L.admInBlock });
+          if (core) {
+            const planes = prevRef ? { ref: refBuf, dis: disBuf, prevRef } : { ref: refBuf, dis: disBuf };
+            core.vif.encode(enc, planes, { buffer: stats, offset: k * L.blockBytes });
+            core.adm.encode(enc, planes, { buffer: stats, offset: k * L.blockBytes + L.admInBlock });
+          }
+          this.#extractors?.encode(enc, { ref: { buffer: refBuf, layout: picture }, dis: { buffer: disBuf, layout: picture } }, { buffer: stats, offset: k * L.blockBytes + L.extractorsInBlock });
         }
-        // Motion reads the reference planes only: once per group.
-        kernels.motion.encode(enc, prevRef ? { ref: refBuf, dis: refBuf, prevRef } : { ref: refBuf, dis: refBuf }, { buffer: stats, offset: L.motionOffset });
-        if (L.motion2Offset !== undefined) {
-          // The five-frame window's SAD: the same kernel against the reference two frames back.
-          kernels.motion.encode(enc, prevRef2 ? { ref: refBuf, dis: refBuf, prevRef: prevRef2 } : { ref: refBuf, dis: refBuf }, { buffer: stats, offset: L.motion2Offset });
+        if (core) {
+          // Motion reads the reference planes only: once per group.
+          core.motion.encode(enc, prevRef ? { ref: refBuf, dis: refBuf, prevRef } : { ref: refBuf, dis: refBuf }, { buffer: stats, offset: L.motionOffset });
+          if (L.motion2Offset !== undefined) {
+            // The five-frame window's SAD: the same kernel against the reference two frames back.
+            core.motion.encode(enc, prevRef2 ? { ref: refBuf, dis: refBuf, prevRef: prevRef2 } : { ref: refBuf, dis: refBuf }, { buffer: stats, offset: L.motion2Offset });
+          }
         }
         if (queries) marker(enc, queries.set, 2);
         rb.encodeCopy(enc, stats, 0, L.bytes);
@@ -695,7 +739,8 @@ class GpuStream {
 
   #makePool(g: FrameGeometry, layout: StatsLayout): StagingPool {
     const backend = this.#backend;
-    const lumaBytes = g.width * g.height * (g.bitDepth > 8 ? 2 : 1);
+    // The upload slots and device planes hold the whole picture the run reads (luma alone, or Y Cb Cr).
+    const lumaBytes = this.#picture!.bytes;
     const pool = new StagingPool({
       gpu: this.#gpu,
       depth: backend.depth,
@@ -749,6 +794,8 @@ class GpuStream {
 
   #free(): void {
     this.#pool?.destroy();
+    this.#extractors?.destroy();
+    this.#extractors = undefined;
     for (const q of this.#queries) {
       q.set.destroy();
       q.resolve.destroy();
@@ -786,13 +833,19 @@ function assertSameGeometry(a: { width: number; height: number; bitDepth: number
   }
 }
 
-function assertLuma(frame: Frame, g: FrameGeometry, index: number, what: string): void {
-  const want = g.width * g.height;
-  const luma = frame.luma;
-  const okType = g.bitDepth > 8 ? luma instanceof Uint16Array : luma instanceof Uint8Array;
-  if (!okType || luma.length < want) {
-    throw new BackendError('E_GPU', `frame ${index}: the ${what} luma is a ${luma?.constructor?.name} of ${luma?.length} samples, ${want} ${g.bitDepth > 8 ? 'u16' : 'u8'} samples expected`);
-  }
+function sameFormat(a: FrameFormat, b: FrameFormat): boolean {
+  return a.width === b.width && a.height === b.height && a.bitDepth === b.bitDepth && a.chroma === b.chroma;
+}
+
+/** A group's entries when only registered extractors run: no core features, no motion. */
+function withoutCore(r: GroupStats): MotionGroup {
+  const renditions = r.renditions.map((x): MotionEntry | null | undefined => {
+    if (!x) return x;
+    return x.disPts === undefined ? { features: {} } : { features: {}, disPts: x.disPts };
+  });
+  const group: MotionGroup = { index: r.index, scores: [], renditions };
+  if (r.refPts !== undefined) group.refPts = r.refPts;
+  return group;
 }
 
 function asBackendError(error: unknown, index: number): Error {

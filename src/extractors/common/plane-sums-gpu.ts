@@ -1,0 +1,136 @@
+/**
+ * Exact 64-bit integer sums over whole planes on the GPU (plane-sums.wgsl), the accumulators
+ * of the extractors whose libvmaf values come from such sums: psnr (squared error per
+ * plane), float_psnr and float_moment (where their double sums are exact, see their C++).
+ * One kernel gives a list of sums, in order, as consecutive accumulators of its stats slot:
+ * per sum one pass of row totals into a scratch buffer, then reduce-i64 over the rows.
+ */
+import { dirname, join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { BackendError } from '../../errors.js';
+import type { GpuExtractorContext, GpuExtractorInputs, GpuExtractorKernel, GpuPicture } from '../../kernels/gpu/gpu-extractor.js';
+import type { StatsSlot } from '../../kernels/gpu/frame-kernel.js';
+import type { I64Reducer } from '../../kernels/gpu/reduce-i64.js';
+import { loadWgsl, WGSL_ROOT } from '../../kernels/gpu/wgsl.js';
+
+/** One accumulator: the squared error of a plane of ref and dis, or a plane's samples (or squares) of one of them. */
+export type PlaneSum =
+  | { kind: 'squared-error'; plane: number }
+  | { kind: 'sum' | 'sum-of-squares'; of: 'ref' | 'dis'; plane: number };
+
+const MODES = { 'squared-error': 0, sum: 1, 'sum-of-squares': 2 } as const;
+const SOURCE = relative(WGSL_ROOT, join(dirname(fileURLToPath(import.meta.url)), 'plane-sums.wgsl'));
+
+interface Sum {
+  spec: PlaneSum;
+  pipeline: GPUComputePipeline;
+  params: GPUBuffer;
+  rows: number;
+  /** Index of its first row total in the scratch buffer. */
+  rowsAt: number;
+}
+
+export class PlaneSumsKernel implements GpuExtractorKernel {
+  readonly statsCount: number;
+  readonly #gpu: GpuExtractorContext['gpu'];
+  readonly #reducer: I64Reducer;
+  readonly #sums: Sum[];
+  readonly #scratch: GPUBuffer;
+  readonly #bindGroups = new Map<string, GPUBindGroup>();
+  readonly #ids = new WeakMap<GPUBuffer, number>();
+  #nextId = 0;
+
+  private constructor(ctx: GpuExtractorContext, sums: Sum[], scratch: GPUBuffer) {
+    this.#gpu = ctx.gpu;
+    this.#reducer = ctx.reducer;
+    this.#sums = sums;
+    this.#scratch = scratch;
+    this.statsCount = sums.length;
+  }
+
+  static async create(ctx: GpuExtractorContext, specs: readonly PlaneSum[]): Promise<PlaneSumsKernel> {
+    const { gpu, layout } = ctx;
+    const code = loadWgsl(SOURCE);
+    const pipelines = new Map<number, Promise<GPUComputePipeline>>();
+    const pipeline = (mode: number): Promise<GPUComputePipeline> => {
+      let p = pipelines.get(mode);
+      if (!p) {
+        p = gpu.createComputePipeline(code, { label: `plane sums mode ${mode} ${layout.bitDepth}-bit`, constants: { BIT_DEPTH: layout.bitDepth, MODE: mode } });
+        pipelines.set(mode, p);
+      }
+      return p;
+    };
+    const d = gpu.device;
+    const made: GPUBuffer[] = [];
+    try {
+      let rowsAt = 0;
+      const sums: Sum[] = [];
+      for (const spec of specs) {
+        const span = layout.planes[spec.plane];
+        if (!span) throw new BackendError('E_GPU', `plane sums: plane ${spec.plane} is not uploaded (${layout.planes.length} planes)`);
+        if (span.height > gpu.limits.maxComputeWorkgroupsPerDimension) {
+          throw new BackendError('E_GPU', `plane sums: ${span.height} rows exceed the adapter's ${gpu.limits.maxComputeWorkgroupsPerDimension} workgroups per dimension`);
+        }
+        const params = d.createBuffer({ size: 16, usage: GPUBufferUsage.UNIFORM, mappedAtCreation: true, label: 'plane sums params' });
+        made.push(params);
+        new Uint32Array(params.getMappedRange()).set([span.offset / 4, span.offset / 4, span.width, rowsAt]);
+        params.unmap();
+        sums.push({ spec, pipeline: await pipeline(MODES[spec.kind]), params, rows: span.height, rowsAt });
+        rowsAt += span.height;
+      }
+      const scratch = d.createBuffer({ size: Math.max(8, rowsAt * 8), usage: GPUBufferUsage.STORAGE, label: 'plane sums rows' });
+      made.push(scratch);
+      return new PlaneSumsKernel(ctx, sums, scratch);
+    } catch (e) {
+      for (const b of made) b.destroy();
+      throw e;
+    }
+  }
+
+  encode(encoder: GPUCommandEncoder, inputs: GpuExtractorInputs, out: StatsSlot): void {
+    if (out.offset % 8 !== 0) throw new BackendError('E_GPU', `plane sums: output offset ${out.offset} is not a multiple of 8`);
+    const pass = encoder.beginComputePass({ label: 'plane sums' });
+    for (const sum of this.#sums) {
+      const [a, b] = sum.spec.kind === 'squared-error' ? [inputs.ref, inputs.dis] : sum.spec.of === 'ref' ? [inputs.ref, inputs.ref] : [inputs.dis, inputs.dis];
+      pass.setPipeline(sum.pipeline);
+      pass.setBindGroup(0, this.#bindGroup(sum, a, b));
+      pass.dispatchWorkgroups(sum.rows);
+    }
+    pass.end();
+    this.#sums.forEach((sum, i) => {
+      this.#reducer.encode(encoder, { input: this.#scratch, count: sum.rows, inputOffset: sum.rowsAt, output: out.buffer, outputOffset: out.offset / 8 + i });
+    });
+  }
+
+  destroy(): void {
+    for (const s of this.#sums) s.params.destroy();
+    this.#scratch.destroy();
+    this.#bindGroups.clear();
+  }
+
+  #id(b: GPUBuffer): number {
+    let id = this.#ids.get(b);
+    if (id === undefined) this.#ids.set(b, (id = this.#nextId++));
+    return id;
+  }
+
+  #bindGroup(sum: Sum, a: GpuPicture, b: GpuPicture): GPUBindGroup {
+    const key = `${this.#sums.indexOf(sum)},${this.#id(a.buffer)},${this.#id(b.buffer)}`;
+    let group = this.#bindGroups.get(key);
+    if (group) return group;
+    group = this.#gpu.device.createBindGroup({
+      label: 'plane sums',
+      layout: sum.pipeline.getBindGroupLayout(0),
+      entries: [
+        { binding: 0, resource: { buffer: a.buffer } },
+        { binding: 1, resource: { buffer: b.buffer } },
+        { binding: 2, resource: { buffer: this.#scratch } },
+        { binding: 3, resource: { buffer: sum.params } },
+      ],
+    });
+    // The rings a backend cycles through are small; a stray caller's buffers are not kept forever.
+    if (this.#bindGroups.size >= 256) this.#bindGroups.clear();
+    this.#bindGroups.set(key, group);
+    return group;
+  }
+}

@@ -1,0 +1,76 @@
+/**
+ * The contract of a registered extractor's GPU implementation (ExtractorImplementation's
+ * `gpu` part, src/extractors/extractor.ts): how the gpu backend runs a `--feature` extractor
+ * inside its per-group command buffer, beside the core kernels, with the same uploads, the
+ * same submit and the same readback.
+ *
+ * An implementation is created per extractor instance (its options) and frame format. For
+ * each scored pair it records its passes into the group's command encoder; they read the
+ * device-local pictures the upload path filled (picture-planes.ts: Y, and Cb/Cr when the
+ * extractor's planes() is 'all') and write `statsCount` 64-bit unsigned integers (two u32
+ * words each, low first) at the offset it is given in the group's stats buffer. Those come
+ * back with the group's readback and are finished (gpu-extractors.ts) by the C++
+ * extractor's finishStats (src/kernels/cpu/extractor.h, the addon's finishExtractor): a
+ * pure function of the accumulators (statsAt decodes the words) that is the very double
+ * arithmetic its extract() ends with (extract() calls it), so both backends give the same
+ * bits, glibc's log10 included; it feeds the instance's aggregates (APSNR) as extract() does.
+ *
+ * The kernels must give exactly the accumulators the C++ extractor's finishStats takes, in
+ * fixed-order reductions (no atomics whose result depends on order), so a run is
+ * deterministic and equal to the cpu backend's.
+ */
+import type { FrameFormat } from '../../types.js';
+import type { OptionValues } from '../../extractors/option.js';
+import type { GpuDevice } from './device.js';
+import type { StatsSlot } from './frame-kernel.js';
+import type { I64Reducer } from './reduce-i64.js';
+import type { PictureLayout } from './picture-planes.js';
+
+/** One picture on the device: a buffer holding its planes as `layout` places them. */
+export interface GpuPicture {
+  buffer: GPUBuffer;
+  layout: PictureLayout;
+}
+
+/** What one frame's passes read. */
+export interface GpuExtractorInputs {
+  ref: GpuPicture;
+  dis: GpuPicture;
+}
+
+/** What an implementation gets when it is created. */
+export interface GpuExtractorContext {
+  gpu: GpuDevice;
+  options: OptionValues;
+  format: FrameFormat;
+  /** The planes uploaded for this run (luma only, or Y, Cb, Cr). */
+  layout: PictureLayout;
+  /** A deterministic i64 summer shared by the instances of a stream. */
+  reducer: I64Reducer;
+}
+
+/** One instance's compiled GPU work, for one frame format. */
+export interface GpuExtractorKernel {
+  /** 64-bit accumulators written per frame (the C++ extractor's statsCount()). */
+  readonly statsCount: number;
+  /** Records the frame's passes; writes statsCount * 8 bytes at `out` (offset a multiple of 8). */
+  encode(encoder: GPUCommandEncoder, inputs: GpuExtractorInputs, out: StatsSlot): void;
+  destroy(): void;
+}
+
+export interface GpuImplementation {
+  /**
+   * Whether the kernel is exact for these options and format (e.g. a float extractor whose
+   * integer accumulation reproduces libvmaf's double sums only up to some bit depth). An
+   * instance it refuses runs on the host, as extractors without a gpu part do.
+   */
+  supports(options: OptionValues, format: FrameFormat): boolean;
+  create(context: GpuExtractorContext): Promise<GpuExtractorKernel>;
+}
+
+/** The accumulators at word offset `at` of a readback (u32 pairs, low word first). */
+export function statsAt(words: Uint32Array, at: number, count: number): BigUint64Array {
+  const out = new BigUint64Array(count);
+  for (let i = 0; i < count; i++) out[i] = (BigInt(words[at + 2 * i + 1]!) << 32n) | BigInt(words[at + 2 * i]!);
+  return out;
+}
