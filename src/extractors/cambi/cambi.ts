@@ -57,6 +57,8 @@ export function cambiGeometry(options: OptionValues, format: FrameFormat) {
   return { encWidth, encHeight, srcWidth, srcHeight, window: adjust(encWidth, encHeight), srcWindow: adjust(srcWidth, srcHeight) };
 }
 
+const FULL_REF_OUTPUTS = ['cambi_source', 'cambi_full_reference'];
+
 function effectiveEotf(options: OptionValues): string {
   return options['cambi_eotf'] !== 'bt1886' ? (options['cambi_eotf'] as string) : (options['eotf'] as string);
 }
@@ -68,7 +70,9 @@ export const cambi: ExtractorDefinition = {
   provides: ['Cambi_feature_cambi_score'],
   planes: () => 'luma',
   neighbours: () => ({ previous: 0, next: 0 }),
-  outputs: (options) => (options['full_ref'] ? ['Cambi_feature_cambi_score', 'cambi_source', 'cambi_full_reference'] : ['Cambi_feature_cambi_score']),
+  outputs: (options) => (options['full_ref'] ? ['Cambi_feature_cambi_score', ...FULL_REF_OUTPUTS] : ['Cambi_feature_cambi_score']),
+  // libvmaf logs these under their bare names whatever the options (two full_ref instances collide).
+  unsuffixedOutputs: FULL_REF_OUTPUTS,
   check(options, format) {
     if (options['heatmaps_path'] !== '') {
       throw new UsageError(
