@@ -300,7 +300,7 @@ struct Scratch {
 void contrastValues(const Settings& s, const uint16_t* img, const uint8_t* mask, int w, int h, int pad, Scratch& k) {
   const int base = s.bandBase, band = s.bandSize, n = s.diffs;
   k.hist.assign(static_cast<size_t>(band) * w, 0);
-  k.c.assign(static_cast<size_t>(w) * h, 0.0f);
+  k.c.resize(static_cast<size_t>(w) * h);  // every element is written below
   uint16_t* hist = k.hist.data();
   auto bin = [&](int i, int j) -> int {  // histogram row of pixel (i, j), or -1
     const size_t at = static_cast<size_t>(i) * w + j;
@@ -336,6 +336,7 @@ void contrastValues(const Settings& s, const uint16_t* img, const uint8_t* mask,
     float* crow = k.c.data() + static_cast<size_t>(i) * w;
     for (int j = 0; j < w; j++) {
       const int b = bin(i, j);
+      crow[j] = 0.0f;
       if (b < 0) continue;
       const int value = img[static_cast<size_t>(i) * w + j] + n;
       const int p0 = hist[static_cast<size_t>(b) * w + j];
@@ -403,7 +404,8 @@ class Cambi final : public Extractor {
   explicit Cambi(Settings s, int bitDepth) : s_(std::move(s)), bitDepth_(bitDepth) {}
   size_t outputCount() const override { return s_.fullRef ? 3 : 1; }
   void extract(const FrameWindow& f, double* out) const override {
-    Scratch k;
+    // Per worker thread, kept between frames: fresh pages for every frame cost more than the work.
+    thread_local Scratch k;
     const double dis = cambiOf(s_, f.dis->plane[0], bitDepth_, s_.encWidth, s_.encHeight, s_.window, k);
     out[0] = std::min(dis, s_.maxValue);
     if (!s_.fullRef) return;
