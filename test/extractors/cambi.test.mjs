@@ -96,6 +96,16 @@ describe('cambi extractor', function () {
     assert.equal(table.cambi_high_res_speedup.alias, 'hrs');
   });
 
+  it('full_ref of a clip against itself: cambi_source equals cambi and cambi_full_reference is 0', async () => {
+    const clip = goldenClip('banding_640x360_10bit');
+    const results = await lastValueFrom(score(clip.ref, clip.ref, { backend: 'cpu', features: ['cambi=full_ref=true'], noPrediction: true }).pipe(toArray()));
+    for (const r of results) {
+      assert.ok(r.features.cambi > 0, 'the banding clip has banding');
+      assert.equal(r.features.cambi_source, r.features.cambi);
+      assert.equal(r.features.cambi_full_reference, 0);
+    }
+  });
+
   describe('refusals', function () {
     for (const name of ['src01_160x90_8bit', 'mandel_213x121_odd']) {
       it(`${name}: refused as libvmaf refuses it, naming cambi and its minimum`, async () => {

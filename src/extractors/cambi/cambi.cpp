@@ -10,6 +10,14 @@
 // luminance step is visible), and the mean of the top-k c values. The score is the
 // scale-weighted sum over the window area. Everything up to c is integer; c is float, the
 // pooling double, in libvmaf's order (its selection algorithm decides the summation order).
+//
+// Where libvmaf 3.2.0 reads memory it did not write, this measures the pictures themselves:
+// - a window wider than a scale's picture (very wide or tall frames, e.g. 1920x120: the
+//   half-window exceeds the 5th scale's height): libvmaf reads past its rows and crashes;
+//   here the window is clipped to the picture as everywhere else;
+// - full_ref with a src_width whose row stride exceeds the frame's, on 10-bit input: libvmaf
+//   copies the distorted picture with the input's stride into the wider buffer and then
+//   measures misplaced rows (and what earlier frames left); here the distorted's own CAMBI.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
