@@ -57,6 +57,11 @@ export interface ExtractorDefinition {
    */
   readonly delayedOutputs?: readonly string[];
   /**
+   * Outputs libvmaf logs under their bare names whatever the options: it suffixes only its
+   * provided features (its feature-name dictionary holds nothing else), e.g. cambi_source.
+   */
+  readonly unsuffixedOutputs?: readonly string[];
+  /**
    * For extractors that wait for the next frame (neighbours().next > 0): a frame's final
    * values, in outputs() order, from the values the native extractor gave for it (`own`)
    * and for the next frame of the same input (`next`; undefined when it was the last), and

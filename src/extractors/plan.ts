@@ -71,7 +71,7 @@ export function planRun(requests: readonly ExtractorRequest[]): RunPlan {
       const { definition, options } = instance;
       definition.check?.(options, format);
       const outputs = definition.outputs(options, format);
-      return { instance, outputs, keys: outputs.map((name) => featureKey(name, definition.options, options)) };
+      return { instance, outputs, keys: outputs.map((name) => (definition.unsuffixedOutputs?.includes(name) ? name : featureKey(name, definition.options, options))) };
     });
   const featureKeys = (format: FrameFormat): string[] => {
     const all = outputsFor(format);

@@ -18,6 +18,7 @@ import { floatVif } from './float_vif/float_vif.js';
 import { psnr } from './psnr/psnr.js';
 import { psnrHvs } from './psnr_hvs/psnr_hvs.js';
 import { ciede } from './ciede/ciede.js';
+import { cambi } from './cambi/cambi.js';
 
 export const EXTRACTORS: readonly ExtractorDefinition[] = [
   integerAdm,
@@ -34,6 +35,7 @@ export const EXTRACTORS: readonly ExtractorDefinition[] = [
   floatAnsnr,
   ciede,
   psnrHvs,
+  cambi,
 ];
 
 const BY_NAME = new Map(EXTRACTORS.map((x) => [x.name, x]));
