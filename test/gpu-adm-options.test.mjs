@@ -13,6 +13,7 @@
 import assert from 'node:assert/strict';
 import { openGpuDevice } from '../dist/kernels/gpu/device.js';
 import { AdmKernel, ADM_STATS_LENGTH } from '../dist/kernels/gpu/adm/adm-kernel.js';
+import { AdmInstancesKernel } from '../dist/kernels/gpu/adm/adm-instances.js';
 import { loadNative } from '../dist/kernels/native.js';
 import { admKernelParams, finishAdm, ADM_VALUE_KEYS } from '../dist/kernels/adm-options.js';
 import { openFrameSource, pairFrames } from '../dist/index.js';
@@ -242,6 +243,79 @@ describe('gpu ADM kernel at integer_adm options (bit-exact with the cpu backend)
       const sets = [R.pick(OPTION_SETS), R.pick(OPTION_SETS), R.pick(V1_FAMILY)];
       await check({ width: w, height: h, bitDepth: B }, sets, cases(R, w, h, B).slice(0, 2), `sweep ${w}x${h} ${B}-bit`);
     }
+  });
+
+  it('runs several instances in shared passes (same weights: two gain limits per kernel), each equal to its own cpu computation', async function () {
+    const R = makeRng(SEED ^ 0x404);
+    const instances = [
+      {},
+      { enhnGainLimit: 1 },
+      { enhnGainLimit: 2.5 },
+      { noiseWeight: 0.5, dlmWeight: 0.9, skipAim: true }, // the defaults' passes, other finish
+      V1,
+      { ...V1, noiseWeight: 0.1, minVal: 0 },
+      { ...V1, skipAim: true },
+      { csfMode: 2, enhnGainLimit: 1.5, skipScale0: true },
+      { ...V1, normViewDist: 5 },
+      { csfMode: 1, csfScale: 2 },
+    ];
+    const frames = [];
+    for (const [w, h, B] of [[96, 54, 8], [83, 47, 10], [150, 99, 12]]) {
+      const g = gradient(R, w, h, B);
+      frames.push({ geometry: { width: w, height: h, bitDepth: B }, ref: g, dis: sharpened(g, w, h, B, 1.3) });
+    }
+    const clip = goldenClips().find((c) => c.name === 'src01_288x162_10bit');
+    if (clip) {
+      const ref = openFrameSource(clip.ref);
+      const dis = openFrameSource(clip.dis);
+      try {
+        for await (const pair of pairFrames(ref, dis)) {
+          const f = pair.ref.format;
+          frames.push({ geometry: { width: f.width, height: f.height, bitDepth: f.bitDepth }, ref: pair.ref.luma.slice(), dis: pair.dis.luma.slice() });
+          pair.ref.release();
+          pair.dis.release();
+        }
+      } finally {
+        await Promise.all([ref.close(), dis.close()]);
+      }
+    }
+    const params = instances.map((o) => admKernelParams(native, o));
+    let compared = 0;
+    for (const { geometry, ref, dis } of frames) {
+      const multi = await AdmInstancesKernel.create(gpu, geometry, params);
+      try {
+        // Watson at 3 x 1080: 100/1 and 2.5 (2 kernels); the blend: 1, 1.5 (1); blend at 5H (1); Barten x2 (1)
+        assert.equal(multi.kernelCount, 5, 'kernels shared');
+        const out = gpu.device.createBuffer({ size: 8 * multi.statsLength + 16, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC, label: 'test stats' });
+        const rb = uploadPlane(gpu, ref);
+        const db = uploadPlane(gpu, dis);
+        let words;
+        try {
+          words = await gpu.withErrorScopes('adm instances test', async () => {
+            const enc = gpu.device.createCommandEncoder();
+            multi.encode(enc, { ref: rb, dis: db }, { buffer: out, offset: 16 });
+            gpu.device.queue.submit([enc.finish()]);
+            return new Uint32Array(await gpu.read(out));
+          });
+        } finally {
+          for (const b of [out, rb, db]) b.destroy();
+        }
+        const block = new BigInt64Array(multi.statsLength);
+        for (let k = 0; k < block.length; k++) block[k] = BigInt.asIntN(64, (BigInt(words[4 + 2 * k + 1]) << 32n) | BigInt(words[4 + 2 * k]));
+        for (let i = 0; i < instances.length; i++) {
+          const got = multi.instanceStats(block, i);
+          const want = await native.computeAdmStats(ref, dis, geometry.width, geometry.height, geometry.bitDepth, instances[i]);
+          assert.deepEqual([...got], [...want], `${geometry.width}x${geometry.height}: instance ${JSON.stringify(instances[i])}`);
+          const gv = finishAdm(native, got, geometry.width, geometry.height, instances[i]);
+          const cv = finishAdm(native, want, geometry.width, geometry.height, instances[i]);
+          assert.deepEqual(gv, cv);
+          compared++;
+        }
+      } finally {
+        multi.destroy();
+      }
+    }
+    assert.ok(compared >= 60, `${compared} instance frames compared`);
   });
 
   // The golden clips: every option set on the first frames, the v1 family (and the default

@@ -82,8 +82,10 @@ const DEFAULT_CONFIG: AdmKernelConfig = {
 /**
  * The configuration of an instance at options (the addon's admKernelParams): one variant
  * (variant 1 repeats variant 0's gain limit and is not written), as admStatsWithOptions.
+ * With `secondGainLimit`, variant 1 is computed at that limit and every stat is written:
+ * two instances whose CSF weights agree share the passes (adm-instances.ts).
  */
-function configOf(p: AdmKernelParams): AdmKernelConfig {
+function configOf(p: AdmKernelParams, secondGainLimit?: number): AdmKernelConfig {
   const [bh, bv, bd] = p.baseWeight;
   const dw = p.detailWeight;
   if (bh === undefined || bv === undefined || bd === undefined || dw.length !== 9) {
@@ -95,7 +97,8 @@ function configOf(p: AdmKernelParams): AdmKernelConfig {
     if (hv[0] !== hv[1]) throw new BackendError('E_GPU', `adm: scale ${s} has different h and v weights (${hv[0]}, ${hv[1]}); the kernel shares one`);
   }
   const g = p.gainLimit;
-  if (!(g >= 1 && g <= 100)) throw new BackendError('E_GPU', `adm: gain limit ${g} outside [1, 100]`);
+  const g1 = secondGainLimit ?? g;
+  for (const x of [g, g1]) if (!(x >= 1 && x <= 100)) throw new BackendError('E_GPU', `adm: gain limit ${x} outside [1, 100]`);
   const keep = new Set<number>();
   for (let s = p.scale0 ? 0 : 1; s < SCALES; s++) {
     for (const k of [0, 1, 2, 6, 7, 8]) keep.add(DLM_STATS_PER_SCALE * s + k);
@@ -106,8 +109,8 @@ function configOf(p: AdmKernelParams): AdmKernelConfig {
   return {
     baseWeight: [bh, bd],
     detailWeight: [0, 1, 2].map((i) => [dw[3 * i]!, dw[3 * i + 2]!] as [number, number]),
-    gainLimit: [g, g],
-    keep: words,
+    gainLimit: [g, g1],
+    keep: secondGainLimit === undefined ? words : DEFAULT_CONFIG.keep,
   };
 }
 
@@ -235,15 +238,19 @@ export class AdmKernel implements FrameKernel {
    * Without `params`: libvmaf's default options, both gain-limit variants (admStats). With
    * an instance's params (adm-options.ts admKernelParams, checked there): that instance
    * (admStatsWithOptions). Each kernel is its own set of passes; several instances run
-   * side by side in one command buffer, each writing its own stats slot.
+   * side by side in one command buffer, each writing its own stats slot. With
+   * `secondGainLimit` as well: the params' weights at two gain limits, both variants
+   * written in admStats' layout whatever the params' aim / scale0 (adm-instances.ts takes
+   * each instance's stats out of it).
    */
-  static async create(gpu: GpuDevice, geometry: FrameGeometry, params?: AdmKernelParams): Promise<AdmKernel> {
+  static async create(gpu: GpuDevice, geometry: FrameGeometry, params?: AdmKernelParams, secondGainLimit?: number): Promise<AdmKernel> {
     const { width, height, bitDepth } = geometry;
     if (!Number.isInteger(width) || !Number.isInteger(height) || width < 1 || height < 1) {
       throw new BackendError('E_GPU', `adm: bad frame size ${width}x${height}`);
     }
     if (![8, 10, 12, 16].includes(bitDepth)) throw new BackendError('E_GPU', `adm: bad bit depth ${bitDepth}`);
-    const config = params ? configOf(params) : DEFAULT_CONFIG;
+    if (!params && secondGainLimit !== undefined) throw new BackendError('E_GPU', 'adm: a second gain limit needs kernel parameters');
+    const config = params ? configOf(params, secondGainLimit) : DEFAULT_CONFIG;
     const [dwt0, dwtn, mask, final] = await Promise.all([
       pipeline(gpu, 'adm-dwt0.wgsl', { BITDEPTH: bitDepth }),
       pipeline(gpu, 'adm-dwtn.wgsl'),
