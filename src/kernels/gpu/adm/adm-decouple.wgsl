@@ -8,13 +8,17 @@
 // gainWords): (1, g, -, -) for an integral g, applied in integers as libvmaf's int32/int64
 // arithmetic does; (0, -, lo, hi) for any other g, whose binary64 bits (lo, hi) are used as
 // libvmaf uses the double: rst * g rounded to binary64, then min (max for o < 0) with t, then
-// truncated toward zero (f64.wgsl, integer arithmetic only).
+// truncated toward zero (f64.wgsl, integer arithmetic only). ADM_GAIN_F64 (a pipeline
+// constant) is set only where a kernel has a non-integral limit: elsewhere the binary64 path
+// is dead code the compiler drops.
+
+override ADM_GAIN_F64: bool = false;
 
 // The gain-limited restored value of a position where the angle test passed, k > 0 and
 // o != 0: o > 0: min(rst g, t), o < 0: max(rst g, t), as an int32 (it always fits: it lies
 // between rst and t).
 fn adm_gain_limit(rst: i32, o: i32, t: i32, g: vec4<u32>) -> i32 {
-  if (g.x != 0u) {
+  if (!ADM_GAIN_F64 || g.x != 0u) {
     // rst * 100 can pass 2^31 at scales 1..3
     let gr = i64_mul_i32_i32(rst, bitcast<i32>(g.y));
     let t64 = i64_from_i32(t);

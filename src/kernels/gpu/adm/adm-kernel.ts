@@ -251,9 +251,11 @@ export class AdmKernel implements FrameKernel {
     if (![8, 10, 12, 16].includes(bitDepth)) throw new BackendError('E_GPU', `adm: bad bit depth ${bitDepth}`);
     if (!params && secondGainLimit !== undefined) throw new BackendError('E_GPU', 'adm: a second gain limit needs kernel parameters');
     const config = params ? configOf(params, secondGainLimit) : DEFAULT_CONFIG;
+    // The binary64 gain-limit code only in the pipelines of kernels that need it.
+    const gainF64 = config.gainLimit.some((g) => !Number.isInteger(g)) ? 1 : 0;
     const [dwt0, dwtn, mask, final] = await Promise.all([
-      pipeline(gpu, 'adm-dwt0.wgsl', { BITDEPTH: bitDepth }),
-      pipeline(gpu, 'adm-dwtn.wgsl'),
+      pipeline(gpu, 'adm-dwt0.wgsl', { BITDEPTH: bitDepth, ADM_GAIN_F64: gainF64 }),
+      pipeline(gpu, 'adm-dwtn.wgsl', { ADM_GAIN_F64: gainF64 }),
       pipeline(gpu, 'adm-mask.wgsl'),
       pipeline(gpu, 'adm-final.wgsl'),
     ]);
