@@ -6,7 +6,10 @@
  * `integer_adm3_csf_2_dlmw_0.7_egl_1_min_0.5_nw_0.02`.
  *
  * The numbers come from the native addon (src/kernels/cpu/adm.h: admStatsWithOptions,
- * admFinishWithOptions), bit-exact with libvmaf's C code at those options.
+ * admFinishWithOptions), bit-exact with libvmaf's C code at those options. The gpu kernel
+ * computes the same stats at any options from admKernelParams (gpu/adm/adm-kernel.ts, one
+ * instance; gpu/adm/adm-instances.ts, several sharing passes), and finishAdm finishes
+ * either backend's stats: one host finish for both.
  */
 import { UsageError } from '../errors.js';
 import type { AdmKernelParams, Luma, NativeAddon, NativeAdmOptions } from './native.js';

@@ -74,53 +74,36 @@ fn adm_clamp_k(q: vec2<u32>) -> i32 {
 
 // ---- scale 0 (int16 bands) -------------------------------------------------------------
 
-// Decouple of one band at scale 0: the restored coefficients of both gain-limit variants
-// (x: limit 100, y: limit 1), int16 values.
-fn adm_decouple0(o: i32, t: i32, angle: bool) -> vec2<i32> {
-  var k = 32768;
-  if (o != 0) {
-    // clamp((R(o) * t + 16384) >> 15, 0, 32768) in int32: with R = Rh 2^15 + Rl,
-    // Rl in [0, 2^15), it is Rh t + ((Rl t + 16384) >> 15); |Rh t|, Rl t < 2^30.
-    let r = adm_recip(o);
-    k = clamp((r >> 15u) * t + (((r & 0x7fff) * t + 16384) >> 15u), 0, 32768);
-  }
-  let rst = (k * o + 16384) >> 15u; // |k * o| <= 2^30
-  let limited = angle && k > 0 && o != 0;
-  let g0 = rst * 100;
-  let lim0 = select(max(g0, t), min(g0, t), o > 0);
-  let lim1 = select(max(rst, t), min(rst, t), o > 0);
-  return vec2<i32>(i16c(select(rst, lim0, limited)), i16c(select(rst, lim1, limited)));
-}
-
-// CSF of an int16 band value v at scale 0, band b: (neighbour term, centre term). DLM
-// takes it of the impairment a = i16(t - r), AIM of the restored r.
-fn adm_csf0(b: u32, a: i32) -> vec2<i32> {
+// CSF of an int16 band value v at scale 0, band b, with the band's weight w (Q21 for h and
+// v, Q23 for d; 36453, 36453, 49417 at default options): (neighbour term, centre term).
+// DLM takes it of the impairment a = i16(t - r), AIM of the restored r. w * a wraps in i32
+// for weights far above the defaults, as libvmaf's int32 product does.
+fn adm_csf0(w: i32, b: u32, a: i32) -> vec2<i32> {
   var ca: i32;
   if (b == 2u) {
-    ca = i16c((49417 * a + 65535) >> 17u);
+    ca = i16c((w * a + 65535) >> 17u);
   } else {
-    ca = i16c((36453 * a + 16384) >> 15u);
+    ca = i16c((w * a + 16384) >> 15u);
   }
   let c = abs(ca);
   return vec2<i32>(i16c((4369 * c + 2048) >> 12u), i16c((8738 * c + 2048) >> 12u));
 }
 
-// Masked cube of band b at scale 0, as u64 (r: the restored value for DLM, the impairment
-// for AIM): x = max(|r W| - (thr << tsh), 0),
-// xs = u32((x^2 + 2^(q-1)) >> q), cube = (xs x + rnd(c)) >> c.
-fn adm_mask0(b: u32, r: i32, thr: i32, cube_shift: u32) -> vec2<u32> {
-  var w: i32 = 36453;
+// Masked cube of band b at scale 0, with the band's weight w, as i64 (r: the restored value
+// for DLM, the impairment for AIM): x = max(|r W| - (thr << tsh), 0),
+// xs = i32((x^2 + 2^(q-1)) >> q), cube = (xs x + rnd(c)) >> c. Near the default weights xs
+// stays below 2^31; far above them libvmaf's int32 xs wraps negative, and the cube with it.
+fn adm_mask0(w: i32, b: u32, r: i32, thr: i32, cube_shift: u32) -> vec2<u32> {
   var tsh: u32 = 10u;
   var q: u32 = 29u;
   if (b == 2u) {
-    w = 49417;
     tsh = 12u;
     q = 30u;
   }
   let v = abs(r * w) - bitcast<i32>(bitcast<u32>(thr) << tsh);
   let x = u32(max(v, 0));
   let xs = u64_shr(i64_add(u64_mul_u32_u32(x, x), i64_bit(q - 1u)), q).x;
-  return u64_round_shr(u64_mul_u32_u32(xs, x), cube_shift);
+  return i64_round_shr(i64_mul_i32_i32(bitcast<i32>(xs), bitcast<i32>(x)), cube_shift);
 }
 
 // |o|^3 (u64), scale 0.
@@ -148,19 +131,6 @@ fn adm_gain(o: i32, t: i32) -> i32 {
     num = i64_neg(num);
   }
   return adm_clamp_k(i64_shr(i64_add(num, i64_bit(14u + e)), 15u + e));
-}
-
-// Decouple of one band at scales 1..3: restored coefficients (limit 100, limit 1).
-fn adm_decouple(o: i32, t: i32, angle: bool) -> vec2<i32> {
-  let k = adm_gain(o, t);
-  let rst = i64_to_i32(i64_shr(i64_add_u32(i64_mul_i32_i32(k, o), 16384u), 15u));
-  let limited = angle && k > 0 && o != 0;
-  // rst * 100 can pass 2^31; the limited result always fits.
-  let g0 = i64_mul_i32_i32(rst, 100);
-  let t64 = i64_from_i32(t);
-  let lim0 = i64_to_i32(select(i64_max(g0, t64), i64_min(g0, t64), o > 0));
-  let lim1 = select(max(rst, t), min(rst, t), o > 0);
-  return vec2<i32>(select(rst, lim0, limited), select(rst, lim1, limited));
 }
 
 // CSF at scales 1..3 of a band value a with the band's Q32 weight w: (neighbour term,

@@ -1,4 +1,4 @@
-// #include "adm-common.wgsl"
+// #include "adm-decouple.wgsl"
 //
 // adm-dwt.wgsl (library): what the two DWT passes, adm-dwt0.wgsl (scale 0, on the luma
 // planes) and adm-dwtn.wgsl (scales 1..3, on the previous scale's LL bands), have in
@@ -10,8 +10,10 @@ struct DwtParams {
   size: vec4<u32>,   // input width, input height, band width w, band height h
   org: vec4<u32>,    // band x, y of tile (0, 0); write_ll; scale
   grown: vec4<u32>,  // left, right, top, bottom (half-open): where decouple/CSF are stored
-  base: vec4<u32>,   // f_base, m_base, Q32 CSF weight h/v, Q32 CSF weight d (scales 1..3)
+  base: vec4<u32>,   // f_base, m_base, CSF weight h/v, d (scale 0: Q21, Q23; scales 1..3: Q32)
   shifts: vec4<u32>, // scales 1..3: vertical shift (0 or 16), horizontal shift (15 or 16)
+  gain0: vec4<u32>,  // gain limit of variant 0 (adm-decouple.wgsl)
+  gain1: vec4<u32>,  // gain limit of variant 1
 }
 
 @group(0) @binding(2) var<storage, read_write> ll_out: array<i32>;

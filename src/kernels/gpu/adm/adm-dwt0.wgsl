@@ -3,7 +3,8 @@
 //
 // ADM pass 1, scale 0: DWT of the ref and dis luma planes, the LL bands (the input of
 // scale 1), and for the positions the masking step reads (the scored rect grown by one),
-// the angle test, decouple and CSF of both gain-limit variants.
+// the angle test, decouple and CSF of both gain-limit variants (P.gain0, P.gain1) with the
+// scale-0 CSF weights P.base.z (h, v) and P.base.w (d).
 //
 // One workgroup per ADM_TW x ADM_TH tile of band positions, one invocation per position.
 // The tile's input window (mirrored at the frame borders) is loaded once into workgroup
@@ -19,8 +20,8 @@
 //   mbuf[m_base + 3 pos]      = (C0, C1, pack(rh0, rv0), pack(rd0, rh1))
 //   mbuf[m_base + 3 pos + 1]  = (pack(rv1, rd1), pack(oh, ov), pack(od, 0), pack(av1, ad1))
 //   mbuf[m_base + 3 pos + 2]  = (C'0, C'1, pack(ah0, av0), pack(ad0, ah1))
-// (r*: restored coefficients, a*: impairments, variant 0 = gain limit 100, 1 = gain limit
-// 1; C, C': centre terms as F, F'; o*: ref bands; pack: two int16 in a word, low half first.) And, when write_ll, the LL bands:
+// (r*: restored coefficients, a*: impairments, variant 0 = gain limit P.gain0 (100 at
+// default options), 1 = P.gain1 (1); C, C': centre terms as F, F'; o*: ref bands; pack: two int16 in a word, low half first.) And, when write_ll, the LL bands:
 //   ll_out[y * w + x] (ref), ll_out[w * h + y * w + x] (dis).
 
 override BITDEPTH: u32 = 8u;
@@ -106,26 +107,28 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>,
     dwt_write_ll(pos, w, h, rb.x, db.x);
     if (dwt_in_grown(x, y)) {
       let angle = adm_angle_i16(rb.y, rb.z, db.y, db.z);
-      let rh = adm_decouple0(rb.y, db.y, angle);
-      let rv = adm_decouple0(rb.z, db.z, angle);
-      let rd = adm_decouple0(rb.w, db.w, angle);
+      let rh = adm_decouple0(rb.y, db.y, angle, P.gain0, P.gain1);
+      let rv = adm_decouple0(rb.z, db.z, angle, P.gain0, P.gain1);
+      let rd = adm_decouple0(rb.w, db.w, angle, P.gain0, P.gain1);
+      let whv = bitcast<i32>(P.base.z);
+      let wd = bitcast<i32>(P.base.w);
       // The impairments a = i16(t - r) of both variants.
       let ah = vec2<i32>(i16c(db.y - rh.x), i16c(db.y - rh.y));
       let av = vec2<i32>(i16c(db.z - rv.x), i16c(db.z - rv.y));
       let ad = vec2<i32>(i16c(db.w - rd.x), i16c(db.w - rd.y));
       // DLM: CSF of the impairment; AIM: CSF of the restored values.
-      let ch0 = adm_csf0(0u, ah.x);
-      let cv0 = adm_csf0(1u, av.x);
-      let cd0 = adm_csf0(2u, ad.x);
-      let ch1 = adm_csf0(0u, ah.y);
-      let cv1 = adm_csf0(1u, av.y);
-      let cd1 = adm_csf0(2u, ad.y);
-      let gh0 = adm_csf0(0u, rh.x);
-      let gv0 = adm_csf0(1u, rv.x);
-      let gd0 = adm_csf0(2u, rd.x);
-      let gh1 = adm_csf0(0u, rh.y);
-      let gv1 = adm_csf0(1u, rv.y);
-      let gd1 = adm_csf0(2u, rd.y);
+      let ch0 = adm_csf0(whv, 0u, ah.x);
+      let cv0 = adm_csf0(whv, 1u, av.x);
+      let cd0 = adm_csf0(wd, 2u, ad.x);
+      let ch1 = adm_csf0(whv, 0u, ah.y);
+      let cv1 = adm_csf0(whv, 1u, av.y);
+      let cd1 = adm_csf0(wd, 2u, ad.y);
+      let gh0 = adm_csf0(whv, 0u, rh.x);
+      let gv0 = adm_csf0(whv, 1u, rv.x);
+      let gd0 = adm_csf0(wd, 2u, rd.x);
+      let gh1 = adm_csf0(whv, 0u, rh.y);
+      let gv1 = adm_csf0(whv, 1u, rv.y);
+      let gd1 = adm_csf0(wd, 2u, rd.y);
       let nb = vec4<i32>(ch0.x + cv0.x + cd0.x, ch1.x + cv1.x + cd1.x, gh0.x + gv0.x + gd0.x, gh1.x + gv1.x + gd1.x);
       let ce = vec2<i32>(ch0.y + cv0.y + cd0.y, ch1.y + cv1.y + cd1.y);
       let cr = vec2<i32>(gh0.y + gv0.y + gd0.y, gh1.y + gv1.y + gd1.y);

@@ -88,9 +88,9 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>,
     dwt_write_ll(pos, w, h, rb.x, db.x);
     if (dwt_in_grown(x, y)) {
       let angle = adm_angle_i32(rb.y, rb.z, db.y, db.z);
-      let rh = adm_decouple(rb.y, db.y, angle);
-      let rv = adm_decouple(rb.z, db.z, angle);
-      let rd = adm_decouple(rb.w, db.w, angle);
+      let rh = adm_decouple(rb.y, db.y, angle, P.gain0, P.gain1);
+      let rv = adm_decouple(rb.z, db.z, angle, P.gain0, P.gain1);
+      let rd = adm_decouple(rb.w, db.w, angle, P.gain0, P.gain1);
       let whv = P.base.z;
       let wd = P.base.w;
       // The impairments a = i32((int64)t - r) of both variants (i32 subtraction wraps alike).

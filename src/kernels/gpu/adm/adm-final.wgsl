@@ -5,7 +5,10 @@
 // 9 + (k - 36) % 6: AIM numerators) adds that stat's shifted row values (adm-mask.wgsl) in a
 // fixed order (invocation i: rows i, i + FIN_WG, ...; then a fixed tree) and writes the
 // int64 as (lo, hi) words at out[out_word + 2 k].
-// A scale with no rows (frames below the minimum size) gives 0.
+// A scale with no rows (frames below the minimum size) gives 0, and so does a stat whose bit
+// in keep is clear (stat k: bit k % 32 of keep[k / 32]): the slots an instance at options
+// leaves 0 (adm.h: its second variant, AIM under adm_skip_aim, scale 0 under
+// adm_skip_scale0), which the passes before compute anyway.
 
 const FIN_WG: u32 = 64u;
 
@@ -13,6 +16,7 @@ struct FinalParams {
   rows: vec4<u32>,  // scored rows per scale
   base: vec4<u32>,  // rowvals index of each scale's stat 0, row 0
   out: vec4<u32>,   // word offset of stat 0 in out
+  keep: vec4<u32>,  // which stats are written as computed (the others as 0): bits 0..59
 }
 
 @group(0) @binding(0) var<storage, read> rowvals: array<vec2<u32>>;
@@ -45,7 +49,10 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) l
     workgroupBarrier();
   }
   if (lid == 0u) {
-    let total = red[0];
+    var total = red[0];
+    if (((P.keep[k / 32u] >> (k % 32u)) & 1u) == 0u) {
+      total = vec2<u32>(0u, 0u);
+    }
     out[P.out.x + 2u * k] = total.x;
     out[P.out.x + 2u * k + 1u] = total.y;
   }

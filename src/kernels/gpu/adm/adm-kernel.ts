@@ -1,6 +1,12 @@
 /**
- * Integer ADM on the GPU: the 60 int64 accumulators of src/kernels/cpu/adm.h (admStats),
- * bit for bit, for one frame pair per encode().
+ * Integer ADM on the GPU: the 60 int64 accumulators of src/kernels/cpu/adm.h, bit for bit,
+ * for one frame pair per encode(): admStats' (default options: gain limits 100 and 1) or,
+ * for a kernel created with an instance's AdmKernelParams, admStatsWithOptions' at those
+ * options (CSF weights of any adm_csf_mode / viewing distance / display height, any
+ * adm_enhn_gain_limit, adm_skip_aim, adm_skip_scale0). The per-option constants (fixed-point
+ * weights, the gain limit's binary64 bits) come from the host as uniforms; the options that
+ * act after the pixel loops (noise and dlm weights, min_val) belong to the shared host
+ * finish (src/kernels/adm-options.ts finishAdm), as on the cpu backend.
  *
  * Passes (one compute pass, six dispatches, in order):
  *   1. adm-dwt0.wgsl   scale 0: DWT of ref and dis (32 x 8 band positions per workgroup,
@@ -19,7 +25,8 @@
 import { BackendError } from '../../../errors.js';
 import type { GpuDevice } from '../device.js';
 import type { FrameGeometry, FrameKernel, LumaPlanes, StatsSlot } from '../frame-kernel.js';
-import { loadWgsl } from '../wgsl.js';
+import type { AdmKernelParams } from '../../native.js';
+import { f64Bits, loadWgsl } from '../wgsl.js';
 
 /**
  * kAdmStatsLen: 4 scales x (3 numerators, 3 numerators at gain limit 1, 3 denominators),
@@ -35,7 +42,13 @@ const SCALES = 4;
 const TILE_W = 32; // ADM_TW in adm-common.wgsl
 const TILE_H = 8; // ADM_TH
 const MASK_PARAM_BYTES = 80; // MaskScale in adm-mask.wgsl: 5 x vec4<u32>
+const DLM_STATS_PER_SCALE = 9; // adm.h kAdmStatsPerScale
+const AIM_BASE = SCALES * DLM_STATS_PER_SCALE; // kAdmAimBase
+const AIM_STATS_PER_SCALE = 6; // kAdmAimPerScale
 
+// libvmaf's fixed scale-0 CSF weights at default options: h and v in Q21, d in Q23.
+const BASE_WEIGHT_HV = 36453;
+const BASE_WEIGHT_D = 49417;
 // Scales 1..3 (index s - 1): CSF weights in Q32 (uint32(kCsfWeight * 2^32)) for h/v and d,
 // the denominator's square shift, the DWT's vertical and horizontal shifts.
 const DETAIL_WEIGHT_HV = [137373792, 186284160, 196165808];
@@ -43,6 +56,70 @@ const DETAIL_WEIGHT_D = [61414028, 104783920, 134487184];
 const DETAIL_DEN_SQUARE_SHIFT = [31, 30, 31];
 const DETAIL_VERTICAL_SHIFT = [0, 16, 16];
 const DETAIL_HORIZONTAL_SHIFT = [15, 16, 15];
+
+/**
+ * What one kernel computes: the CSF weights, the gain limits of its two variants, and which
+ * of the 60 stats it writes as computed (the rest are written as 0).
+ */
+interface AdmKernelConfig {
+  /** Scale 0: h/v (Q21), d (Q23). */
+  baseWeight: [number, number];
+  /** Scales 1..3 (index s - 1): h/v, d in Q32. */
+  detailWeight: [number, number][];
+  /** Gain limits of variants 0 and 1. */
+  gainLimit: [number, number];
+  /** Bits 0..59: the stats written as computed. */
+  keep: [number, number];
+}
+
+const DEFAULT_CONFIG: AdmKernelConfig = {
+  baseWeight: [BASE_WEIGHT_HV, BASE_WEIGHT_D],
+  detailWeight: DETAIL_WEIGHT_HV.map((hv, i) => [hv, DETAIL_WEIGHT_D[i]!] as [number, number]),
+  gainLimit: [100, 1],
+  keep: [0xffffffff, 0x0fffffff],
+};
+
+/**
+ * The configuration of an instance at options (the addon's admKernelParams): one variant
+ * (variant 1 repeats variant 0's gain limit and is not written), as admStatsWithOptions.
+ * With `secondGainLimit`, variant 1 is computed at that limit and every stat is written:
+ * two instances whose CSF weights agree share the passes (adm-instances.ts).
+ */
+function configOf(p: AdmKernelParams, secondGainLimit?: number): AdmKernelConfig {
+  const [bh, bv, bd] = p.baseWeight;
+  const dw = p.detailWeight;
+  if (bh === undefined || bv === undefined || bd === undefined || dw.length !== 9) {
+    throw new BackendError('E_GPU', 'adm: kernel parameters need 3 scale-0 and 9 detail weights');
+  }
+  // adm.h: the horizontal and vertical bands share one weight (the "hv" CSF factor).
+  for (let s = 0; s < SCALES; s++) {
+    const hv = s === 0 ? [bh, bv] : [dw[3 * (s - 1)]!, dw[3 * (s - 1) + 1]!];
+    if (hv[0] !== hv[1]) throw new BackendError('E_GPU', `adm: scale ${s} has different h and v weights (${hv[0]}, ${hv[1]}); the kernel shares one`);
+  }
+  const g = p.gainLimit;
+  const g1 = secondGainLimit ?? g;
+  for (const x of [g, g1]) if (!(x >= 1 && x <= 100)) throw new BackendError('E_GPU', `adm: gain limit ${x} outside [1, 100]`);
+  const keep = new Set<number>();
+  for (let s = p.scale0 ? 0 : 1; s < SCALES; s++) {
+    for (const k of [0, 1, 2, 6, 7, 8]) keep.add(DLM_STATS_PER_SCALE * s + k);
+    if (p.aim) for (const b of [0, 1, 2]) keep.add(AIM_BASE + AIM_STATS_PER_SCALE * s + b);
+  }
+  const words: [number, number] = [0, 0];
+  for (const k of keep) words[k >> 5] = (words[k >> 5]! | (1 << (k & 31))) >>> 0;
+  return {
+    baseWeight: [bh, bd],
+    detailWeight: [0, 1, 2].map((i) => [dw[3 * i]!, dw[3 * i + 2]!] as [number, number]),
+    gainLimit: [g, g1],
+    keep: secondGainLimit === undefined ? words : DEFAULT_CONFIG.keep,
+  };
+}
+
+/** A gain limit as adm-decouple.wgsl takes it: (1, g) when integral, else (0, 0, its binary64 bits). */
+function gainWords(g: number): number[] {
+  if (Number.isInteger(g)) return [1, g, 0, 0];
+  const [lo, hi] = f64Bits(g);
+  return [0, 0, lo, hi];
+}
 
 /** One scale's geometry and shifts, as makePlan in adm.cpp derives them. */
 export interface AdmScalePlan {
@@ -156,29 +233,42 @@ export class AdmKernel implements FrameKernel {
   readonly #lumaBytes: number;
   #destroyed = false;
 
-  /** Compiles (or reuses) the pipelines and allocates the scratch buffers for one geometry. */
-  static async create(gpu: GpuDevice, geometry: FrameGeometry): Promise<AdmKernel> {
+  /**
+   * Compiles (or reuses) the pipelines and allocates the scratch buffers for one geometry.
+   * Without `params`: libvmaf's default options, both gain-limit variants (admStats). With
+   * an instance's params (adm-options.ts admKernelParams, checked there): that instance
+   * (admStatsWithOptions). Each kernel is its own set of passes; several instances run
+   * side by side in one command buffer, each writing its own stats slot. With
+   * `secondGainLimit` as well: the params' weights at two gain limits, both variants
+   * written in admStats' layout whatever the params' aim / scale0 (adm-instances.ts takes
+   * each instance's stats out of it).
+   */
+  static async create(gpu: GpuDevice, geometry: FrameGeometry, params?: AdmKernelParams, secondGainLimit?: number): Promise<AdmKernel> {
     const { width, height, bitDepth } = geometry;
     if (!Number.isInteger(width) || !Number.isInteger(height) || width < 1 || height < 1) {
       throw new BackendError('E_GPU', `adm: bad frame size ${width}x${height}`);
     }
     if (![8, 10, 12, 16].includes(bitDepth)) throw new BackendError('E_GPU', `adm: bad bit depth ${bitDepth}`);
+    if (!params && secondGainLimit !== undefined) throw new BackendError('E_GPU', 'adm: a second gain limit needs kernel parameters');
+    const config = params ? configOf(params, secondGainLimit) : DEFAULT_CONFIG;
+    // The binary64 gain-limit code only in the pipelines of kernels that need it.
+    const gainF64 = config.gainLimit.some((g) => !Number.isInteger(g)) ? 1 : 0;
     const [dwt0, dwtn, mask, final] = await Promise.all([
-      pipeline(gpu, 'adm-dwt0.wgsl', { BITDEPTH: bitDepth }),
-      pipeline(gpu, 'adm-dwtn.wgsl'),
+      pipeline(gpu, 'adm-dwt0.wgsl', { BITDEPTH: bitDepth, ADM_GAIN_F64: gainF64 }),
+      pipeline(gpu, 'adm-dwtn.wgsl', { ADM_GAIN_F64: gainF64 }),
       pipeline(gpu, 'adm-mask.wgsl'),
       pipeline(gpu, 'adm-final.wgsl'),
     ]);
     const owned: GPUBuffer[] = [];
     try {
-      return await gpu.withErrorScopes('adm: allocating', () => new AdmKernel(gpu, geometry, { dwt0, dwtn, mask, final }, owned));
+      return await gpu.withErrorScopes('adm: allocating', () => new AdmKernel(gpu, geometry, config, { dwt0, dwtn, mask, final }, owned));
     } catch (e) {
       for (const b of owned) b.destroy(); // what a failed construction allocated
       throw e;
     }
   }
 
-  private constructor(gpu: GpuDevice, geometry: FrameGeometry, p: Pipelines, owned: GPUBuffer[]) {
+  private constructor(gpu: GpuDevice, geometry: FrameGeometry, config: AdmKernelConfig, p: Pipelines, owned: GPUBuffer[]) {
     this.#owned = owned;
     this.#gpu = gpu;
     this.#p = p;
@@ -244,6 +334,10 @@ export class AdmKernel implements FrameKernel {
       this.#ll.push(storage(this.active ? 2 * pl.width * pl.height * 4 : 16, `LL ${s}`));
     }
 
+    // CSF weights per scale (h/v, d), the gain limits' words.
+    const weights: [number, number][] = [config.baseWeight, ...config.detailWeight];
+    const gains = [...gainWords(config.gainLimit[0]), ...gainWords(config.gainLimit[1])];
+
     // Pass 1 parameters and dispatch sizes. Scales 0..2 cover the whole band (their LL is
     // the next scale's input); scale 3 only its grown rect.
     for (let s = 0; s < SCALES; s++) {
@@ -258,8 +352,9 @@ export class AdmKernel implements FrameKernel {
         pl.inWidth, pl.inHeight, pl.width, pl.height,
         orgX, orgY, wholeBand ? 1 : 0, s,
         pl.grownLeft, pl.grownRight, pl.grownTop, pl.grownBottom,
-        fBase[s]!, mBase[s]!, s > 0 ? DETAIL_WEIGHT_HV[s - 1]! : 0, s > 0 ? DETAIL_WEIGHT_D[s - 1]! : 0,
+        fBase[s]!, mBase[s]!, weights[s]![0], weights[s]![1],
         s > 0 ? DETAIL_VERTICAL_SHIFT[s - 1]! : 0, s > 0 ? DETAIL_HORIZONTAL_SHIFT[s - 1]! : 0, 0, 0,
+        ...gains,
       ]);
       this.#dwtParams.push(uniform(words, `dwt ${s} params`));
     }
@@ -273,7 +368,7 @@ export class AdmKernel implements FrameKernel {
         pl.left, pl.right, pl.top, pl.bottom,
         pl.cubeShift[0], pl.cubeShift[1], pl.cubeShift[2], pl.rowShift,
         pl.denCubeShift, pl.denRowShift, firstRow[s]!, rowBase[s]!,
-        s > 0 ? DETAIL_WEIGHT_HV[s - 1]! : 0, s > 0 ? DETAIL_WEIGHT_D[s - 1]! : 0, s > 0 ? DETAIL_DEN_SQUARE_SHIFT[s - 1]! : 0, 0,
+        weights[s]![0], weights[s]![1], s > 0 ? DETAIL_DEN_SQUARE_SHIFT[s - 1]! : 0, 0,
       ], s * (MASK_PARAM_BYTES / 4));
     }
     // (The mask pass finds a workgroup's scale as the last one with first_row <= its index:
@@ -281,7 +376,9 @@ export class AdmKernel implements FrameKernel {
     const maskParams = uniform(maskWords, 'mask params');
 
     // Pass 3 parameters (the output word offset is added per stats slot).
-    this.#finalWords = new Uint32Array(12);
+    this.#finalWords = new Uint32Array(16);
+    this.#finalWords[12] = config.keep[0];
+    this.#finalWords[13] = config.keep[1];
     for (let s = 0; s < SCALES; s++) {
       const pl = plans[s]!;
       this.#finalWords[s] = this.active ? pl.bottom - pl.top : 0;

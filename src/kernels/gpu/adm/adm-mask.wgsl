@@ -19,7 +19,7 @@ struct MaskScale {
   rect: vec4<u32>,    // scored rect: left, right, top, bottom (half-open)
   shifts: vec4<u32>,  // numerator cube shifts h, v, d; numerator row shift R
   more: vec4<u32>,    // denominator cube shift (scales 1..3), denominator row shift D, first_row, row_base
-  weights: vec4<u32>, // Q32 CSF weight h/v, d; denominator square shift qs (scales 1..3); 0
+  weights: vec4<u32>, // CSF weight h/v, d (scale 0: Q21, Q23; 1..3: Q32); denominator square shift qs (scales 1..3); 0
 }
 
 struct MaskParams {
@@ -88,25 +88,27 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) l
                  fbuf[fb + yd + xl] + fbuf[fb + yd + x] + fbuf[fb + yd + xr];
     let pos = yc + x;
     if (s == 0u) {
+      let whv0 = bitcast<i32>(sc.weights.x);
+      let wd0 = bitcast<i32>(sc.weights.y);
       let m0 = mbuf[mb + 3u * pos];
       let m1 = mbuf[mb + 3u * pos + 1u];
       let m2 = mbuf[mb + 3u * pos + 2u];
       let thr = around + bitcast<vec4<i32>>(vec4<u32>(m0.xy, m2.xy));
-      n0 = i64_add(n0, adm_mask0(0u, adm_lo16(m0.z), thr.x, sc.shifts.x));
-      n1 = i64_add(n1, adm_mask0(1u, adm_hi16(m0.z), thr.x, sc.shifts.y));
-      n2 = i64_add(n2, adm_mask0(2u, adm_lo16(m0.w), thr.x, sc.shifts.z));
-      e0 = i64_add(e0, adm_mask0(0u, adm_hi16(m0.w), thr.y, sc.shifts.x));
-      e1 = i64_add(e1, adm_mask0(1u, adm_lo16(m1.x), thr.y, sc.shifts.y));
-      e2 = i64_add(e2, adm_mask0(2u, adm_hi16(m1.x), thr.y, sc.shifts.z));
+      n0 = i64_add(n0, adm_mask0(whv0, 0u, adm_lo16(m0.z), thr.x, sc.shifts.x));
+      n1 = i64_add(n1, adm_mask0(whv0, 1u, adm_hi16(m0.z), thr.x, sc.shifts.y));
+      n2 = i64_add(n2, adm_mask0(wd0, 2u, adm_lo16(m0.w), thr.x, sc.shifts.z));
+      e0 = i64_add(e0, adm_mask0(whv0, 0u, adm_hi16(m0.w), thr.y, sc.shifts.x));
+      e1 = i64_add(e1, adm_mask0(whv0, 1u, adm_lo16(m1.x), thr.y, sc.shifts.y));
+      e2 = i64_add(e2, adm_mask0(wd0, 2u, adm_hi16(m1.x), thr.y, sc.shifts.z));
       d0 = i64_add(d0, adm_den0(adm_lo16(m1.y)));
       d1 = i64_add(d1, adm_den0(adm_hi16(m1.y)));
       d2 = i64_add(d2, adm_den0(adm_lo16(m1.z)));
-      a0 = i64_add(a0, adm_mask0(0u, adm_lo16(m2.z), thr.z, sc.shifts.x));
-      a1 = i64_add(a1, adm_mask0(1u, adm_hi16(m2.z), thr.z, sc.shifts.y));
-      a2 = i64_add(a2, adm_mask0(2u, adm_lo16(m2.w), thr.z, sc.shifts.z));
-      b0 = i64_add(b0, adm_mask0(0u, adm_hi16(m2.w), thr.w, sc.shifts.x));
-      b1 = i64_add(b1, adm_mask0(1u, adm_lo16(m1.w), thr.w, sc.shifts.y));
-      b2 = i64_add(b2, adm_mask0(2u, adm_hi16(m1.w), thr.w, sc.shifts.z));
+      a0 = i64_add(a0, adm_mask0(whv0, 0u, adm_lo16(m2.z), thr.z, sc.shifts.x));
+      a1 = i64_add(a1, adm_mask0(whv0, 1u, adm_hi16(m2.z), thr.z, sc.shifts.y));
+      a2 = i64_add(a2, adm_mask0(wd0, 2u, adm_lo16(m2.w), thr.z, sc.shifts.z));
+      b0 = i64_add(b0, adm_mask0(whv0, 0u, adm_hi16(m2.w), thr.w, sc.shifts.x));
+      b1 = i64_add(b1, adm_mask0(whv0, 1u, adm_lo16(m1.w), thr.w, sc.shifts.y));
+      b2 = i64_add(b2, adm_mask0(wd0, 2u, adm_hi16(m1.w), thr.w, sc.shifts.z));
     } else {
       let m0 = bitcast<vec4<i32>>(mbuf[mb + 5u * pos]);
       let m1 = bitcast<vec4<i32>>(mbuf[mb + 5u * pos + 1u]);
