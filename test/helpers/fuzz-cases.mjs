@@ -68,7 +68,7 @@ function frameBytes(rng, width, height, format, bitDepth, frame) {
   return out;
 }
 
-function y4mFile(rng, { width, height, format = '420', bitDepth = 8, frames = 3, header }) {
+export function y4mFile(rng, { width, height, format = '420', bitDepth = 8, frames = 3, header }) {
   const head = header ?? `YUV4MPEG2 W${width} H${height} F25:1 Ip A1:1 ${chromaTag(format, bitDepth)}`;
   const parts = [Buffer.from(`${head}\n`)];
   for (let f = 0; f < frames; f++) parts.push(Buffer.from('FRAME\n'), frameBytes(rng, width, height, format, bitDepth, f));
