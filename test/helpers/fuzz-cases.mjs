@@ -141,9 +141,10 @@ function mutatedY4mHeader(rng, width, height, format, bitDepth) {
 function pickGeometry(rng) {
   const format = rng.pick(['420', '420', '422', '444']);
   const bitDepth = rng.pick([8, 8, 10, 12]);
-  const small = rng.chance(0.25);
-  const width = small ? rng.int(1, 40) : rng.int(24, 72);
-  const height = small ? rng.int(1, 40) : rng.int(24, 56);
+  // Mostly at or above the smallest size scored (33), so the damage reaches the kernels.
+  const small = rng.chance(0.15);
+  const width = small ? rng.int(1, 40) : rng.int(33, 80);
+  const height = small ? rng.int(1, 40) : rng.int(33, 60);
   return { width, height, format, bitDepth, frames: rng.int(1, 3) };
 }
 
@@ -380,7 +381,10 @@ const FEATURES = ['psnr', 'float_ssim', 'float_ms_ssim', 'ciede', 'psnr_hvs', 'f
 const FEATURE_OPTS = ['enable_db', 'clip_db', 'enable_chroma', 'enable_apsnr', 'min_sse', 'motion_force_zero', 'motion_blend_factor', 'adm_enhn_gain_limit', 'adm_csf_mode', 'adm_norm_view_dist', 'adm_ref_display_height', 'vif_enhn_gain_limit', 'vif_kernelscale', 'debug', 'enable_lcs', 'scale', 'motion_five_frame_window', 'bogus', ''];
 const OPT_VALUES = ['true', 'false', '1', '0', '-1', '0.5', '1e309', 'NaN', '', 'x', '100', '101', '3', '4', '9999', '0.75', '24', '2.5', '1e-9', '=', ':'];
 
+const PLAUSIBLE_FEATURES = ['psnr', 'psnr=enable_chroma=false', 'psnr=enable_apsnr=true:min_sse=0.5', 'float_ssim=enable_lcs=true', 'float_ssim=enable_db=true:clip_db=true', 'float_ssim=scale=2', 'ciede', 'psnr_hvs', 'float_psnr', 'float_moment', 'float_ansnr', 'float_motion=motion_force_zero=true', 'float_vif=vif_kernelscale=0.5', 'float_vif=vif_kernelscale=4', 'float_adm=adm_enhn_gain_limit=1', 'adm=adm_csf_mode=1', 'adm=adm_norm_view_dist=0.75:adm_ref_display_height=4320', 'vif=vif_enhn_gain_limit=1', 'motion=motion_five_frame_window=true', 'float_ms_ssim=enable_lcs=true'];
+
 function featureArg(rng) {
+  if (rng.chance(0.5)) return rng.pick(PLAUSIBLE_FEATURES);
   let s = rng.pick(FEATURES);
   const n = rng.int(0, 3);
   for (let i = 0; i < n; i++) s += `${i === 0 ? '=' : ':'}${rng.pick(FEATURE_OPTS)}=${rng.pick(OPT_VALUES)}`;
@@ -439,7 +443,7 @@ function distortedArg(rng) {
 function optionsCase(rng) {
   const args = ['-r', '{good}/ref.y4m'];
   let hasDistorted = false;
-  const n = rng.int(1, 4);
+  const n = rng.int(1, 3);
   for (let i = 0; i < n; i++) {
     switch (rng.int(0, 9)) {
       case 0: case 1: args.push('--feature', featureArg(rng)); break;
@@ -454,7 +458,9 @@ function optionsCase(rng) {
     }
   }
   if (!hasDistorted || rng.chance(0.3)) args.push('-d', '{good}/dis.y4m');
-  return { kind: 'options', description: `options ${JSON.stringify(args.slice(2))}`, files: {}, args, inputs: [] };
+  // Windows and alerts are logged in NDJSON only: mostly ask for it, so they get used.
+  const ndjson = args.some((a) => a.startsWith('--window') || a === '--alert') && rng.chance(0.8);
+  return { kind: 'options', description: `options ${JSON.stringify(args.slice(2))}`, files: {}, args, inputs: [], ...(ndjson ? { format: 'ndjson' } : {}) };
 }
 
 /** The good inputs option and model cases point at ({good}): a small valid pair. */
@@ -485,7 +491,8 @@ export function generateCase(seed, index, bases) {
     }
   })();
   // The log's format varies too: each writer must survive what the inputs do to the values.
-  c.format = rng.pick(['json', 'json', 'ndjson', 'xml', 'csv']);
+  const format = rng.pick(['json', 'json', 'ndjson', 'xml', 'csv']);
+  c.format ??= format;
   c.name = `s${seed}-${index}-${kind}`;
   return c;
 }
