@@ -270,6 +270,14 @@ export function prepareCompressedBases(ffmpeg, dir) {
     }
     made.push({ name: spec.name, data: readFileSync(out) });
   }
+  // An elementary stream whose size and chroma format change midway (two streams end to end).
+  const parts = [];
+  for (const [size, pixFmt] of [['64x48', 'yuv420p'], ['96x72', 'yuv444p']]) {
+    const out = join(dir, `part-${size}.h264`);
+    if (!existsSync(out)) spawnSync(ffmpeg, ['-v', 'error', '-y', '-f', 'lavfi', '-i', `testsrc2=size=${size}:rate=10:duration=0.5`, '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', pixFmt, out], { timeout: 60000 });
+    if (existsSync(out)) parts.push(readFileSync(out));
+  }
+  if (parts.length === 2) made.push({ name: 'switch.h264', data: Buffer.concat(parts) });
   return made;
 }
 
