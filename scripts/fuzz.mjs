@@ -55,10 +55,11 @@ for (const [key, count] of [...outcomes].sort()) process.stdout.write(`  ${key}:
 
 if (values.sweep) {
   const { sweepCases, runSweepCase } = await import('../test/helpers/size-sweep.mjs');
-  const cases = sweepCases({ full: true });
+  const cases = await sweepCases({ full: true });
   let sweepFailures = 0;
   const started = Date.now();
-  for (const sc of cases) {
+  for (const [k, sc] of cases.entries()) {
+    if (k % 500 === 0) process.stdout.write(`sweep: ${k} of ${cases.length} cases, ${sweepFailures} failed\n`);
     const failure = await runSweepCase(sc, { backends: backend === 'gpu' ? ['cpu', 'gpu'] : ['cpu'] });
     if (failure) {
       sweepFailures++;
