@@ -4,7 +4,7 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { BackendError } from '../errors.js';
 
@@ -235,8 +235,10 @@ export function packageRoot(): string {
 /** Loads the addon once; throws BackendError('E_NATIVE') when it is missing or unusable. */
 export function loadNative(): NativeAddon {
   if (cached) return cached;
+  // VMAF_STREAM_NATIVE_ADDON: another build of the addon (the sanitizer build of
+  // `npm run build:native:sanitize`, see docs/sanitizers.md); relative to the package root.
   const root = packageRoot();
-  const file = join(root, ADDON_FILE);
+  const file = resolve(root, process.env.VMAF_STREAM_NATIVE_ADDON || ADDON_FILE);
   const fix =
     'Build it with `npm rebuild vmaf-stream` (or `npm run build:native` in a checkout); that needs a C++17 compiler, ' +
     'make and python3 (on Debian/Ubuntu: apt-get install g++ make python3). Or use --backend gpu.';
