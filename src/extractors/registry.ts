@@ -20,6 +20,7 @@ import { psnrHvs } from './psnr_hvs/psnr_hvs.js';
 import { ciede } from './ciede/ciede.js';
 import { speedChroma } from './speed_chroma/speed_chroma.js';
 import { speedTemporal } from './speed_temporal/speed_temporal.js';
+import { cambi } from './cambi/cambi.js';
 
 export const EXTRACTORS: readonly ExtractorDefinition[] = [
   integerAdm,
@@ -38,6 +39,7 @@ export const EXTRACTORS: readonly ExtractorDefinition[] = [
   psnrHvs,
   speedChroma,
   speedTemporal,
+  cambi,
 ];
 
 const BY_NAME = new Map(EXTRACTORS.map((x) => [x.name, x]));

@@ -1,0 +1,467 @@
+// cambi (libvmaf 3.2.0's cambi.c): Netflix's contrast-aware multiscale banding index of the
+// distorted luma (and, with full_ref, of the reference and their difference).
+//
+// Per picture: bring the luma to 10 bits at the encode size (nearest-neighbour pick, then an
+// anti-dithering 2x2 average when the encode had fewer than 10 bits); a spatial mask of flat
+// pixels (7x7 count of zero-derivative pixels above a size-dependent threshold); then at five
+// scales, each the previous one decimated by 2: a 3x3 separable mode filter, per masked pixel
+// the contrast value c from the window histogram (counts of the pixel's value p0 and of the
+// values d+1 above / below it, weighted by the suprathreshold contrast weights, where the
+// luminance step is visible), and the mean of the top-k c values. The score is the
+// scale-weighted sum over the window area. Everything up to c is integer; c is float, the
+// pooling double, in libvmaf's order (its selection algorithm decides the summation order).
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "extractor.h"
+
+namespace vmafs {
+namespace {
+
+constexpr int kScales = 5;
+constexpr int kScaleWeight[kScales] = {16, 8, 4, 2, 1};
+// Suprathreshold contrast response: the weight of a luma step of d+1 levels.
+constexpr int kContrastWeight[32] = {1, 2, 3, 4, 4, 5, 5, 6, 6, 6, 6, 7, 7, 7, 7, 8,
+                                     8, 8, 8, 8, 8, 8, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9};
+constexpr int kMaskSide = 7;
+constexpr int kMinSide = 216;
+// c = w * p0 * p / (p0 + p) takes 1/(p0 + p) from libvmaf's table of float reciprocals; p0 + p
+// is at most the window's area, so the window may hold at most this many pixels minus one.
+// libvmaf's entries are 1/i printed with 9 significant digits, then read as float literals:
+// 42 of them differ from 1.0f / i by an ulp, so the table is made the same way.
+constexpr int kReciprocals = 4226;
+
+std::vector<float> reciprocalTable() {
+  std::vector<float> t(kReciprocals, 0.0f);
+  char text[32];
+  for (int i = 1; i < kReciprocals; i++) {
+    std::snprintf(text, sizeof text, "%.9g", 1.0 / i);
+    t[i] = std::strtof(text, nullptr);
+  }
+  return t;
+}
+
+// ---- luminance model (10-bit limited range) -------------------------------------------
+
+constexpr int kFoot = 16 << 2;
+constexpr int kHead = 235 << 2;
+
+enum class Eotf { Bt1886, Pq };
+
+double bt1886(double v) {
+  const double gamma = 2.4, white = 300.0, black = 0.01;
+  const double span = std::pow(white, 1.0 / gamma) - std::pow(black, 1.0 / gamma);
+  const double gain = std::pow(span, gamma);
+  const double lift = std::pow(black, 1.0 / gamma) / span;
+  const double x = v + lift;
+  return gain * std::pow(x > 0 ? x : 0, gamma);
+}
+
+double pq(double v) {
+  const double m1 = 0.1593017578125, m2 = 78.84375;
+  const double c1 = 0.8359375, c2 = 18.8515625, c3 = 18.6875;
+  const double root = std::pow(v, 1.0 / m2);
+  const double num = root - c1;
+  const double den = c2 - c3 * std::pow(v, 1.0 / m2);
+  return 10000 * std::pow((num > 0 ? num : 0) / den, 1.0 / m1);
+}
+
+double luminance(int sample, Eotf eotf) {
+  const int s = std::clamp(sample, kFoot, kHead);
+  const double v = static_cast<double>(s - kFoot) / (kHead - kFoot);
+  return eotf == Eotf::Pq ? pq(v) : bt1886(v);
+}
+
+bool stepVisible(int sample, int diff, double threshold, Eotf eotf) {
+  const double base = luminance(sample, eotf);
+  const double stepped = luminance(sample + diff, eotf);
+  return stepped - base > threshold * base;
+}
+
+// Where a sample lies relative to the last sample whose step of `diff` is still visible.
+enum class Side { Below, At, Above };
+
+Side sideOf(int sample, int diff, double threshold, Eotf eotf) {
+  if (!stepVisible(sample, diff, threshold, eotf)) return Side::Above;
+  if (stepVisible(sample + 1, diff, threshold, eotf)) return Side::Below;
+  return Side::At;
+}
+
+// The largest 10-bit sample at which a step of `diff` is visible (bisection over the
+// limited range, the same probes as libvmaf so a non-monotone model ends the same way).
+int visibilityLimit(int diff, double threshold, Eotf eotf) {
+  int lo = kFoot, hi = kHead - diff - 1;
+  Side s = sideOf(lo, diff, threshold, eotf);
+  if (s == Side::Above) return 0;
+  if (s == Side::At) return lo;
+  s = sideOf(hi, diff, threshold, eotf);
+  if (s == Side::Below) return 1023;
+  if (s == Side::At) return hi;
+  for (;;) {
+    const int mid = lo + (hi - lo) / 2;
+    s = sideOf(mid, diff, threshold, eotf);
+    if (s == Side::At) return mid;
+    if (s == Side::Above) hi = mid;
+    else lo = mid;
+  }
+}
+
+// The smallest sample whose luminance reaches the threshold; 0 when the foot already does.
+int lowestVisibleLuma(double threshold, Eotf eotf) {
+  uint16_t s = kFoot;
+  while (luminance(s, eotf) < threshold) s++;
+  return s == kFoot ? 0 : s;
+}
+
+int adjustedWindow(int window, int w, int h, bool halve) {
+  int a = ((window * (w + h)) / 375) >> 4;
+  if (halve) a = (a + 1) >> 1;
+  return a | 1;
+}
+
+int ceilLog2(uint32_t n) {
+  if (n == 0) return 0;
+  int bits = 0;
+  for (uint32_t t = n - 1; t > 0; t >>= 1) bits++;
+  return bits;
+}
+
+// ---- per-picture steps ----------------------------------------------------------------
+
+// The luma at out_w x out_h and 10 bits: nearest source sample (libvmaf's float stepping),
+// 8 and 9 bits shifted up, deeper ones rounded down.
+void toTenBits(const PlaneView& in, int bpc, uint16_t* out, int ow, int oh) {
+  auto convert = [bpc](unsigned v) -> uint16_t {
+    if (bpc <= 8) return static_cast<uint16_t>(v << (10 - bpc));
+    if (bpc == 9) return static_cast<uint16_t>(v << 1);
+    const int shift = bpc - 10;
+    const unsigned half = shift == 0 ? 0 : 1u << (shift - 1);
+    return static_cast<uint16_t>((v + half) >> shift);
+  };
+  const bool wide = bpc > 8;
+  auto sample = [&](int y, int x) -> unsigned {
+    return wide ? in.row<uint16_t>(y)[x] : in.row<uint8_t>(y)[x];
+  };
+  if (in.width == ow && in.height == oh) {
+    for (int y = 0; y < oh; y++)
+      for (int x = 0; x < ow; x++) out[static_cast<size_t>(y) * ow + x] = convert(sample(y, x));
+    return;
+  }
+  const float rx = static_cast<float>(in.width) / ow;
+  const float ry = static_cast<float>(in.height) / oh;
+  std::vector<int> cols(ow);
+  float x = static_cast<float>(rx / 2 - 0.5);
+  for (int j = 0; j < ow; j++) {
+    cols[j] = std::min(static_cast<int>(x + 0.5), in.width - 1);
+    x += rx;
+  }
+  float y = static_cast<float>(ry / 2 - 0.5);
+  for (int i = 0; i < oh; i++) {
+    const int sy = std::min(static_cast<int>(y + 0.5), in.height - 1);
+    for (int j = 0; j < ow; j++) out[static_cast<size_t>(i) * ow + j] = convert(sample(sy, cols[j]));
+    y += ry;
+  }
+}
+
+// Averages each sample with its right, lower and lower-right neighbours (those that exist);
+// in place, row by row, each sample reads only neighbours not yet rewritten.
+void antiDither(uint16_t* p, int w, int h) {
+  for (int i = 0; i + 1 < h; i++) {
+    uint16_t* r = p + static_cast<size_t>(i) * w;
+    const uint16_t* below = r + w;
+    for (int j = 0; j + 1 < w; j++) r[j] = static_cast<uint16_t>((r[j] + r[j + 1] + below[j] + below[j + 1]) >> 2);
+    r[w - 1] = static_cast<uint16_t>((r[w - 1] + below[w - 1]) >> 1);
+  }
+  uint16_t* last = p + static_cast<size_t>(h - 1) * w;
+  for (int j = 0; j + 1 < w; j++) last[j] = static_cast<uint16_t>((last[j] + last[j + 1]) >> 1);
+}
+
+// 1 where the 7x7 neighbourhood (clipped to the picture) holds more than `threshold`
+// zero-derivative pixels: pixels equal to their right and lower neighbours (edges count).
+void flatMask(const uint16_t* p, int w, int h, uint8_t* mask) {
+  const uint32_t threshold = static_cast<uint16_t>(
+      (kMaskSide * kMaskSide + 3 * (ceilLog2(static_cast<uint32_t>(w >> 6) * static_cast<uint32_t>(h >> 6)) - 11) - 1) >> 1);
+  const int r = kMaskSide / 2;
+  std::vector<uint8_t> zero(static_cast<size_t>(w) * h);
+  for (int i = 0; i < h; i++) {
+    const uint16_t* row = p + static_cast<size_t>(i) * w;
+    const uint16_t* below = i + 1 < h ? row + w : nullptr;
+    uint8_t* z = zero.data() + static_cast<size_t>(i) * w;
+    for (int j = 0; j < w; j++) {
+      const bool right = j + 1 == w || row[j] == row[j + 1];
+      const bool down = below == nullptr || row[j] == below[j];
+      z[j] = right && down;
+    }
+  }
+  std::vector<uint32_t> column(w, 0), prefix(w + 1, 0);
+  for (int i = 0; i < std::min(r, h); i++)
+    for (int j = 0; j < w; j++) column[j] += zero[static_cast<size_t>(i) * w + j];
+  for (int i = 0; i < h; i++) {
+    if (i + r < h)
+      for (int j = 0; j < w; j++) column[j] += zero[static_cast<size_t>(i + r) * w + j];
+    if (i - r - 1 >= 0)
+      for (int j = 0; j < w; j++) column[j] -= zero[static_cast<size_t>(i - r - 1) * w + j];
+    for (int j = 0; j < w; j++) prefix[j + 1] = prefix[j] + column[j];
+    uint8_t* m = mask + static_cast<size_t>(i) * w;
+    for (int j = 0; j < w; j++) {
+      const uint32_t count = prefix[std::min(j + r + 1, w)] - prefix[std::max(j - r, 0)];
+      m[j] = count > threshold;
+    }
+  }
+}
+
+// Keeps every other row and column (the even ones), repacked at the new width.
+template <typename T>
+void halve(T* p, int w, int h, int nw, int nh) {
+  for (int i = 0; i < nh; i++)
+    for (int j = 0; j < nw; j++) p[static_cast<size_t>(i) * nw + j] = p[static_cast<size_t>(2 * i) * w + 2 * j];
+}
+
+inline uint16_t modeOf3(uint16_t a, uint16_t b, uint16_t c) {
+  if (a == b || a == c) return a;
+  if (b == c) return b;
+  return std::min(a, std::min(b, c));
+}
+
+// 3x3 mode filter, separable: each row's horizontal mode of three (its first and last samples
+// kept), then the vertical mode of three of those for the inner rows; first and last rows
+// keep their original samples.
+void modeFilter(uint16_t* p, int w, int h, std::vector<uint16_t>& ring) {
+  ring.resize(static_cast<size_t>(3) * w);
+  auto horizontal = [&](int i, uint16_t* out) {
+    const uint16_t* row = p + static_cast<size_t>(i) * w;
+    out[0] = row[0];
+    for (int j = 1; j + 1 < w; j++) out[j] = modeOf3(row[j - 1], row[j], row[j + 1]);
+    out[w - 1] = row[w - 1];
+  };
+  for (int i = 0; i < h; i++) {
+    horizontal(i, ring.data() + static_cast<size_t>(i % 3) * w);
+    if (i >= 2) {
+      const uint16_t* a = ring.data();
+      const uint16_t* b = a + w;
+      const uint16_t* c = b + w;
+      uint16_t* out = p + static_cast<size_t>(i - 1) * w;
+      for (int j = 0; j < w; j++) out[j] = modeOf3(a[j], b[j], c[j]);
+    }
+  }
+}
+
+// The first k elements become the k largest (Wirth's selection with the pivot at k, the
+// partition libvmaf uses: their order decides the rounding of the double sum).
+void selectLargest(float* a, int n, int k) {
+  if (n == k) return;
+  int lo = 0, hi = n - 1;
+  while (lo < hi) {
+    const float pivot = a[k];
+    int i = lo, j = hi;
+    do {
+      while (a[i] > pivot) i++;
+      while (a[j] < pivot) j--;
+      if (i <= j) {
+        std::swap(a[i], a[j]);
+        i++;
+        j--;
+      }
+    } while (i <= j);
+    if (j < k) lo = i;
+    if (k < i) hi = j;
+  }
+}
+
+struct Settings {
+  int encWidth, encHeight, srcWidth, srcHeight, encBitDepth;
+  int window, srcWindow;
+  bool halveFirst;  // cambi_high_res_speedup in effect
+  double topk, maxValue;
+  bool fullRef;
+  int diffs;                 // 2^max_log_contrast
+  std::vector<int> visible;  // per step d+1: the largest (sample + diffs) where it is visible
+  int lowestLuma;            // vlt luma (0: none)
+  int bandBase, bandSize;    // the sample values any c value can depend on
+  std::vector<float> reciprocal;
+};
+
+struct Scratch {
+  std::vector<uint16_t> image, hist, ring;
+  std::vector<uint8_t> mask;
+  std::vector<float> c;
+};
+
+// The contrast values of one scale: per masked pixel, from the counts of masked pixels of
+// each value in its window (rows and columns within `pad`, clipped), kept per column and
+// slid down the rows.
+void contrastValues(const Settings& s, const uint16_t* img, const uint8_t* mask, int w, int h, int pad, Scratch& k) {
+  const int base = s.bandBase, band = s.bandSize, n = s.diffs;
+  k.hist.assign(static_cast<size_t>(band) * w, 0);
+  k.c.assign(static_cast<size_t>(w) * h, 0.0f);
+  uint16_t* hist = k.hist.data();
+  auto bin = [&](int i, int j) -> int {  // histogram row of pixel (i, j), or -1
+    const size_t at = static_cast<size_t>(i) * w + j;
+    if (!mask[at]) return -1;
+    const unsigned b = static_cast<unsigned>(img[at]) - static_cast<unsigned>(base);
+    return b < static_cast<unsigned>(band) ? static_cast<int>(b) : -1;
+  };
+  auto spread = [&](int b, int j, int delta) {
+    uint16_t* row = hist + static_cast<size_t>(b) * w;
+    const int lo = std::max(j - pad, 0), hi = std::min(j + pad + 1, w);
+    if (delta > 0)
+      for (int c = lo; c < hi; c++) row[c]++;
+    else
+      for (int c = lo; c < hi; c++) row[c]--;
+  };
+  for (int i = 0; i <= std::min(pad, h - 1); i++)
+    for (int j = 0; j < w; j++) {
+      const int b = bin(i, j);
+      if (b >= 0) spread(b, j, +1);
+    }
+  const float* recip = s.reciprocal.data();
+  for (int i = 0; i < h; i++) {
+    if (i > 0) {
+      const int out = i - pad - 1, in = i + pad;
+      for (int j = 0; j < w; j++) {
+        const int bo = out >= 0 ? bin(out, j) : -1;
+        const int bi = in < h ? bin(in, j) : -1;
+        if (bo == bi) continue;  // same value leaves and enters: no change
+        if (bo >= 0) spread(bo, j, -1);
+        if (bi >= 0) spread(bi, j, +1);
+      }
+    }
+    float* crow = k.c.data() + static_cast<size_t>(i) * w;
+    for (int j = 0; j < w; j++) {
+      const int b = bin(i, j);
+      if (b < 0) continue;
+      const int value = img[static_cast<size_t>(i) * w + j] + n;
+      const int p0 = hist[static_cast<size_t>(b) * w + j];
+      float best = 0.0f;
+      for (int d = 0; d < n; d++) {
+        if (value > s.visible[d] || value + d + 1 <= s.lowestLuma) continue;
+        const int up = b + d + 1, down = b - d - 1;
+        const int p1 = up < band ? hist[static_cast<size_t>(up) * w + j] : 0;
+        const int p2 = down >= 0 ? hist[static_cast<size_t>(down) * w + j] : 0;
+        const int p = std::max(p1, p2);
+        const float v = static_cast<float>(kContrastWeight[d] * p0 * p) * recip[p + p0];
+        if (v > best) best = v;
+      }
+      crow[j] = best;
+    }
+  }
+}
+
+// CAMBI of one picture at w x h with this window.
+double cambiOf(const Settings& s, const PlaneView& in, int bpc, int w, int h, int window, Scratch& k) {
+  if (bpc != 8 && bpc != 16) {
+    const unsigned top = (1u << bpc) - 1;
+    for (int y = 0; y < in.height; y++)
+      for (int x = 0; x < in.width; x++) {
+        const unsigned v = bpc > 8 ? in.row<uint16_t>(y)[x] : in.row<uint8_t>(y)[x];
+        if (v > top) {
+          throw std::runtime_error("cambi: the input holds a value greater than " + std::to_string(top) +
+                                   ", the largest at " + std::to_string(bpc) + " bits");
+        }
+      }
+  }
+  k.image.resize(static_cast<size_t>(w) * h);
+  k.mask.resize(static_cast<size_t>(w) * h);
+  toTenBits(in, bpc, k.image.data(), w, h);
+  if (s.encBitDepth < 10) antiDither(k.image.data(), w, h);
+  flatMask(k.image.data(), w, h, k.mask.data());
+  const int pad = window >> 1;
+  double pooled[kScales];
+  int sw = w, sh = h;
+  for (int scale = 0; scale < kScales; scale++) {
+    if (scale > 0 || s.halveFirst) {
+      const int nw = (sw + 1) >> 1, nh = (sh + 1) >> 1;
+      halve(k.image.data(), sw, sh, nw, nh);
+      halve(k.mask.data(), sw, sh, nw, nh);
+      sw = nw;
+      sh = nh;
+    }
+    modeFilter(k.image.data(), sw, sh, k.ring);
+    contrastValues(s, k.image.data(), k.mask.data(), sw, sh, pad, k);
+    const int count = sw * sh;
+    const int top = std::clamp(static_cast<int>(s.topk * count), 1, count);
+    selectLargest(k.c.data(), count, top);
+    double sum = 0;
+    for (int i = 0; i < top; i++) sum += k.c[i];
+    pooled[scale] = sum / top;
+  }
+  double score = 0.0;
+  for (int scale = 0; scale < kScales; scale++) score += pooled[scale] * kScaleWeight[scale];
+  const int side = 2 * (window >> 1) + 1;
+  return score / static_cast<uint16_t>(side * side);
+}
+
+class Cambi final : public Extractor {
+ public:
+  explicit Cambi(Settings s, int bitDepth) : s_(std::move(s)), bitDepth_(bitDepth) {}
+  size_t outputCount() const override { return s_.fullRef ? 3 : 1; }
+  void extract(const FrameWindow& f, double* out) const override {
+    Scratch k;
+    const double dis = cambiOf(s_, f.dis->plane[0], bitDepth_, s_.encWidth, s_.encHeight, s_.window, k);
+    out[0] = std::min(dis, s_.maxValue);
+    if (!s_.fullRef) return;
+    const double src = cambiOf(s_, f.ref->plane[0], bitDepth_, s_.srcWidth, s_.srcHeight, s_.srcWindow, k);
+    out[1] = std::min(src, s_.maxValue);
+    const double diff = dis - src;
+    out[2] = std::min(diff < 0 ? 0.0 : diff, s_.maxValue);
+  }
+
+ private:
+  Settings s_;
+  int bitDepth_;
+};
+
+std::unique_ptr<Extractor> make(const ExtractorOptions& o, const ExtractorGeometry& g) {
+  Settings s{};
+  const auto integer = [&](const char* name) { return static_cast<int>(o.number(name)); };
+  s.encBitDepth = integer("enc_bitdepth") == 0 ? g.bitDepth : integer("enc_bitdepth");
+  s.encWidth = integer("enc_width");
+  s.encHeight = integer("enc_height");
+  if (s.encWidth == 0 || s.encHeight == 0) s.encWidth = g.width, s.encHeight = g.height;
+  s.srcWidth = integer("src_width");
+  s.srcHeight = integer("src_height");
+  if (s.srcWidth == 0 || s.srcHeight == 0) s.srcWidth = g.width, s.srcHeight = g.height;
+  // A downscaled encode is measured at the size it arrives in, never upscaled.
+  if (s.encHeight > g.height || s.encWidth > g.width) s.encWidth = g.width, s.encHeight = g.height;
+  if ((s.encWidth < kMinSide && s.encHeight < kMinSide) || (s.srcWidth < kMinSide && s.srcHeight < kMinSide)) {
+    throw std::runtime_error("frames smaller than " + std::to_string(kMinSide) + " pixels in both width and height");
+  }
+  if ((s.srcWidth > s.encWidth && s.srcHeight < s.encHeight) || (s.srcWidth < s.encWidth && s.srcHeight > s.encHeight)) {
+    throw std::runtime_error("src and enc sizes of different aspect");
+  }
+  const int pixels = s.encWidth * s.encHeight;
+  const int speedup = integer("cambi_high_res_speedup");
+  s.halveFirst = (speedup == 1080 && pixels >= 1920 * 1080) || (speedup == 1440 && pixels >= 2560 * 1440) ||
+                 (speedup == 2160 && pixels >= 3840 * 2160);
+  s.fullRef = o.flag("full_ref");
+  s.maxValue = o.number("cambi_max_val");
+  s.topk = o.number("topk") != 0.6 ? o.number("topk") : o.number("cambi_topk");
+  const std::string& eotfName = o.text("cambi_eotf") != "bt1886" ? o.text("cambi_eotf") : o.text("eotf");
+  if (eotfName != "bt1886" && eotfName != "pq") throw std::runtime_error("unknown eotf " + eotfName);
+  const Eotf eotf = eotfName == "pq" ? Eotf::Pq : Eotf::Bt1886;
+  s.diffs = 1 << integer("max_log_contrast");
+  const double tvi = o.number("tvi_threshold");
+  for (int d = 0; d < s.diffs; d++) s.visible.push_back(visibilityLimit(d + 1, tvi, eotf) + s.diffs);
+  s.lowestLuma = lowestVisibleLuma(o.number("cambi_vis_lum_threshold"), eotf);
+  s.bandBase = std::max(s.lowestLuma - 3 * s.diffs + 1, 0);
+  s.bandSize = s.visible[s.diffs - 1] + 1 - s.bandBase;
+  s.window = adjustedWindow(integer("window_size"), s.encWidth, s.encHeight, s.halveFirst);
+  s.srcWindow = adjustedWindow(integer("window_size"), s.srcWidth, s.srcHeight, s.halveFirst);
+  const int widest = std::max(s.window, s.srcWindow);
+  if (widest * widest >= kReciprocals) throw std::runtime_error("window of " + std::to_string(widest) + " pixels is too large");
+  s.reciprocal = reciprocalTable();
+  return std::make_unique<Cambi>(std::move(s), g.bitDepth);
+}
+
+}  // namespace
+
+VMAFS_REGISTER_EXTRACTOR("cambi", make);
+
+}  // namespace vmafs
