@@ -38,8 +38,9 @@ const V1 = {
 async function admOptionsSupported() {
   const model = await loadModel({ version: 'vmaf_v1.0.16_3d0h' });
   const adm = model.features.find((f) => f.definition.name === 'adm');
+  const definition = adm.definition.forOptions?.(adm.options) ?? adm.definition;
   try {
-    adm.definition.check?.(adm.options, { width: 1920, height: 1080, chroma: '420', bitDepth: 8 });
+    definition.check?.(adm.options, { width: 1920, height: 1080, chroma: '420', bitDepth: 8 });
     return true;
   } catch {
     return false;
