@@ -15,3 +15,13 @@ export function assertCoreOptions(extractor: string, table: readonly OptionDef[]
     throw new UsageError(`${extractor}: option ${opt.name}=${text} is not supported by vmaf-stream yet (supported: the defaults${gainLimits.length ? `, ${gainLimits.join(', ')}=1` : ''})`);
   }
 }
+
+/** Whether the fused core computes these option values (the defaults, and the listed gain limits at 1). */
+export function coreTakesOptions(table: readonly OptionDef[], values: OptionValues, gainLimits: readonly string[]): boolean {
+  try {
+    assertCoreOptions('', table, values, gainLimits);
+    return true;
+  } catch {
+    return false;
+  }
+}

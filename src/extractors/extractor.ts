@@ -72,6 +72,11 @@ export interface ExtractorDefinition {
   /** Throws a VmafError (E_FRAME_TOO_SMALL, E_INPUT_FORMAT, ...) for inputs libvmaf refuses. */
   check?(options: OptionValues, format: FrameFormat): void;
   readonly implementation: ExtractorImplementation;
+  /**
+   * Where one implementation does not cover every option set: the definition (same name,
+   * options and outputs) that computes these options. The run plan asks it per instance.
+   */
+  forOptions?(options: OptionValues): ExtractorDefinition;
 }
 
 /** Convenience for extractors that read each frame alone. */

@@ -56,7 +56,8 @@ export function planRun(requests: readonly ExtractorRequest[]): RunPlan {
     const id = instanceId(request);
     if (seen.has(id)) continue;
     seen.add(id);
-    instances.push({ definition: request.definition, options: request.options, id });
+    const definition = request.definition.forOptions?.(request.options) ?? request.definition;
+    instances.push({ definition, options: request.options, id });
   }
   const planes: PlaneNeed = instances.some((x) => x.definition.planes(x.options) === 'all') ? 'all' : 'luma';
   const neighbours = instances.reduce(

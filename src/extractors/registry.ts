@@ -18,6 +18,8 @@ import { floatVif } from './float_vif/float_vif.js';
 import { psnr } from './psnr/psnr.js';
 import { psnrHvs } from './psnr_hvs/psnr_hvs.js';
 import { ciede } from './ciede/ciede.js';
+import { speedChroma } from './speed_chroma/speed_chroma.js';
+import { speedTemporal } from './speed_temporal/speed_temporal.js';
 import { cambi } from './cambi/cambi.js';
 
 export const EXTRACTORS: readonly ExtractorDefinition[] = [
@@ -35,6 +37,8 @@ export const EXTRACTORS: readonly ExtractorDefinition[] = [
   floatAnsnr,
   ciede,
   psnrHvs,
+  speedChroma,
+  speedTemporal,
   cambi,
 ];
 

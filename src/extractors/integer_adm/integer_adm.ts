@@ -2,11 +2,13 @@
  * libvmaf's integer ADM ("adm"; integer_adm.c): the detail-loss and additive-impairment
  * measures over four DWT scales. Computed by the fused core (src/kernels/cpu/adm.cpp,
  * src/kernels/gpu/adm/), which gives the default options and adm_enhn_gain_limit=1 (the
- * NEG models' "_egl_1" features) from one set of statistics.
+ * NEG models' "_egl_1" features) from one set of statistics. Other option sets (VMAF v1's
+ * adm3 instances) run one native instance each (integer_adm_options.cpp, the cpu ADM at those
+ * options).
  */
 import type { ExtractorDefinition } from '../extractor.js';
 import type { OptionDef } from '../option.js';
-import { assertCoreOptions } from '../core-options.js';
+import { assertCoreOptions, coreTakesOptions } from '../core-options.js';
 
 const OPTIONS: readonly OptionDef[] = [
   { name: 'debug', type: 'bool', default: false, param: false, help: 'debug mode: enable additional output' },
@@ -42,4 +44,13 @@ export const integerAdm: ExtractorDefinition = {
   ],
   check: (options) => assertCoreOptions('adm', OPTIONS, options, ['adm_enhn_gain_limit']),
   implementation: { kind: 'core' },
+  forOptions: (options) => (coreTakesOptions(OPTIONS, options, ['adm_enhn_gain_limit']) ? integerAdm : integerAdmAtOptions),
+};
+
+/** integer_adm at options the core does not take: a native instance of its own. */
+const integerAdmAtOptions: ExtractorDefinition = {
+  ...integerAdm,
+  check: undefined,
+  forOptions: undefined,
+  implementation: { kind: 'native', native: 'integer_adm_options' },
 };

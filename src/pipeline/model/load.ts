@@ -21,6 +21,14 @@ export const BUILTIN_MODELS: readonly string[] = Object.freeze([
   'vmaf_float_v0.6.1neg',
   'vmaf_float_b_v0.6.3',
   'vmaf_float_4k_v0.6.1',
+  'vmaf_v1.0.16_3d0h',
+  'vmaf_v1.0.16_5d0h',
+  'vmaf_v1.0.16_1d5h_2160',
+  'vmaf_v1.0.16_3d0h_2160',
+  'vmaf_v1.0.16_hfr_3d0h',
+  'vmaf_v1.0.16_hfr_5d0h',
+  'vmaf_v1.0.16_hfr_1d5h_2160',
+  'vmaf_v1.0.16_hfr_3d0h_2160',
 ]);
 
 /** The model used when a spec names neither a version nor a path. */

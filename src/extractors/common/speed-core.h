@@ -1,0 +1,70 @@
+// SpEED-QA's spatial score of one pair of float planes, as libvmaf 3.2.0's speed.c computes it
+// for speed_chroma and speed_temporal (bit for bit: float where it uses float, double where
+// it uses double, the same operation order):
+//  1. optional prescale (vif_scale_frame_s), an antialiasing Gaussian (the scale-1 VIF window,
+//     sigma widened by sqrt(16)), decimation by 16, minus the local mean (the scale-4 window);
+//  2. per plane, over 5x5 blocks: the 25x25 covariance of the block's samples (sums in
+//     double, accumulated as libvmaf's x86-64 AVX-512 kernel does), its eigenvalues (float
+//     Householder tridiagonalisation and implicit QR), each block's variance scale from
+//     solving K X = Y (float Householder QR), and the block's entropy;
+//  3. the mean over the blocks of |ref entropy * log2(1 + var) - dis entropy * log2(1 + var)|.
+#pragma once
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace vmafs {
+
+struct SpeedParams {
+  double kernelScale = 1.0;
+  double prescale = 1.0;
+  std::string prescaleMethod = "nearest";
+  double sigmaNn = 0.29;
+  double nnFloor = 0.0;
+  int weightVarMode = 0;
+};
+
+// The sizes one plane goes through (libvmaf's SpeedDimensions).
+struct SpeedGeometry {
+  int width = 0, height = 0;              // the plane as given
+  int scaledWidth = 0, scaledHeight = 0;  // after the prescale
+  int decimatedWidth = 0, decimatedHeight = 0;
+  int blocksAcross = 0, blocksDown = 0;   // whole 5x5 blocks of the decimated plane
+  int windowWidth = 0, windowHeight = 0;  // positions of a block-sized window in the blocked area
+  static SpeedGeometry of(int width, int height, double prescale);
+  bool empty() const { return blocksAcross == 0 || blocksDown == 0; }
+};
+
+// Results of one plane: what the score compares.
+struct SpeedPlaneStats {
+  std::vector<float> entropy;   // per block
+  std::vector<float> variance;  // per block
+  bool singular = false;        // libvmaf's est_params error: the covariance could not be inverted
+};
+
+class SpeedScorer {
+ public:
+  // Throws std::invalid_argument for options libvmaf's init refuses (kernel scale, prescale
+  // method) and for planes too small for one block.
+  SpeedScorer(int width, int height, const SpeedParams& params);
+
+  // The score of a pair of planes (width x height each, packed), which it overwrites.
+  // `singular` (optional) says whether either plane's covariance was singular (libvmaf's
+  // speed_extract_score's error return).
+  float score(std::vector<float>& ref, std::vector<float>& dis, bool* singular) const;
+
+  const SpeedGeometry& geometry() const { return geometry_; }
+
+ private:
+  void decimate(std::vector<float>& plane) const;
+  SpeedPlaneStats blockStats(const std::vector<float>& plane) const;
+  float compare(const SpeedPlaneStats& ref, const SpeedPlaneStats& dis) const;
+
+  SpeedGeometry geometry_;
+  SpeedParams params_;
+  int scaleMethod_ = 0;
+  std::vector<float> antialias_;
+  std::vector<float> localMean_;
+};
+
+}  // namespace vmafs
