@@ -24,6 +24,24 @@ export interface LineResult {
   eof: boolean;
 }
 
+/** What the native readers' frame loop reads through: a ByteReader (a stream) or a FileByteReader. */
+export interface PullByteReader {
+  /** Bytes consumed so far. */
+  position: number;
+  /** Waits until at least one byte is buffered; false at the end of the input. */
+  fill(): Promise<boolean>;
+  /** True when at least one more byte can be read. */
+  hasMore(): Promise<boolean>;
+  /** Reads a line (see ByteReader.readLine); null when the input has ended before it. */
+  readLine(maxBytes: number): Promise<LineResult | null>;
+  /** Fills `dest`; the bytes read (fewer only at the end of the input). */
+  read(dest: Uint8Array): Promise<number>;
+  /** Discards `n` bytes; how many were there. */
+  skip(n: number): Promise<number>;
+  /** Stops reading; a pending or later read sees the end of the input. */
+  detach(): void;
+}
+
 /** Queued chunks already consumed are dropped from the array in batches of this many. */
 const COMPACT_AT = 64;
 /** Direct reads with no read pending land in a scratch buffer of this size... */
@@ -77,7 +95,7 @@ export class DirectFeed {
   }
 }
 
-export class ByteReader {
+export class ByteReader implements PullByteReader {
   /** Bytes consumed so far. */
   position = 0;
 
