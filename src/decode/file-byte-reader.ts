@@ -44,6 +44,8 @@ export class FileByteReader implements PullByteReader {
   private offset: number;
   private ended = false;
   private detached = false;
+  /** The descriptor is closed (at the end of the input, or on detach). */
+  private closed = false;
   /** A read in flight: close waits for it, so the descriptor is never closed under it. */
   private busy: Promise<unknown> | undefined;
 
@@ -62,6 +64,7 @@ export class FileByteReader implements PullByteReader {
 
   private async fileHandle(): Promise<FileHandle> {
     if (this.handle) return this.handle;
+    if (this.opening && this.closed) throw new Error('FileByteReader: read after close');
     this.opening ??= (async () => {
       const handle = await open(this.path, 'r');
       try {
@@ -131,12 +134,14 @@ export class FileByteReader implements PullByteReader {
       }
       piece = MAX_LINE_READ;
       const start = this.head;
-      const nl = this.scratch.indexOf(0x0a, start);
-      const end = nl >= 0 && nl < this.tail ? nl : this.tail;
+      // Only scratch[head, tail) was read: a newline past it is stale.
+      const at = this.scratch.indexOf(0x0a, start);
+      const nl = at >= 0 && at < this.tail ? at : -1;
+      const end = nl >= 0 ? nl : this.tail;
       const n = Math.min(end - start, maxBytes - total);
       text += this.scratch.toString('latin1', start, start + n);
       total += n;
-      if (start + n === nl) {
+      if (nl >= 0 && start + n === nl) {
         this.consume(n + 1);
         return { text, terminated: true, eof: false };
       }
@@ -170,9 +175,9 @@ export class FileByteReader implements PullByteReader {
     let done = Math.min(this.tail - this.head, n);
     this.consume(done);
     if (done === n || this.ended || this.detached) return done;
-    await this.fileHandle();
+    const handle = await this.fileHandle();
     if (this.seekable) {
-      if (this.offset + (n - done) > this.size) this.size = (await this.handle!.stat()).size;
+      if (this.offset + (n - done) > this.size) this.size = (await handle.stat()).size;
       const n2 = Math.max(0, Math.min(n - done, this.size - this.offset));
       this.offset += n2;
       this.position += n2;
@@ -193,6 +198,7 @@ export class FileByteReader implements PullByteReader {
     const handle = this.handle;
     if (!handle || this.busy) return; // the read in flight closes it when it returns
     this.handle = undefined;
+    this.closed = true;
     await handle.close().catch(() => {});
   }
 
