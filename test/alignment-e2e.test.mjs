@@ -2,8 +2,8 @@
 // offset of a distorted clip that starts a few frames late (or early), says so on stderr, in
 // the NDJSON log and as an `alignment` event, and scores exactly what the equivalent
 // --frame_skip_ref / --frame_skip_dist run scores, bit for bit; --align N applies N; in a
-// ladder each rendition gets its own offset; and the drift monitor, always on, reports a
-// frame the distorted stream drops.
+// ladder each rendition gets its own offset; and the drift monitor, on with alignment (or
+// --drift), reports a frame the distorted stream drops, and costs nothing when off.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -125,12 +125,12 @@ describe('alignment end to end', function () {
   });
 
   it('the drift monitor reports the dropped frame with its position: stderr, NDJSON, `drift` event', async () => {
-    const run = cli(['-r', REF, '-d', dropped, ...BASE]);
+    const run = cli(['-r', REF, '-d', dropped, '--drift', ...BASE]);
     const drift = run.typed('drift').filter((l) => l.kind !== 'collapse');
     assert.deepEqual(drift.map((l) => [l.kind, l.atIndex, l.offset, l.previousOffset]), [['dropped', 20, 1, 0]]);
     assert.match(run.stderr, /^vmaf-stream: the distorted stream dropped a frame at frame 20: from there it shows the reference one frame later \(offset \+1\)$/m);
 
-    const seen = await events(scoreEvents(REF, dropped, { backend: 'cpu', threads: 2 }));
+    const seen = await events(scoreEvents(REF, dropped, { backend: 'cpu', threads: 2, align: 0 }));
     const driftEvents = seen.filter((e) => e.type === 'drift' && e.value.kind !== 'collapse').map((e) => e.value);
     assert.deepEqual(driftEvents.map((d) => [d.kind, d.atIndex, d.offset, d.rendition]), [['dropped', 20, 1, undefined]]);
     // Reported once the frames after the drop have been scored, not at the end.

@@ -185,6 +185,7 @@ export class DriftMonitor {
   private collapsedFor = 0;
   private readonly jobs: Job[] = [];
   private eventCount = 0;
+  private thumbnails = 0;
 
   constructor(options: DriftMonitorOptions = {}) {
     this.metric = options.metric ?? 'score';
@@ -220,6 +221,11 @@ export class DriftMonitor {
     return this.eventCount;
   }
 
+  /** Thumbnails copied so far (two per pair observed): the monitor's cost on the decode side. */
+  get thumbnailsTaken(): number {
+    return this.thumbnails;
+  }
+
   /** Thumbnails each ring holds. */
   get historySize(): number {
     return this.history;
@@ -242,6 +248,7 @@ export class DriftMonitor {
     const r = this.refRing!.put(pair.index, pair.ref.luma, format, this.step);
     const d = this.disRing!.put(pair.index, pair.dis.luma, pair.dis.format, this.step);
     this.newestPair = pair.index;
+    this.thumbnails += 2;
     if (this.metric === 'psnr') this.score(pair.index, lumaPsnr(r, d, this.geometry));
     this.runReady();
   }

@@ -126,14 +126,15 @@ Live QC:
                             ladder), N scores distorted frame i against reference frame i+N;
                             the offset is printed on stderr and logged ({"type":"alignment"})
  --align-range N            auto: offsets from -N to N are searched (default 10)
+ --drift                    watch for dropped and repeated frames without --align too
  --report PATH              write a self-contained HTML report at the end (and on Ctrl-C)
 
 Past one machine (BullMQ on Redis; see also vmaf-stream worker|submit|status --help):
  --queue redis://HOST:PORT  cut the title into segments scored by vmaf-stream workers on this
                             queue; the merged log is the one this command writes without it
  --segment N|Ns             segment length in frames (600) or seconds (20s); default 3000 frames
-Dropped and repeated frames of the distorted stream are always watched for: printed on
-stderr and logged ({"type":"drift",...}).
+Dropped and repeated frames of an aligned distorted stream (--align, align=, or --drift for
+every one) are watched for: printed on stderr and logged ({"type":"drift",...}).
 
 Exit status: 0 done, 1 input or runtime error (a log that cannot be written included),
 2 usage error, 130 interrupted by SIGINT (Ctrl-C), 143 by SIGTERM (the logs are complete with
@@ -182,6 +183,7 @@ const OPTIONS = {
   alert: { type: 'string', multiple: true },
   align: { type: 'string' },
   'align-range': { type: 'string' },
+  drift: { type: 'boolean' },
   report: { type: 'string' },
   queue: { type: 'string' },
   segment: { type: 'string' },
@@ -318,6 +320,7 @@ export function parseCommandLine(argv: string[]): CliCommand {
         ...(alerts.length > 0 ? { alerts } : {}),
         ...(align !== undefined ? { align } : {}),
         ...(alignRange !== undefined ? { alignRange } : {}),
+        ...(values.drift ? { drift: true } : {}),
         backend,
         threads: optionalInt(values.threads, '--threads', 1),
         ...modelsAndFeatures(values),

@@ -24,6 +24,24 @@ export interface LineResult {
   eof: boolean;
 }
 
+/** What the native readers' frame loop reads through: a ByteReader (a stream) or a FileByteReader. */
+export interface PullByteReader {
+  /** Bytes consumed so far. */
+  position: number;
+  /** Waits until at least one byte is buffered; false at the end of the input. */
+  fill(): Promise<boolean>;
+  /** True when at least one more byte can be read. */
+  hasMore(): Promise<boolean>;
+  /** Reads a line (see ByteReader.readLine); null when the input has ended before it. */
+  readLine(maxBytes: number): Promise<LineResult | null>;
+  /** Fills `dest`; the bytes read (fewer only at the end of the input). */
+  read(dest: Uint8Array): Promise<number>;
+  /** Discards `n` bytes; how many were there. */
+  skip(n: number): Promise<number>;
+  /** Stops reading; a pending or later read sees the end of the input. */
+  detach(): void;
+}
+
 /** Queued chunks already consumed are dropped from the array in batches of this many. */
 const COMPACT_AT = 64;
 /** Direct reads with no read pending land in a scratch buffer of this size... */
@@ -77,7 +95,7 @@ export class DirectFeed {
   }
 }
 
-export class ByteReader {
+export class ByteReader implements PullByteReader {
   /** Bytes consumed so far. */
   position = 0;
 
@@ -315,40 +333,35 @@ export class ByteReader {
    * Returns null when the input has ended before any byte of the line.
    */
   async readLine(maxBytes: number): Promise<LineResult | null> {
+    // A line within one chunk (every FRAME line, as a rule) is one toString; a line across
+    // chunks collects its pieces. No closure or array per call on that usual path.
     let parts: Buffer[] | undefined;
     let text = '';
     let total = 0;
-    const take = (chunk: Buffer, start: number, end: number): void => {
-      if (end <= start) return;
-      if (total === 0 && !parts) text = chunk.toString('latin1', start, end);
-      else {
-        parts ??= [Buffer.from(text, 'latin1')];
-        parts.push(chunk.subarray(start, end));
-      }
-      total += end - start;
-    };
-    const result = (terminated: boolean, eof: boolean): LineResult => ({
-      text: parts ? Buffer.concat(parts).toString('latin1') : text,
-      terminated,
-      eof,
-    });
     for (;;) {
       if (!(await this.fill())) {
         if (total === 0) return null;
-        return result(false, true);
+        return { text: parts ? Buffer.concat(parts).toString('latin1') : text, terminated: false, eof: true };
       }
       const chunk = this.chunks[this.first]!;
       const start = this.head;
       const nl = chunk.indexOf(0x0a, start);
       const end = nl >= 0 ? nl : chunk.length;
       const n = Math.min(end - start, maxBytes - total);
-      take(chunk, start, start + n);
+      if (n > 0) {
+        if (total === 0 && !parts) text = chunk.toString('latin1', start, start + n);
+        else {
+          parts ??= [Buffer.from(text, 'latin1')];
+          parts.push(chunk.subarray(start, start + n));
+        }
+        total += n;
+      }
       if (nl >= 0 && start + n === nl) {
         this.consume(n + 1);
-        return result(true, false);
+        return { text: parts ? Buffer.concat(parts).toString('latin1') : text, terminated: true, eof: false };
       }
       this.consume(n);
-      if (total >= maxBytes) return result(false, false);
+      if (total >= maxBytes) return { text: parts ? Buffer.concat(parts).toString('latin1') : text, terminated: false, eof: false };
     }
   }
 

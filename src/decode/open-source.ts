@@ -211,16 +211,15 @@ async function openPath(file: string, route: Route): Promise<FrameSource> {
     if (isY4m) return new Y4mReader(stream, streamSourceOptions(route));
     return openStream(stream, route);
   }
-  if (isY4m) return new Y4mReader(createReadStream(file, { highWaterMark: 1 << 20 }), streamSourceOptions(route));
-  if (route.raw && !route.options.scaleTo) {
-    return new RawReader(createReadStream(file, { highWaterMark: 1 << 20 }), { ...route.raw, ...streamSourceOptions(route) });
-  }
+  // A regular file is read by its descriptor: straight into the pool slots, chroma unread when not kept.
+  if (isY4m) return new Y4mReader({ file }, streamSourceOptions(route));
+  if (route.raw && !route.options.scaleTo) return new RawReader({ file }, { ...route.raw, ...streamSourceOptions(route) });
   // ffmpeg would take "a:b.mp4" for protocol "a".
   const ffmpegInput = file.includes(':') && !path.isAbsolute(file) ? `file:${file}` : file;
   if (!route.raw && !route.options.scaleTo) {
     try {
       if (await startsWithY4mMagic(file)) {
-        return new Y4mReader(createReadStream(file, { highWaterMark: 1 << 20 }), streamSourceOptions(route));
+        return new Y4mReader({ file }, streamSourceOptions(route));
       }
     } catch (err) {
       throw streamError(route.label, err);

@@ -3,13 +3,12 @@
  * by the caller as libvmaf's CLI takes it (-w, -h, -p 420|422|444, -b 8|10|12|16; 400 is
  * luma only). Samples above 8 bits are 16-bit little-endian.
  */
-import { createReadStream } from 'node:fs';
 import type { Readable } from 'node:stream';
 
 import { UsageError } from '../errors.js';
 import type { BitDepth, ChromaSubsampling, FrameFormat } from '../types.js';
 import { BIT_DEPTHS, CHROMAS, MAX_DIMENSION, frameLayout, type FrameLayout } from './frame-layout.js';
-import { StreamFrameSource, type StreamFrameSourceOptions } from './stream-frame-source.js';
+import { StreamFrameSource, type ByteInput, type StreamFrameSourceOptions } from './stream-frame-source.js';
 
 export interface RawGeometry {
   width: number;
@@ -48,10 +47,10 @@ export function rawFormat(geometry: RawGeometry, label = 'raw input'): FrameForm
 export class RawReader extends StreamFrameSource {
   private readonly layout: FrameLayout;
 
-  constructor(stream: Readable, options: RawReaderOptions) {
+  constructor(input: ByteInput, options: RawReaderOptions) {
     const label = options.label ?? 'raw';
     const layout = frameLayout(rawFormat(options, label));
-    super(stream, { ...options, label });
+    super(input, { ...options, label });
     this.layout = layout;
   }
 
@@ -69,8 +68,7 @@ export function openRaw(input: string | Readable, options: RawReaderOptions): Ra
   if (typeof input === 'string') {
     const label = options.label ?? input;
     rawFormat(options, label); // validate before opening anything
-    const stream = createReadStream(input, { highWaterMark: 1 << 20 });
-    return new RawReader(stream, { ...options, label });
+    return new RawReader({ file: input }, { ...options, label });
   }
   return new RawReader(input, options);
 }

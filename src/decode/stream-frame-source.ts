@@ -10,9 +10,27 @@ import type { Readable } from 'node:stream';
 import { InputError, VmafError } from '../errors.js';
 import { FramePool, bytesOf, pooledFrame } from '../pool/frame-pool.js';
 import type { Frame, FrameFormat, FrameSource, PlaneSelection } from '../types.js';
-import { ByteReader, type DirectFeed } from './byte-reader.js';
+import { ByteReader, type DirectFeed, type PullByteReader } from './byte-reader.js';
+import { FileByteReader } from './file-byte-reader.js';
 import { HOST_IS_LITTLE_ENDIAN, swapBytes16, type FrameLayout } from './frame-layout.js';
 import { assertChromaAvailable } from './planes.js';
+
+/**
+ * A file read by its descriptor rather than as a stream (see FileByteReader): its planes are
+ * read straight into the pool slots, and the bytes a frame does not keep are not read.
+ */
+export interface FileInput {
+  file: string;
+  /** The byte to start at (default 0). */
+  start?: number;
+}
+
+/** What a native reader reads: a Node Readable, or a file by its path. */
+export type ByteInput = Readable | FileInput;
+
+export function isFileInput(input: unknown): input is FileInput {
+  return typeof input === 'object' && input !== null && typeof (input as FileInput).file === 'string';
+}
 
 /** Slots per source when the caller does not say. */
 export const DEFAULT_POOL_SLOTS = 8;
@@ -54,8 +72,9 @@ export interface StreamFrameSourceOptions {
 
 export abstract class StreamFrameSource implements FrameSource {
   readonly label: string;
-  protected readonly reader: ByteReader;
-  protected readonly stream: Readable;
+  protected readonly reader: PullByteReader;
+  /** The stream read, when the input is one (undefined for a FileInput). */
+  protected readonly stream: Readable | undefined;
   private readonly options: StreamFrameSourceOptions;
   private readonly abort = new AbortController();
   private headerTask: Promise<FrameLayout> | undefined;
@@ -64,11 +83,16 @@ export abstract class StreamFrameSource implements FrameSource {
   private endChecked = false;
   private framesRead = 0;
 
-  protected constructor(stream: Readable, options: StreamFrameSourceOptions) {
+  protected constructor(input: ByteInput, options: StreamFrameSourceOptions) {
     this.label = options.label;
     this.options = options;
-    this.stream = stream;
-    this.reader = new ByteReader(stream, options.highWaterMark, options.directFeed);
+    if (isFileInput(input)) {
+      this.stream = undefined;
+      this.reader = new FileByteReader(input.file, input.start !== undefined ? { start: input.start } : {});
+    } else {
+      this.stream = input;
+      this.reader = new ByteReader(input, options.highWaterMark, options.directFeed);
+    }
   }
 
   /** Reads the stream's header, if any, and says what the frames are. */
@@ -102,7 +126,7 @@ export abstract class StreamFrameSource implements FrameSource {
     this.closed = true;
     this.abort.abort(new Error(`${this.label}: closed`));
     this.reader.detach();
-    if (this.options.destroyStream !== false) this.stream.destroy();
+    if (this.options.destroyStream !== false) this.stream?.destroy();
     await this.options.onClose?.();
   }
 

@@ -7,13 +7,12 @@
  * and ffmpeg's high-bit-depth tags (420p10, 422p12, 444p16, mono10, mono16, ...).
  * Samples above 8 bits are 16-bit little-endian. Chroma planes of odd sizes round up.
  */
-import { createReadStream } from 'node:fs';
 import type { Readable } from 'node:stream';
 
 import { InputError, VmafError } from '../errors.js';
 import type { BitDepth, ChromaSubsampling, FrameFormat } from '../types.js';
 import { MAX_DIMENSION, frameLayout, type FrameLayout } from './frame-layout.js';
-import { StreamFrameSource, type StreamFrameSourceOptions } from './stream-frame-source.js';
+import { StreamFrameSource, type ByteInput, type StreamFrameSourceOptions } from './stream-frame-source.js';
 
 export const Y4M_MAGIC = 'YUV4MPEG2';
 /** Longest header line accepted. */
@@ -172,8 +171,8 @@ export class Y4mReader extends StreamFrameSource {
   private readonly lumaOf: Y4mReaderOptions['lumaOf'];
   private readonly onHeader: Y4mReaderOptions['onHeader'];
 
-  constructor(stream: Readable, options: Y4mReaderOptions = {}) {
-    super(stream, { ...options, label: options.label ?? 'y4m' });
+  constructor(input: ByteInput, options: Y4mReaderOptions = {}) {
+    super(input, { ...options, label: options.label ?? 'y4m' });
     this.lumaOf = options.lumaOf;
     this.onHeader = options.onHeader;
   }
@@ -250,8 +249,7 @@ export class Y4mReader extends StreamFrameSource {
 /** A Y4mReader over a file path (read natively) or a Readable. */
 export function openY4m(input: string | Readable, options: Y4mReaderOptions = {}): Y4mReader {
   if (typeof input === 'string') {
-    const stream = createReadStream(input, { highWaterMark: 1 << 20 });
-    return new Y4mReader(stream, { ...options, label: options.label ?? input });
+    return new Y4mReader({ file: input }, { ...options, label: options.label ?? input });
   }
   return new Y4mReader(input, options);
 }

@@ -279,7 +279,7 @@ export function runLadder(reference: FrameInput, renditions: readonly ResolvedRe
       mergeMap((opened) => {
         backend = opened.backend;
         countRemaining = opened.countRemaining;
-        qc = new RunQc(options, { names, single, modelNames: opened.models.map((m) => m.name), inFlight });
+        qc = new RunQc(options, { names, single, modelNames: opened.models.map((m) => m.name), inFlight, aligned: modes.map((mode) => mode !== undefined) });
         const results = opened.backend.extractMany(pullWithCredits(groups, credits)).pipe(
           mergeMap((group): Array<Delivery<LadderResult>> => {
             const present = group.renditions.flatMap((frame, k) => (frame ? [{ frame, k }] : []));

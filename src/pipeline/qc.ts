@@ -63,9 +63,11 @@ export interface QcOptions {
   /** N for align: 'auto': offsets from −N to N are searched (default 10). */
   alignRange?: number;
   /**
-   * Watch the distorted stream for dropped and repeated frames (DriftMonitor): on (true,
-   * the default) or off (false), or the monitor's options. Reports go to onDrift (and the
-   * `drift` event); the monitor only reports, it does not re-pair.
+   * Watch the distorted stream for dropped and repeated frames (DriftMonitor): on (true),
+   * off (false), or the monitor's options (on). Default: on for the renditions aligned
+   * (`align`, or a rendition's own), off for the others, which then pay nothing for it (the
+   * monitor copies a thumbnail of every frame). Reports go to onDrift (and the `drift`
+   * event); the monitor only reports, it does not re-pair.
    */
   drift?: boolean | Omit<DriftMonitorOptions, 'onEvent'>;
   onWindow?: (window: WindowStats) => void;
@@ -181,6 +183,8 @@ export interface RunQcSetup {
   modelNames: readonly string[];
   /** Groups that may be in flight between decoding and delivery (sizes the monitors' rings). */
   inFlight: number;
+  /** Per rendition: aligned (an `align` applies to it), which turns its drift monitor on by default. */
+  aligned: readonly boolean[];
 }
 
 export class RunQc {
@@ -191,16 +195,18 @@ export class RunQc {
   /** The score the drift monitors are fed; undefined when they score luma PSNR themselves. */
   private readonly driftMetric: string | undefined;
   private live = true;
+  /** Monitors running: none means the decode side skips them altogether. */
+  private readonly watching: number;
 
   constructor(private readonly options: QcOptions, setup: RunQcSetup) {
     this.names = setup.names;
     this.single = setup.single;
-    const drift = options.drift ?? true;
+    const drift = options.drift;
     const settings = typeof drift === 'object' ? drift : {};
     const metric = setup.modelNames.length === 0 ? 'psnr' : (settings.metric ?? 'score');
     this.driftMetric = metric === 'score' ? setup.modelNames[0] : undefined;
-    this.monitors = this.names.map((name) =>
-      drift === false
+    this.monitors = this.names.map((name, k) =>
+      drift === false || (drift === undefined && !setup.aligned[k])
         ? undefined
         : new DriftMonitor({
             maxLag: Math.max(64, setup.inFlight + 8),
@@ -211,6 +217,7 @@ export class RunQc {
             },
           }),
     );
+    this.watching = this.monitors.filter((m) => m !== undefined).length;
     this.windowSpec = options.windows ? { ...options.windows, metrics: options.windows.metrics ?? setup.modelNames } : undefined;
     if (this.windowSpec && this.windowSpec.metrics!.length === 0) {
       throw new UsageError('rolling windows need a metric: there is no model (--no_prediction), so name the features to pool (--window-metrics)');
@@ -230,6 +237,18 @@ export class RunQc {
     }
   }
 
+  /** Drift monitors running (one per rendition watched). */
+  get driftMonitors(): number {
+    return this.monitors.filter((m) => m !== undefined).length;
+  }
+
+  /** Thumbnails the drift monitors have taken so far (two per pair watched). */
+  get thumbnailsTaken(): number {
+    let n = 0;
+    for (const m of this.monitors) n += m?.thumbnailsTaken ?? 0;
+    return n;
+  }
+
   /** A notice of alignment, with the rendition where it belongs. */
   alignment(k: number, report: AlignmentReport): void {
     if (this.live) this.options.onAlignment?.(this.single ? { ...report } : { ...report, rendition: this.names[k]! });
@@ -237,6 +256,7 @@ export class RunQc {
 
   /** Before the backend: each rendition's pair of the group, to the drift monitors (thumbnails only). */
   observeGroup(group: FrameGroup): void {
+    if (this.watching === 0) return;
     for (let k = 0; k < this.monitors.length; k++) {
       const dis = group.dis[k];
       if (dis) this.monitors[k]?.observePair({ index: group.index, ref: group.ref, dis });
