@@ -111,7 +111,7 @@ function bothLogs(args, format, url, segment) {
     });
 
     for (const segment of [1, 7, 60]) {
-      // JSON: this clip's scene cuts make the drift monitor write NDJSON lines, which a queued run has not (README).
+      // The NDJSON of this clip, its drift line included, is checked in queue-qc.test.mjs.
       it(`300 frames of H.264 (keyframes every 100), --segment ${segment}: cut at keyframes, the same JSON log`, () => {
         const [single, queued] = bothLogs(['-r', clips.ladder.ref, '-d', clips.ladder.dis, '--subsample', segment === 7 ? '2' : '1'], 'json', redis.url, segment);
         assert.equal(queued, single);
