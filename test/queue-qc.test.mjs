@@ -123,6 +123,15 @@ const typed = (text, type) => text.trim().split('\n').map((l) => JSON.parse(l)).
     assert.ok(typed(single.stdout, 'window').length > 5);
   });
 
+  it('no model (--no_prediction): the frames and windows as the single run; no drift monitor on a queue (it would read every frame)', () => {
+    const args = ['-r', src01.ref, '-d', dropped, '--no_prediction', '--feature', 'psnr', '--precision', '17', '-q', '--threads', '2', '--window', '10f', '--window-metrics', 'psnr_y'];
+    const { single, queued } = both(args, 7);
+    assert.equal(typed(single.stdout, 'drift').length, 1, 'the single run\'s monitor scores luma PSNR of every pair');
+    assert.equal(typed(queued.stdout, 'drift').length, 0);
+    const withoutDrift = (text) => maskFps(text).split('\n').filter((l) => !l.includes('"type":"drift"')).join('\n');
+    assert.equal(withoutDrift(queued.stdout), withoutDrift(single.stdout));
+  });
+
   it('a window metric the results lack: a usage error (exit 2), as in the single run', () => {
     const args = ['-r', src01.ref, '-d', src01.dis, '-q', '--window', '10f', '--window-metrics', 'no_such_metric', '--ndjson', '-o', '-'];
     const single = cli([...args, '--backend', 'cpu']);
