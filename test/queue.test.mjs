@@ -9,6 +9,7 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { backendsUnderTest } from './helpers/env.mjs';
 import { goldenClip } from './helpers/golden.mjs';
 import { haveRedis, startRedis } from './helpers/redis.mjs';
 
@@ -47,8 +48,8 @@ function cli(args) {
 }
 
 /** A child process of the CLI whose stderr can be awaited line by line. */
-function start(args) {
-  const child = spawn(process.execPath, [BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+function start(args, env = process.env) {
+  const child = spawn(process.execPath, [BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env });
   child.stderrText = '';
   const waiters = [];
   child.stderr.setEncoding('utf8').on('data', (t) => {
@@ -131,7 +132,7 @@ function bothLogs(args, format, url, segment) {
     });
 
     for (const segment of [1, 7, 60]) {
-      // JSON: this clip's scene cuts make the drift monitor write NDJSON lines, which a queued run has not (README).
+      // The NDJSON of this clip, its drift line included, is checked in queue-qc.test.mjs.
       it(`300 frames of H.264 (keyframes every 100), --segment ${segment}: cut at keyframes, the same JSON log`, () => {
         const [single, queued] = bothLogs(['-r', clips.ladder.ref, '-d', clips.ladder.dis, '--subsample', segment === 7 ? '2' : '1'], 'json', redis.url, segment);
         assert.equal(queued, single);
@@ -200,6 +201,78 @@ function bothLogs(args, format, url, segment) {
       assert.match(r.stderr, /corrupt\.y4m: frame 30: corrupt YUV4MPEG2 data/);
       const status = JSON.parse(cli(['status', '--queue', redis.url, '--json']).stdout);
       assert.equal(status.segments.waiting, 0, 'the other segments are cancelled');
+    });
+  });
+
+  describe('a worker keeps its backend between segments', function () {
+    // Carried clips only: these run wherever the repository does.
+    const small = goldenClip('src01_160x90_8bit');
+    const other = goldenClip('negated_256x144_2f');
+    const count = (worker, pattern) => (worker.stderrText.match(pattern) ?? []).length;
+    const opened = (worker) => count(worker, /backend opened/g);
+    const reused = (worker) => count(worker, /backend reused/g);
+    /** The worker's lines of `segments` segments (cli() blocks this process: its stderr is read afterwards). */
+    const segmentsDone = async (worker, segments) => {
+      while (count(worker, /: done in/g) < segments) await new Promise((r) => setTimeout(r, 20));
+    };
+
+    it('a gpu worker (lavapipe) scores five segments of a title: the single run\'s log, its device opened once', async function () {
+      if (!backendsUnderTest().includes('gpu')) this.skip();
+      const redis = await startRedis();
+      const children = [];
+      const env = { ...process.env, XDG_RUNTIME_DIR: process.env.XDG_RUNTIME_DIR ?? mkdtempSync(join(tmpdir(), 'xdg-')) };
+      try {
+        const worker = start(['worker', '--queue', redis.url, '--backend', 'gpu', '--lock-ms', '60000'], env);
+        children.push(worker);
+        await worker.waitFor(/ready/);
+        const args = ['-r', small.ref, '-d', small.dis, '--json', '-q'];
+        const single = out('json');
+        const s = spawnSync(process.execPath, [BIN, ...args, '-o', single, '--backend', 'gpu'], { encoding: 'utf8', env, timeout: 300000 });
+        assert.equal(s.status, 0, s.stderr);
+        const queued = out('json');
+        const q = cli([...args, '-o', queued, '--queue', redis.url, '--segment', '10']);
+        assert.equal(q.status, 0, q.stderr);
+        assert.equal(readFileSync(queued, 'utf8'), readFileSync(single, 'utf8'));
+        await segmentsDone(worker, 5);
+        assert.equal(opened(worker), 1, worker.stderrText);
+        assert.equal(reused(worker), 4, worker.stderrText);
+        assert.match(worker.stderrText, /backend opened \(gpu, /);
+      } finally {
+        await stopAll(children);
+        await redis.stop();
+      }
+    });
+
+    it('a cpu worker: one backend per frame size, the waiting one closed when the size changes; --backend-idle-ms 0: one per segment', async () => {
+      const redis = await startRedis();
+      const children = [];
+      try {
+        const keeping = await startWorker(redis.url, ['--threads', '1']);
+        children.push(keeping);
+        // 48 frames by 16: three segments; 2 frames by 1: two (y4m: cut at any frame).
+        const run = async (clip, segment, worker, done) => {
+          const single = out('json');
+          assert.equal(cli(['-r', clip.ref, '-d', clip.dis, '--json', '-o', single, '-q', '--backend', 'cpu']).status, 0);
+          const queued = out('json');
+          const r = cli(['-r', clip.ref, '-d', clip.dis, '--json', '-o', queued, '-q', '--queue', redis.url, '--segment', String(segment)]);
+          assert.equal(r.status, 0, r.stderr);
+          assert.equal(readFileSync(queued, 'utf8'), readFileSync(single, 'utf8'));
+          await segmentsDone(worker, done);
+        };
+        await run(small, 16, keeping, 3);
+        assert.deepEqual([opened(keeping), reused(keeping)], [1, 2], keeping.stderrText);
+        await run(other, 1, keeping, 5);
+        assert.deepEqual([opened(keeping), reused(keeping)], [2, 3], keeping.stderrText);
+        assert.match(keeping.stderrText, /backend closed \(another plan or frame size\)/);
+        await stopAll(children.splice(0));
+        const fresh = await startWorker(redis.url, ['--threads', '1', '--backend-idle-ms', '0']);
+        children.push(fresh);
+        await run(small, 16, fresh, 3);
+        assert.deepEqual([opened(fresh), reused(fresh)], [3, 0], fresh.stderrText);
+      } finally {
+        await stopAll(children);
+        await redis.stop();
+      }
     });
   });
 

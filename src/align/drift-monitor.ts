@@ -216,6 +216,14 @@ export class DriftMonitor {
     return this.isCollapsed;
   }
 
+  /**
+   * Where each search queued so far and not yet run starts. A queued title's coordinator
+   * (src/queue) reads it to decode just the pairs a search needs: it has no pairs otherwise.
+   */
+  get queuedSearches(): number[] {
+    return this.jobs.map((job) => job.start);
+  }
+
   /** Events reported so far. */
   get events(): number {
     return this.eventCount;

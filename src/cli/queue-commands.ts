@@ -32,6 +32,9 @@ segments in progress finish; SIGKILL hands them to another worker after --lock-m
                       a job with any other input fails with an error naming it
  --lock-ms N          a job's lock without renewal (default 30000): a dead worker's segment
                       goes to another worker after about this long
+ --backend-idle-ms N  a backend (a gpu device and its pipelines) is kept for the next segment of
+                      the same models and frame size, and closed after N ms unused (default
+                      30000; 0: a backend per segment)
  --quiet/-q           no line per segment`;
 
 export const SUBMIT_USAGE = `Usage: vmaf-stream submit --queue redis://HOST:PORT [--segment N|Ns] [batch.json | -]
@@ -81,6 +84,11 @@ function positiveInt(text: string | undefined, flag: string): number | undefined
   return Number(text);
 }
 
+function wholeNumber(text: string, flag: string): number {
+  if (!/^\d+$/.test(text)) throw new UsageError(`${flag} needs a whole number >= 0, not "${text}"`);
+  return Number(text);
+}
+
 async function worker(argv: string[]): Promise<number> {
   const parsed = parse(argv, {
     queue: { type: 'string' },
@@ -91,6 +99,7 @@ async function worker(argv: string[]): Promise<number> {
     ffmpeg: { type: 'string' },
     allow: { type: 'string', multiple: true },
     'lock-ms': { type: 'string' },
+    'backend-idle-ms': { type: 'string' },
     quiet: { type: 'boolean', short: 'q' },
   } as const, WORKER_USAGE);
   if (!parsed) return 0;
@@ -109,6 +118,7 @@ async function worker(argv: string[]): Promise<number> {
     ...(v.ffmpeg !== undefined ? { ffmpegPath: v.ffmpeg } : {}),
     allow: parseAllow(v.allow ?? []),
     ...(v['lock-ms'] !== undefined ? { lockMs: positiveInt(v['lock-ms'], '--lock-ms')! } : {}),
+    ...(v['backend-idle-ms'] !== undefined ? { backendIdleMs: wholeNumber(v['backend-idle-ms'], '--backend-idle-ms') } : {}),
     ...(quiet ? {} : { onEvent: (text: string) => process.stderr.write(`vmaf-stream worker: ${text}\n`) }),
   });
   process.stderr.write(`vmaf-stream worker: ready (pid ${process.pid}, ${backend} backend)\n`);

@@ -171,7 +171,7 @@ interface Opened {
 export function runLadder(reference: FrameInput, renditions: readonly ResolvedRendition[], options: LadderOptions = {}, single = false): Observable<Delivery<LadderResult>> {
   const queue = options.queue;
   // Loaded only when used: the queue brings BullMQ and a Redis client.
-  if (queue !== undefined) return defer(() => import('../queue/index.js')).pipe(mergeMap((q) => q.runLadderOnQueue(reference, renditions, options, queue)));
+  if (queue !== undefined) return defer(() => import('../queue/index.js')).pipe(mergeMap((q) => q.runLadderOnQueue(reference, renditions, options, queue, single)));
   return defer(() => {
     const threads = options.threads ?? defaultThreads();
     const inFlight = options.maxFramesInFlight ?? Math.max(4, threads * 2 + 2);

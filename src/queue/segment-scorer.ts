@@ -18,6 +18,7 @@ import { pullWithCredits } from '../pipeline/pull-observable.js';
 import type { FrameResult } from '../pipeline/writers/types.js';
 import type { FrameGroup, FrameSource } from '../types.js';
 import { openInputAt } from './open-at.js';
+import { backendKey, type BackendCache } from './backend-cache.js';
 import type { SegmentJobData } from './jobs.js';
 
 export interface SegmentScorerOptions {
@@ -26,6 +27,8 @@ export interface SegmentScorerOptions {
   ffmpegPath?: string;
   gpuAdapter?: string;
   onWarning?: (message: string) => void;
+  /** Backends kept between segments (the worker's); without it each segment opens and closes its own. */
+  backends?: BackendCache;
 }
 
 export interface ScoredSegment {
@@ -59,12 +62,16 @@ export async function scoreSegment(job: SegmentJobData, options: SegmentScorerOp
   const dis = title.renditions.map((r) => open(r, r.scaleTo));
   const sources: FrameSource[] = [ref.source, ...dis.map((d) => d.source)];
   let backend: FeatureBackend | undefined;
+  const key = backendKey(title);
+  let healthy = false;
   try {
-    backend = await createPlanBackend(plan, options.backend ?? 'cpu', {
-      threads,
-      ...(options.gpuAdapter !== undefined ? { gpuAdapter: options.gpuAdapter } : {}),
-      ...(options.onWarning ? { onWarning: options.onWarning } : {}),
-    });
+    const open = () =>
+      createPlanBackend(plan, options.backend ?? 'cpu', {
+        threads,
+        ...(options.gpuAdapter !== undefined ? { gpuAdapter: options.gpuAdapter } : {}),
+        ...(options.onWarning ? { onWarning: options.onWarning } : {}),
+      });
+    backend = options.backends ? await options.backends.acquire(key, open) : await open();
     const subsample = title.subsample > 1 ? title.subsample : 1;
     let decoded = 0;
     async function* groups(): AsyncGenerator<FrameGroup> {
@@ -101,9 +108,11 @@ export async function scoreSegment(job: SegmentJobData, options: SegmentScorerOp
       { defaultValue: undefined },
     );
     const own = (job.last ? Math.max(0, first + decoded - start) : end - start);
+    healthy = true;
     return { renditions: kept, extraFrames: ref.skip + Math.max(0, decoded - own) };
   } finally {
     await Promise.all(sources.map((s) => s.close().catch(() => undefined)));
-    await backend?.close().catch(() => undefined);
+    if (backend && options.backends) await options.backends.release(key, backend, healthy);
+    else await backend?.close().catch(() => undefined);
   }
 }

@@ -19,22 +19,12 @@ export interface PlannedTitle {
   segments: Segment[];
 }
 
-/** Options of a run that the queue cannot honour (they read frames the coordinator never sees). */
-function refuseUnsupported(options: LadderOptions): void {
-  const unsupported: string[] = [];
-  if (options.align !== undefined) unsupported.push('align');
-  if (options.windows !== undefined) unsupported.push('windows');
-  if (options.alerts !== undefined && options.alerts.length > 0) unsupported.push('alerts');
-  if (unsupported.length > 0) throw new UsageError(`${unsupported.join(', ')}: not available on a queue yet (the frames are decoded by the workers); run without --queue`);
-}
-
 function pathOf(input: FrameInput, what: string): string {
   if (typeof input !== 'string' || input === '-') throw new UsageError(`${what}: a queued title needs a path or URL the workers can read, not standard input or a stream`);
   return input;
 }
 
 export async function planTitle(reference: FrameInput, renditions: readonly ResolvedRendition[], options: LadderOptions & { segment?: SegmentLength | undefined }): Promise<PlannedTitle> {
-  refuseUnsupported(options);
   const refPath = pathOf(reference, 'the reference');
   const raw =
     options.width !== undefined && options.height !== undefined

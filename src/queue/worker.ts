@@ -19,6 +19,7 @@ import { SEGMENT_QUEUE, cancelKey, type SegmentJobData, type SegmentJobResult } 
 import { connectRedis } from './redis-connection.js';
 import { encodeFrames } from './result-codec.js';
 import { scoreSegment } from './segment-scorer.js';
+import { BackendCache } from './backend-cache.js';
 
 export interface WorkerOptions {
   queue: string;
@@ -34,7 +35,12 @@ export interface WorkerOptions {
    * A dead worker's job is handed on after about this long; the stall check runs as often.
    */
   lockMs?: number;
-  /** Called as segments start, finish and fail (the CLI prints them). */
+  /**
+   * How long a backend waits for the next segment of the same plan and frame size before it
+   * is closed, in ms (default 30000; 0: a backend per segment). See backend-cache.ts.
+   */
+  backendIdleMs?: number;
+  /** Called as segments start, finish and fail, and backends open and close (the CLI prints them). */
   onEvent?: (text: string) => void;
 }
 
@@ -49,6 +55,8 @@ export function jobFailureMessage(error: unknown): string {
 
 export interface RunningWorker {
   worker: Worker<SegmentJobData, SegmentJobResult>;
+  /** The backends it keeps between segments. */
+  backends: BackendCache;
   close(): Promise<void>;
 }
 
@@ -57,6 +65,10 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
   const control = connectRedis(options.queue);
   const name = `${hostname()}:${process.pid}`;
   const lockDuration = options.lockMs ?? 30_000;
+  const backends = new BackendCache({
+    ...(options.backendIdleMs !== undefined ? { idleMs: options.backendIdleMs } : {}),
+    ...(options.onEvent ? { onEvent: options.onEvent } : {}),
+  });
   const processor = async (job: Job<SegmentJobData, SegmentJobResult>): Promise<SegmentJobResult> => {
     const data = job.data;
     if (await control.exists(cancelKey(QUEUE_PREFIX, data.titleId))) {
@@ -79,6 +91,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
         ...(options.threads !== undefined ? { threads: options.threads } : {}),
         ...(options.ffmpegPath !== undefined ? { ffmpegPath: options.ffmpegPath } : {}),
         ...(options.gpuAdapter !== undefined ? { gpuAdapter: options.gpuAdapter } : {}),
+        backends,
       });
       const seconds = (performance.now() - startedAt) / 1000;
       options.onEvent?.(`segment ${data.position} of ${data.titleId}: done in ${seconds.toFixed(2)} s`);
@@ -105,8 +118,10 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
   await worker.waitUntilReady();
   return {
     worker,
+    backends,
     async close() {
       await worker.close();
+      await backends.close();
       await Promise.all([connection.quit().catch(() => undefined), control.quit().catch(() => undefined)]);
     },
   };
