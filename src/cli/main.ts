@@ -5,6 +5,7 @@ import { once } from 'node:events';
 import type { Writable } from 'node:stream';
 import { finished } from 'node:stream/promises';
 import { parseCommandLine, USAGE, type CliArgs } from './args.js';
+import type { RunHooks } from './run-command.js';
 import { ProgressLine } from './progress.js';
 import { listText } from './list.js';
 import { scoreLadderDeliveries } from '../pipeline/ladder.js';
@@ -118,16 +119,6 @@ function watchStandardStreams(): void {
 /** Subcommands: the queue's worker, a catalogue's submission, the queue's status. */
 const QUEUE_COMMANDS = ['worker', 'submit', 'status'];
 
-/** What a caller that runs several titles at once (submit) shares between them. */
-export interface RunHooks {
-  /** One progress line for all of them (instead of one per run). */
-  progress?: ProgressLine | undefined;
-  /** Printed before each pooled score: which title it is. */
-  scorePrefix?: string;
-}
-
-/** The command line's run: score, write the logs, print the pooled scores. */
-export type RunCommand = (args: CliArgs, hooks?: RunHooks) => Promise<unknown>;
 
 /** One rendition's side of the run: its pooling and its log. */
 interface RenditionRun {

@@ -15,7 +15,7 @@ import { queueStatus, statusText } from '../queue/queue-status.js';
 import { checkQueueUrl } from '../queue/redis-connection.js';
 import { parseSegmentLength } from '../queue/segment-plan.js';
 import { parseCommandLine } from './args.js';
-import type { RunCommand } from './main.js';
+import type { RunCommand } from './run-command.js';
 import { ProgressLine } from './progress.js';
 
 export const WORKER_USAGE = `Usage: vmaf-stream worker --queue redis://HOST:PORT [options]
