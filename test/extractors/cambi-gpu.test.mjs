@@ -107,20 +107,37 @@ describe('cambi on the gpu backend', function () {
     assert.equal(onHost(gpu.warnings).length, 1, gpu.warnings.join('\n'));
   });
 
+  it('a 10-bit input holding a value above 1023 is refused on both backends, naming the bit depth', async () => {
+    const width = 240;
+    const height = 216;
+    const cw = width / 2;
+    const ch = height / 2;
+    const samples = new Uint16Array(width * height + 2 * cw * ch).fill(512);
+    samples[width * 100 + 37] = 2000;
+    const file = join(tmp, 'over.y4m');
+    writeFileSync(file, Buffer.concat([Buffer.from(`YUV4MPEG2 W${width} H${height} F25:1 Ip A1:1 C420p10\n`, 'latin1'), Buffer.from('FRAME\n', 'latin1'), Buffer.from(samples.buffer)]));
+    for (const backend of ['cpu', 'gpu']) {
+      await assert.rejects(run(file, file, backend, ['cambi']), /cambi: the input holds a value greater than 1023, the largest at 10 bits/, backend);
+    }
+  });
+
   it('randomized: seeded random pictures (>= 216 a side, 8/10-bit, banding gradients, flat patches, noise), gpu == cpu exactly', async () => {
     let seed = 1337;
     const rand = () => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 2 ** 32);
     const int = (lo, hi) => lo + Math.floor(rand() * (hi - lo + 1));
-    const cases = 8;
+    // Eight of 8 and 10 bits, then 12 and 16 bits, then frames far wider than high (the
+    // window exceeds the small scales' height: clipped on both sides).
+    const cases = 12;
     for (let c = 0; c < cases; c++) {
-      const width = int(216, 420);
-      const height = int(216, 300);
-      const bitDepth = c % 2 === 0 ? 8 : 10;
+      const elongated = c >= 10;
+      const width = elongated ? int(600, 900) : int(216, 420);
+      const height = elongated ? int(34, 80) : int(216, 300);
+      const bitDepth = c < 8 ? [8, 10][c % 2] : [12, 16, 8, 10][c - 8];
       const max = 2 ** bitDepth - 1;
       const frames = 2;
       const cw = (width + 1) >> 1;
       const ch = (height + 1) >> 1;
-      const tag = bitDepth === 8 ? '420jpeg' : '420p10';
+      const tag = bitDepth === 8 ? '420jpeg' : `420p${bitDepth}`;
       const files = ['ref', 'dis'].map((which) => {
         const parts = [Buffer.from(`YUV4MPEG2 W${width} H${height} F25:1 Ip A1:1 C${tag}\n`, 'latin1')];
         for (let f = 0; f < frames; f++) {
