@@ -52,6 +52,12 @@ describe('cambi on the gpu backend', function () {
     assert.equal(supports({ ...defaults, full_ref: true }, fmt), false);
     assert.equal(supports({ ...defaults, enc_width: 320, enc_height: 180 }, fmt), false);
     assert.equal(supports({ ...defaults, max_log_contrast: 3 }, fmt), false);
+    // Buffers too large for WebGPU's default binding limit stay on the host: 8K at full size.
+    const uhd = { width: 3840, height: 2160, bitDepth: 10, chroma: '420' };
+    const full8k = { width: 7680, height: 4320, bitDepth: 10, chroma: '420' };
+    assert.equal(supports(defaults, uhd), true);
+    assert.equal(supports(defaults, full8k), false);
+    assert.equal(supports({ ...defaults, cambi_high_res_speedup: 2160 }, full8k), true);
   });
 
   describe('golden parity: gpu == cpu == libvmaf 3.2.0, every frame (default and VMAF v1 instances)', function () {

@@ -24,5 +24,5 @@ export function cambiGeometry(options: OptionValues, format: FrameFormat) {
     if (halve) a = (a + 1) >> 1;
     return a | 1;
   };
-  return { encWidth, encHeight, srcWidth, srcHeight, window: adjust(encWidth, encHeight), srcWindow: adjust(srcWidth, srcHeight) };
+  return { encWidth, encHeight, srcWidth, srcHeight, halve, window: adjust(encWidth, encHeight), srcWindow: adjust(srcWidth, srcHeight) };
 }

@@ -30,11 +30,33 @@ const RECIPROCALS_AT = 64;
 /** gpuParams' layout (cambi.cpp): ten integers, visible[diffs], the reciprocals. */
 const P = { width: 0, height: 1, window: 2, halveFirst: 3, diffs: 4, lowestLuma: 5, bandBase: 6, bandSize: 7, encBitDepth: 8, threshold: 9 } as const;
 
+/**
+ * Beyond these the per-frame buffers (a picture of u32 per pixel; every scale's values, which
+ * also travel in the readback) stay on the host rather than risk the adapter's binding limit
+ * (WebGPU's default, 128 MiB): frames over about 4K at full resolution (8K with a halving
+ * cambi_high_res_speedup runs).
+ */
+const MAX_PICTURE_BYTES = 128 * 2 ** 20;
+const MAX_VALUES_BYTES = 64 * 2 ** 20;
+
+/** The sizes of the five scales (cambi.cpp's scaleSizes). */
+function scaleSizes(width: number, height: number, halveFirst: boolean): Array<[number, number]> {
+  const sizes: Array<[number, number]> = [];
+  for (let s = 0; s < SCALES; s++) {
+    if (s > 0 || halveFirst) [width, height] = [(width + 1) >> 1, (height + 1) >> 1];
+    sizes.push([width, height]);
+  }
+  return sizes;
+}
+
+const valuesBytesOf = (sizes: Array<[number, number]>): number => 8 * Math.ceil(sizes.reduce((n, [w, h]) => n + w * h, 0) / 2);
+
 export const cambiGpu: GpuImplementation = {
   supports(options, format) {
     if (options['full_ref'] === true || (options['max_log_contrast'] as number) > 2) return false;
     const g = cambiGeometry(options, format);
-    return g.encWidth === format.width && g.encHeight === format.height;
+    if (g.encWidth !== format.width || g.encHeight !== format.height) return false;
+    return format.width * format.height * 4 <= MAX_PICTURE_BYTES && valuesBytesOf(scaleSizes(format.width, format.height, g.halve)) <= MAX_VALUES_BYTES;
   },
   create: (ctx) => CambiKernel.create(ctx),
 };
@@ -61,7 +83,7 @@ interface Params {
 
 const FIELDS = ['width', 'height', 'srcStride', 'step', 'maskStride', 'maskShift', 'pad', 'outAt', 'picWord', 'bitDepth', 'antiDither', 'threshold', 'diffs', 'lowestLuma', 'bandBase', 'bandSize'] as const;
 
-type Entry = 'prepare' | 'zeros' | 'flat' | 'mode' | 'contrast';
+type Entry = 'prepare' | 'zeros' | 'flat' | 'mode' | 'keys' | 'contrast';
 
 interface Dispatch {
   entry: Entry;
@@ -126,7 +148,7 @@ export class CambiKernel implements GpuExtractorKernel {
     try {
       const code = loadWgsl(SOURCE);
       const pipelines = new Map<Entry, GPUComputePipeline>();
-      for (const entry of ['prepare', 'zeros', 'flat', 'mode', 'contrast'] as const) {
+      for (const entry of ['prepare', 'zeros', 'flat', 'mode', 'keys', 'contrast'] as const) {
         pipelines.set(entry, await gpu.createComputePipeline(code, { label: `cambi ${entry}`, entryPoint: entry }));
       }
       const tables = buffer(table.byteLength, GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST, 'cambi tables');
@@ -136,17 +158,10 @@ export class CambiKernel implements GpuExtractorKernel {
       const a = picture();
       const b = picture();
       const mask = picture();
-      let count = 0;
-      const sizes: Array<[number, number]> = [];
-      let sw = w;
-      let sh = h;
+      const keys = picture();
       const halveFirst = p[P.halveFirst] === 1;
-      for (let s = 0; s < SCALES; s++) {
-        if (s > 0 || halveFirst) [sw, sh] = [(sw + 1) >> 1, (sh + 1) >> 1];
-        sizes.push([sw, sh]);
-        count += sw * sh;
-      }
-      const valuesBytes = 8 * Math.ceil(count / 2);
+      const sizes = scaleSizes(w, h, halveFirst);
+      const valuesBytes = valuesBytesOf(sizes);
       if (valuesBytes > maxBinding) throw new BackendError('E_GPU', `cambi: ${w}x${h} needs a ${valuesBytes}-byte buffer, over this adapter's maxStorageBufferBindingSize (${maxBinding})`);
       const values = buffer(valuesBytes, GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC, 'cambi contrast values');
 
@@ -174,15 +189,8 @@ export class CambiKernel implements GpuExtractorKernel {
         const step = s > 0 || halveFirst ? 2 : 1;
         dispatches.push({ entry: 'mode', params: uniform({ width, height, srcStride: fromWidth, step }), width, height, src: from, dst: to });
         const maskShift = s + (halveFirst ? 1 : 0);
-        dispatches.push({
-          entry: 'contrast',
-          params: uniform({ width, height, maskStride: w, maskShift, pad: p[P.window]! >> 1, outAt, ...band }),
-          width,
-          height,
-          src: to,
-          dst: values,
-          mask,
-        });
+        dispatches.push({ entry: 'keys', params: uniform({ width, height, maskStride: w, maskShift, ...band }), width, height, src: to, dst: keys, mask });
+        dispatches.push({ entry: 'contrast', params: uniform({ width, height, pad: p[P.window]! >> 1, outAt, ...band }), width, height, src: keys, dst: values });
         outAt += width * height;
         [from, to] = [to, from];
         fromWidth = width;
@@ -233,7 +241,8 @@ export class CambiKernel implements GpuExtractorKernel {
     } else {
       entries.push({ binding: 1, resource: { buffer: dispatch.src! } });
     }
-    if (dispatch.entry === 'contrast') entries.push({ binding: 3, resource: { buffer: dispatch.mask! } }, { binding: 5, resource: { buffer: this.#tables } });
+    if (dispatch.entry === 'keys') entries.push({ binding: 3, resource: { buffer: dispatch.mask! } });
+    if (dispatch.entry === 'contrast') entries.push({ binding: 5, resource: { buffer: this.#tables } });
     return this.#ctx.gpu.device.createBindGroup({ label: `cambi ${dispatch.entry}`, layout: pipeline.getBindGroupLayout(0), entries });
   }
 }

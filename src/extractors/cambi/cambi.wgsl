@@ -8,7 +8,9 @@
 //   flat     the spatial mask: more than `threshold` zero pixels in the clipped 7x7 window
 //   mode     one scale's picture: the previous scale's kept every `step`-th row and column,
 //            then the separable 3x3 mode filter (first/last rows and columns as cambi.cpp)
-//   contrast per masked pixel of a scale, the counts of window pixels (masked, in the band) at
+//   keys     per pixel of a scale, its value where it counts (masked, in the band), else a
+//            sentinel no value is near
+//   contrast per counted pixel of a scale, the counts of window pixels (counted too) at
 //            the pixel's value and d + 1 above and below, and the largest weighted c value,
 //            written as float bits. c = f32(w * p0 * p) * reciprocal[p0 + p] as cambi.cpp:
 //            the integer's conversion rounded to nearest-even here in integer arithmetic
@@ -22,8 +24,8 @@ struct Params {
   height: u32,
   src_stride: u32,   // mode: the source picture's row length
   step: u32,         // mode: 1, or 2 to decimate
-  mask_stride: u32,  // contrast: the full-size mask's row length
-  mask_shift: u32,   // contrast: log2 of this scale's decimation from full size
+  mask_stride: u32,  // keys: the full-size mask's row length
+  mask_shift: u32,   // keys: log2 of this scale's decimation from full size
   pad: u32,          // contrast: half the window
   out_at: u32,       // contrast: the scale's first value in the output
   pic_word: u32,     // prepare: the luma plane's first word in the picture
@@ -32,7 +34,7 @@ struct Params {
   threshold: u32,    // flat: the mask threshold
   diffs: u32,        // contrast: 2^max_log_contrast (at most 4)
   lowest_luma: u32,  // contrast: the visibility luma (0: none)
-  band_base: u32,    // contrast: the values a c value can depend on
+  band_base: u32,    // keys: the values a c value can depend on
   band_size: u32,
 }
 
@@ -194,6 +196,22 @@ fn masked(y: u32, x: u32) -> bool {
   return mask[(y << params.mask_shift) * params.mask_stride + (x << params.mask_shift)] != 0u;
 }
 
+// Far from every 10-bit value: |key - value| > diffs for any value.
+const NOT_COUNTED: u32 = 1u << 30u;
+
+@compute @workgroup_size(16, 16)
+fn keys(@builtin(global_invocation_id) id: vec3<u32>) {
+  let x = id.x;
+  let y = id.y;
+  let w = params.width;
+  if (x >= w || y >= params.height) {
+    return;
+  }
+  let value = src[y * w + x];
+  let counted = masked(y, x) && value >= params.band_base && value < params.band_base + params.band_size;
+  dst[y * w + x] = select(NOT_COUNTED, value, counted);
+}
+
 @compute @workgroup_size(16, 16)
 fn contrast(@builtin(global_invocation_id) id: vec3<u32>) {
   let x = id.x;
@@ -203,12 +221,10 @@ fn contrast(@builtin(global_invocation_id) id: vec3<u32>) {
   if (x >= w || y >= h) {
     return;
   }
-  let base = params.band_base;
-  let top = params.band_base + params.band_size;
   let n = params.diffs;
   let value = src[y * w + x];
   var best = 0.0f;
-  if (masked(y, x) && value >= base && value < top) {
+  if (value != NOT_COUNTED) {
     var counts = array<u32, 9>(0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u);
     let pad = i32(params.pad);
     let y0 = u32(max(i32(y) - pad, 0));
@@ -217,15 +233,10 @@ fn contrast(@builtin(global_invocation_id) id: vec3<u32>) {
     let x1 = u32(min(i32(x) + pad, i32(w) - 1));
     for (var yy = y0; yy <= y1; yy++) {
       for (var xx = x0; xx <= x1; xx++) {
-        let v = src[yy * w + xx];
-        if (v < base || v >= top) {
-          continue;
+        let k = src[yy * w + xx] + n - value;  // wraps for keys below value - n
+        if (k <= 2u * n) {
+          counts[k] += 1u;
         }
-        let d = i32(v) - i32(value);
-        if (abs(d) > i32(n) || !masked(yy, xx)) {
-          continue;
-        }
-        counts[u32(d + i32(n))] += 1u;
       }
     }
     let p0 = counts[n];
