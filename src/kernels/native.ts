@@ -168,6 +168,8 @@ export interface NativeAddon {
    * feeds the instance's aggregates as runExtractor does. Synchronous.
    */
   finishExtractor(handle: NativeExtractorHandle, stats: BigUint64Array): Float64Array;
+  /** Constants an extractor's GPU kernel takes from its C++ (empty when none). */
+  extractorGpuParams(handle: NativeExtractorHandle): Float64Array;
   /** The names of the registered C++ extractors. */
   nativeExtractors(): string[];
   /**

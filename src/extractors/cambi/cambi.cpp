@@ -193,9 +193,13 @@ void antiDither(uint16_t* p, int w, int h) {
 
 // 1 where the 7x7 neighbourhood (clipped to the picture) holds more than `threshold`
 // zero-derivative pixels: pixels equal to their right and lower neighbours (edges count).
-void flatMask(const uint16_t* p, int w, int h, uint8_t* mask) {
-  const uint32_t threshold = static_cast<uint16_t>(
+uint32_t maskThreshold(int w, int h) {
+  return static_cast<uint16_t>(
       (kMaskSide * kMaskSide + 3 * (ceilLog2(static_cast<uint32_t>(w >> 6) * static_cast<uint32_t>(h >> 6)) - 11) - 1) >> 1);
+}
+
+void flatMask(const uint16_t* p, int w, int h, uint8_t* mask) {
+  const uint32_t threshold = maskThreshold(w, h);
   const int r = kMaskSide / 2;
   std::vector<uint8_t> zero(static_cast<size_t>(w) * h);
   for (int i = 0; i < h; i++) {
@@ -363,6 +367,37 @@ void contrastValues(const Settings& s, const uint16_t* img, const uint8_t* mask,
   }
 }
 
+// The mean of a scale's top-k contrast values (reorders c).
+double poolScale(float* c, int count, double topk) {
+  const int top = std::clamp(static_cast<int>(topk * count), 1, count);
+  selectLargest(c, count, top);
+  double sum = 0;
+  for (int i = 0; i < top; i++) sum += c[i];
+  return sum / top;
+}
+
+// The scales' pooled values weighted and divided by the window's area.
+double combineScales(const double* pooled, int window) {
+  double score = 0.0;
+  for (int scale = 0; scale < kScales; scale++) score += pooled[scale] * kScaleWeight[scale];
+  const int side = 2 * (window >> 1) + 1;
+  return score / static_cast<uint16_t>(side * side);
+}
+
+// The sizes of the five scales of a w x h picture.
+void scaleSizes(int w, int h, bool halveFirst, int* sw, int* sh) {
+  for (int scale = 0; scale < kScales; scale++) {
+    if (scale > 0 || halveFirst) w = (w + 1) >> 1, h = (h + 1) >> 1;
+    sw[scale] = w;
+    sh[scale] = h;
+  }
+}
+
+std::string outOfRange(int bpc) {
+  const unsigned top = (1u << bpc) - 1;
+  return "cambi: the input holds a value greater than " + std::to_string(top) + ", the largest at " + std::to_string(bpc) + " bits";
+}
+
 // CAMBI of one picture at w x h with this window.
 double cambiOf(const Settings& s, const PlaneView& in, int bpc, int w, int h, int window, Scratch& k) {
   if (bpc != 8 && bpc != 16) {
@@ -370,10 +405,7 @@ double cambiOf(const Settings& s, const PlaneView& in, int bpc, int w, int h, in
     for (int y = 0; y < in.height; y++)
       for (int x = 0; x < in.width; x++) {
         const unsigned v = bpc > 8 ? in.row<uint16_t>(y)[x] : in.row<uint8_t>(y)[x];
-        if (v > top) {
-          throw std::runtime_error("cambi: the input holds a value greater than " + std::to_string(top) +
-                                   ", the largest at " + std::to_string(bpc) + " bits");
-        }
+        if (v > top) throw std::runtime_error(outOfRange(bpc));
       }
   }
   k.image.resize(static_cast<size_t>(w) * h);
@@ -394,17 +426,9 @@ double cambiOf(const Settings& s, const PlaneView& in, int bpc, int w, int h, in
     }
     modeFilter(k.image.data(), sw, sh, k.ring);
     contrastValues(s, k.image.data(), k.mask.data(), sw, sh, pad, k);
-    const int count = sw * sh;
-    const int top = std::clamp(static_cast<int>(s.topk * count), 1, count);
-    selectLargest(k.c.data(), count, top);
-    double sum = 0;
-    for (int i = 0; i < top; i++) sum += k.c[i];
-    pooled[scale] = sum / top;
+    pooled[scale] = poolScale(k.c.data(), sw * sh, s.topk);
   }
-  double score = 0.0;
-  for (int scale = 0; scale < kScales; scale++) score += pooled[scale] * kScaleWeight[scale];
-  const int side = 2 * (window >> 1) + 1;
-  return score / static_cast<uint16_t>(side * side);
+  return combineScales(pooled, window);
 }
 
 class Cambi final : public Extractor {
@@ -423,7 +447,52 @@ class Cambi final : public Extractor {
     out[2] = std::min(diff < 0 ? 0.0 : diff, s_.maxValue);
   }
 
+  // The GPU kernel (cambi-gpu.ts, distorted only, at the frame's size): accumulator 0 counts
+  // samples above the bit depth's range, then the contrast values of the five scales as
+  // float bits, two per accumulator (low word first), each scale row-major after the last.
+  size_t statsCount() const override {
+    if (s_.fullRef) return 0;
+    return 1 + (contrastCount() + 1) / 2;
+  }
+  void finishStats(const uint64_t* stats, double* out) const override {
+    if (stats[0] != 0) throw std::runtime_error(outOfRange(bitDepth_));
+    thread_local std::vector<float> c;
+    int sw[kScales], sh[kScales];
+    scaleSizes(s_.encWidth, s_.encHeight, s_.halveFirst, sw, sh);
+    double pooled[kScales];
+    size_t at = 0;
+    for (int scale = 0; scale < kScales; scale++) {
+      const size_t count = static_cast<size_t>(sw[scale]) * sh[scale];
+      c.resize(count);
+      for (size_t i = 0; i < count; i++, at++) {
+        const uint32_t bits = static_cast<uint32_t>(stats[1 + at / 2] >> (32 * (at & 1)));
+        std::memcpy(&c[i], &bits, sizeof bits);
+      }
+      pooled[scale] = poolScale(c.data(), static_cast<int>(count), s_.topk);
+    }
+    out[0] = std::min(combineScales(pooled, s_.window), s_.maxValue);
+  }
+  // encWidth, encHeight, window, halveFirst, diffs, lowestLuma, bandBase, bandSize,
+  // encBitDepth, the mask threshold, visible[diffs], then the 4226 reciprocals.
+  std::vector<double> gpuParams() const override {
+    std::vector<double> p = {static_cast<double>(s_.encWidth), static_cast<double>(s_.encHeight), static_cast<double>(s_.window),
+                             s_.halveFirst ? 1.0 : 0.0, static_cast<double>(s_.diffs), static_cast<double>(s_.lowestLuma),
+                             static_cast<double>(s_.bandBase), static_cast<double>(s_.bandSize), static_cast<double>(s_.encBitDepth),
+                             static_cast<double>(maskThreshold(s_.encWidth, s_.encHeight))};
+    for (int v : s_.visible) p.push_back(v);
+    for (float r : s_.reciprocal) p.push_back(r);
+    return p;
+  }
+
  private:
+  size_t contrastCount() const {
+    int sw[kScales], sh[kScales];
+    scaleSizes(s_.encWidth, s_.encHeight, s_.halveFirst, sw, sh);
+    size_t n = 0;
+    for (int scale = 0; scale < kScales; scale++) n += static_cast<size_t>(sw[scale]) * sh[scale];
+    return n;
+  }
+
   Settings s_;
   int bitDepth_;
 };

@@ -2,12 +2,17 @@
  * libvmaf's "cambi" (cambi.c): Netflix's contrast-aware multiscale banding index of the
  * distorted luma, measured at the encode's size and bit depth: `cambi`; with full_ref also
  * the reference's (`cambi_source`, at src_width x src_height) and how much more banding the
- * distorted has (`cambi_full_reference`). Each frame alone. C++: cambi.cpp.
+ * distorted has (`cambi_full_reference`). Each frame alone. C++: cambi.cpp; GPU: cambi-gpu.ts
+ * (the per-pixel stages, finished by cambi.cpp).
  */
 import { UsageError, VmafError } from '../../errors.js';
 import type { FrameFormat } from '../../types.js';
 import type { ExtractorDefinition } from '../extractor.js';
 import type { OptionDef, OptionValues } from '../option.js';
+import { cambiGeometry } from './cambi-geometry.js';
+import { cambiGpu } from './cambi-gpu.js';
+
+export { cambiGeometry };
 
 /** libvmaf refuses pictures (encode or source size) narrower and lower than this. */
 export const CAMBI_MIN_SIDE = 216;
@@ -34,28 +39,6 @@ const OPTIONS: readonly OptionDef[] = [
   { name: 'cambi_eotf', alias: 'ceot', type: 'string', default: 'bt1886', param: true, help: 'The EOTF, as eotf; takes precedence over eotf when set' },
   { name: 'cambi_high_res_speedup', alias: 'hrs', type: 'int', default: 0, min: 0, max: 2160, param: true, help: 'Speed up by downsampling after the spatial mask for resolutions >= 1080p: [1080, 1440, 2160, 0]' },
 ];
-
-/** The sizes and window libvmaf's init settles on for these options and frames. */
-export function cambiGeometry(options: OptionValues, format: FrameFormat) {
-  let encWidth = options['enc_width'] as number;
-  let encHeight = options['enc_height'] as number;
-  if (encWidth === 0 || encHeight === 0) [encWidth, encHeight] = [format.width, format.height];
-  let srcWidth = options['src_width'] as number;
-  let srcHeight = options['src_height'] as number;
-  if (srcWidth === 0 || srcHeight === 0) [srcWidth, srcHeight] = [format.width, format.height];
-  // A downscaled encode is measured as it arrives, never upscaled.
-  if (encHeight > format.height || encWidth > format.width) [encWidth, encHeight] = [format.width, format.height];
-  const pixels = encWidth * encHeight;
-  const speedup = options['cambi_high_res_speedup'] as number;
-  const halve =
-    (speedup === 1080 && pixels >= 1920 * 1080) || (speedup === 1440 && pixels >= 2560 * 1440) || (speedup === 2160 && pixels >= 3840 * 2160);
-  const adjust = (w: number, h: number): number => {
-    let a = Math.floor(((options['window_size'] as number) * (w + h)) / 375) >> 4;
-    if (halve) a = (a + 1) >> 1;
-    return a | 1;
-  };
-  return { encWidth, encHeight, srcWidth, srcHeight, window: adjust(encWidth, encHeight), srcWindow: adjust(srcWidth, srcHeight) };
-}
 
 const FULL_REF_OUTPUTS = ['cambi_source', 'cambi_full_reference'];
 
@@ -107,5 +90,5 @@ export const cambi: ExtractorDefinition = {
       );
     }
   },
-  implementation: { kind: 'native', native: 'cambi' },
+  implementation: { kind: 'native', native: 'cambi', gpu: cambiGpu },
 };

@@ -206,6 +206,14 @@ Napi::Value FinishExtractor(const Napi::CallbackInfo& info) {
   return result;
 }
 
+// extractorGpuParams(handle) -> Float64Array: the constants its GPU kernel takes from the C++.
+Napi::Value ExtractorGpuParams(const Napi::CallbackInfo& info) {
+  const auto params = handleArg(info, "extractorGpuParams(handle)").extractor->gpuParams();
+  Napi::Float64Array result = Napi::Float64Array::New(info.Env(), params.size());
+  for (size_t i = 0; i < params.size(); i++) result[i] = params[i];
+  return result;
+}
+
 Napi::Value NativeExtractors(const Napi::CallbackInfo& info) {
   const auto names = registeredExtractors();
   Napi::Array out = Napi::Array::New(info.Env(), names.size());
@@ -221,6 +229,7 @@ void registerExtractorBindings(Napi::Env env, Napi::Object exports) {
   exports.Set("aggregateExtractor", Napi::Function::New(env, AggregateExtractor, "aggregateExtractor"));
   exports.Set("extractorStatsCount", Napi::Function::New(env, ExtractorStatsCount, "extractorStatsCount"));
   exports.Set("finishExtractor", Napi::Function::New(env, FinishExtractor, "finishExtractor"));
+  exports.Set("extractorGpuParams", Napi::Function::New(env, ExtractorGpuParams, "extractorGpuParams"));
   exports.Set("nativeExtractors", Napi::Function::New(env, NativeExtractors, "nativeExtractors"));
 }
 

@@ -75,6 +75,9 @@ class Extractor {
   virtual void finishStats(const uint64_t* /*stats*/, double* /*out*/) const {
     throw std::logic_error("this extractor has no GPU accumulators");
   }
+  // Constants the GPU kernel needs that only the C++ computes exactly (glibc's pow, say),
+  // as doubles (integers and floats are exact in them); empty when the kernel needs none.
+  virtual std::vector<double> gpuParams() const { return {}; }
 };
 
 using ExtractorFactory = std::unique_ptr<Extractor> (*)(const ExtractorOptions&, const ExtractorGeometry&);

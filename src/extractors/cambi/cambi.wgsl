@@ -1,0 +1,256 @@
+// CAMBI's per-pixel work (driven by cambi-gpu.ts), the very integer steps of cambi.cpp, each
+// pixel a pure function of the previous pass's buffer, so every pass is exact and its result
+// independent of scheduling:
+//   prepare  the distorted luma at 10 bits, anti-dithered when the encode had fewer bits
+//            (each output averages original samples only: cambi.cpp's in-place pass reads
+//            neighbours it has not rewritten yet); counts samples above the bit depth's range
+//   zeros    pixels equal to their right and lower neighbours (a missing one counts as equal)
+//   flat     the spatial mask: more than `threshold` zero pixels in the clipped 7x7 window
+//   mode     one scale's picture: the previous scale's kept every `step`-th row and column,
+//            then the separable 3x3 mode filter (first/last rows and columns as cambi.cpp)
+//   keys     per pixel of a scale, its value where it counts (masked, in the band), else a
+//            sentinel no value is near
+//   contrast per counted pixel of a scale, the counts of window pixels (counted too) at
+//            the pixel's value and d + 1 above and below, and the largest weighted c value,
+//            written as float bits. c = f32(w * p0 * p) * reciprocal[p0 + p] as cambi.cpp:
+//            the integer's conversion rounded to nearest-even here in integer arithmetic
+//            (WGSL lets a conversion round either way), one correctly rounded multiply, and
+//            a max, which are exact in IEEE f32.
+// The mask of scale s is the full-size mask at rows and columns that are multiples of
+// 2^(s + halve-first): decimation keeps even rows and columns and the mask is never filtered.
+
+struct Params {
+  width: u32,        // this pass's picture
+  height: u32,
+  src_stride: u32,   // mode: the source picture's row length
+  step: u32,         // mode: 1, or 2 to decimate
+  mask_stride: u32,  // keys: the full-size mask's row length
+  mask_shift: u32,   // keys: log2 of this scale's decimation from full size
+  pad: u32,          // contrast: half the window
+  out_at: u32,       // contrast: the scale's first value in the output
+  pic_word: u32,     // prepare: the luma plane's first word in the picture
+  bit_depth: u32,    // prepare: the input's bits per sample
+  anti_dither: u32,  // prepare: 1 when the encode had fewer than 10 bits
+  threshold: u32,    // flat: the mask threshold
+  diffs: u32,        // contrast: 2^max_log_contrast (at most 4)
+  lowest_luma: u32,  // contrast: the visibility luma (0: none)
+  band_base: u32,    // keys: the values a c value can depend on
+  band_size: u32,
+}
+
+// tables: [0, 32) the largest (value + diffs) at which step d + 1 is visible; [32, 64) the
+// suprathreshold contrast weight of a step of d + 1; from 64 the float bits of the
+// reciprocals 1/i that cambi.cpp uses. The counts below hold at most 2 * 4 + 1 values
+// (max_log_contrast <= 2, which cambi-gpu.ts's supports() checks).
+const WEIGHTS_AT: u32 = 32u;
+const RECIPROCALS_AT: u32 = 64u;
+
+@group(0) @binding(0) var<storage, read> pic: array<u32>;
+@group(0) @binding(1) var<storage, read> src: array<u32>;
+@group(0) @binding(2) var<storage, read_write> dst: array<u32>;
+@group(0) @binding(3) var<storage, read> mask: array<u32>;
+@group(0) @binding(4) var<uniform> params: Params;
+@group(0) @binding(5) var<storage, read> tables: array<u32>;
+@group(0) @binding(6) var<storage, read_write> counter: array<atomic<u32>>;
+
+fn input_sample(i: u32) -> u32 {
+  if (params.bit_depth <= 8u) {
+    return (pic[params.pic_word + (i >> 2u)] >> ((i & 3u) * 8u)) & 0xffu;
+  }
+  return (pic[params.pic_word + (i >> 1u)] >> ((i & 1u) * 16u)) & 0xffffu;
+}
+
+fn ten_bits(v: u32) -> u32 {
+  let bpc = params.bit_depth;
+  if (bpc <= 8u) {
+    return v << (10u - bpc);
+  }
+  if (bpc == 9u) {
+    return v << 1u;
+  }
+  let shift = bpc - 10u;
+  let half = select(0u, 1u << (shift - 1u), shift > 0u);
+  return ((v + half) >> shift) & 0xffffu;
+}
+
+fn converted(y: u32, x: u32) -> u32 {
+  return ten_bits(input_sample(y * params.width + x));
+}
+
+@compute @workgroup_size(16, 16)
+fn prepare(@builtin(global_invocation_id) id: vec3<u32>) {
+  let x = id.x;
+  let y = id.y;
+  let w = params.width;
+  let h = params.height;
+  if (x >= w || y >= h) {
+    return;
+  }
+  let bpc = params.bit_depth;
+  if (bpc != 8u && bpc != 16u && input_sample(y * w + x) > (1u << bpc) - 1u) {
+    atomicAdd(&counter[0], 1u);  // a count: the same whatever the order
+  }
+  var v = converted(y, x);
+  if (params.anti_dither != 0u) {
+    let right = x + 1u < w;
+    let below = y + 1u < h;
+    if (right && below) {
+      v = (v + converted(y, x + 1u) + converted(y + 1u, x) + converted(y + 1u, x + 1u)) >> 2u;
+    } else if (below) {
+      v = (v + converted(y + 1u, x)) >> 1u;
+    } else if (right) {
+      v = (v + converted(y, x + 1u)) >> 1u;
+    }
+  }
+  dst[y * w + x] = v;
+}
+
+@compute @workgroup_size(16, 16)
+fn zeros(@builtin(global_invocation_id) id: vec3<u32>) {
+  let x = id.x;
+  let y = id.y;
+  let w = params.width;
+  let h = params.height;
+  if (x >= w || y >= h) {
+    return;
+  }
+  let v = src[y * w + x];
+  let right = x + 1u == w || v == src[y * w + x + 1u];
+  let down = y + 1u == h || v == src[(y + 1u) * w + x];
+  dst[y * w + x] = select(0u, 1u, right && down);
+}
+
+@compute @workgroup_size(16, 16)
+fn flat(@builtin(global_invocation_id) id: vec3<u32>) {
+  let x = id.x;
+  let y = id.y;
+  let w = params.width;
+  let h = params.height;
+  if (x >= w || y >= h) {
+    return;
+  }
+  var count = 0u;
+  for (var yy = max(i32(y) - 3, 0); yy <= min(i32(y) + 3, i32(h) - 1); yy++) {
+    for (var xx = max(i32(x) - 3, 0); xx <= min(i32(x) + 3, i32(w) - 1); xx++) {
+      count += src[u32(yy) * w + u32(xx)];
+    }
+  }
+  dst[y * w + x] = select(0u, 1u, count > params.threshold);
+}
+
+fn mode_of3(a: u32, b: u32, c: u32) -> u32 {
+  if (a == b || a == c) {
+    return a;
+  }
+  if (b == c) {
+    return b;
+  }
+  return min(a, min(b, c));
+}
+
+fn scale_sample(y: u32, x: u32) -> u32 {
+  return src[y * params.step * params.src_stride + x * params.step];
+}
+
+fn row_mode(y: u32, x: u32) -> u32 {
+  if (x == 0u || x + 1u == params.width) {
+    return scale_sample(y, x);
+  }
+  return mode_of3(scale_sample(y, x - 1u), scale_sample(y, x), scale_sample(y, x + 1u));
+}
+
+@compute @workgroup_size(16, 16)
+fn mode(@builtin(global_invocation_id) id: vec3<u32>) {
+  let x = id.x;
+  let y = id.y;
+  let w = params.width;
+  let h = params.height;
+  if (x >= w || y >= h) {
+    return;
+  }
+  var v: u32;
+  if (y == 0u || y + 1u == h) {
+    v = scale_sample(y, x);
+  } else {
+    v = mode_of3(row_mode(y - 1u, x), row_mode(y, x), row_mode(y + 1u, x));
+  }
+  dst[y * w + x] = v;
+}
+
+// The float nearest to n, ties to even (as C's int-to-float conversion rounds).
+fn nearest_f32(n: u32) -> f32 {
+  if (n < (1u << 24u)) {
+    return f32(n);
+  }
+  let shift = firstLeadingBit(n) - 23u;
+  var q = n >> shift;
+  let rem = n & ((1u << shift) - 1u);
+  let half = 1u << (shift - 1u);
+  if (rem > half || (rem == half && (q & 1u) == 1u)) {
+    q += 1u;
+  }
+  return f32(q) * f32(1u << shift);  // both exact, so is their product
+}
+
+fn masked(y: u32, x: u32) -> bool {
+  return mask[(y << params.mask_shift) * params.mask_stride + (x << params.mask_shift)] != 0u;
+}
+
+// Far from every 10-bit value: |key - value| > diffs for any value.
+const NOT_COUNTED: u32 = 1u << 30u;
+
+@compute @workgroup_size(16, 16)
+fn keys(@builtin(global_invocation_id) id: vec3<u32>) {
+  let x = id.x;
+  let y = id.y;
+  let w = params.width;
+  if (x >= w || y >= params.height) {
+    return;
+  }
+  let value = src[y * w + x];
+  let counted = masked(y, x) && value >= params.band_base && value < params.band_base + params.band_size;
+  dst[y * w + x] = select(NOT_COUNTED, value, counted);
+}
+
+@compute @workgroup_size(16, 16)
+fn contrast(@builtin(global_invocation_id) id: vec3<u32>) {
+  let x = id.x;
+  let y = id.y;
+  let w = params.width;
+  let h = params.height;
+  if (x >= w || y >= h) {
+    return;
+  }
+  let n = params.diffs;
+  let value = src[y * w + x];
+  var best = 0.0f;
+  if (value != NOT_COUNTED) {
+    var counts = array<u32, 9>(0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u);
+    let pad = i32(params.pad);
+    let y0 = u32(max(i32(y) - pad, 0));
+    let y1 = u32(min(i32(y) + pad, i32(h) - 1));
+    let x0 = u32(max(i32(x) - pad, 0));
+    let x1 = u32(min(i32(x) + pad, i32(w) - 1));
+    for (var yy = y0; yy <= y1; yy++) {
+      for (var xx = x0; xx <= x1; xx++) {
+        let k = src[yy * w + xx] + n - value;  // wraps for keys below value - n
+        if (k <= 2u * n) {
+          counts[k] += 1u;
+        }
+      }
+    }
+    let p0 = counts[n];
+    let shifted = i32(value + n);
+    for (var d = 0u; d < n; d++) {
+      if (shifted > i32(tables[d]) || shifted + i32(d) + 1 <= i32(params.lowest_luma)) {
+        continue;
+      }
+      let p = max(counts[n + d + 1u], counts[n - d - 1u]);
+      let c = nearest_f32(tables[WEIGHTS_AT + d] * p0 * p) * bitcast<f32>(tables[RECIPROCALS_AT + p + p0]);
+      if (c > best) {
+        best = c;
+      }
+    }
+  }
+  dst[params.out_at + y * w + x] = bitcast<u32>(best);
+}

@@ -1,0 +1,190 @@
+// cambi on the gpu backend (cambi-gpu.ts, cambi.wgsl): the per-pixel stages on the GPU and
+// cambi.cpp's pooling give the cpu backend's values bit for bit, which are libvmaf 3.2.0's
+// (the carried logs, every frame: the default instance and VMAF v1's), under the options of
+// libvmaf's table it supports, and on seeded random pictures (sizes >= 216 a side, 8 and
+// 10 bits, smooth gradients that band, flat patches, noise). What it does not support
+// (full_ref, an encode size below the frame's, max_log_contrast > 2) runs on the host.
+// XDG_RUNTIME_DIR must be set for Mesa's lavapipe (any writable folder).
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { gunzipSync } from 'node:zlib';
+import { lastValueFrom, toArray } from 'rxjs';
+import { score } from '../../dist/index.js';
+import { cambi } from '../../dist/extractors/cambi/cambi.js';
+import { goldenClip, goldenClips } from '../helpers/golden.mjs';
+
+const V1 = 'cambi=cambi_high_res_speedup=1080:cambi_vis_lum_threshold=0.06:cambi_max_val=17';
+const V1_KEY = 'cambi_hrs_1080_cmxv_17_vlt_0.06';
+const tmp = mkdtempSync(join(tmpdir(), 'vmaf-cambi-gpu-'));
+after(() => rmSync(tmp, { recursive: true, force: true }));
+
+async function run(ref, dis, backend, features) {
+  const warnings = [];
+  const frames = await lastValueFrom(
+    score(ref, dis, { backend, features, noPrediction: true, threads: 2, onWarning: (m) => warnings.push(m) }).pipe(toArray()),
+  );
+  return { frames, warnings };
+}
+
+function assertSame(got, want, what) {
+  assert.equal(got.length, want.length, `${what}: ${got.length} frames, want ${want.length}`);
+  for (let i = 0; i < want.length; i++) {
+    assert.deepEqual(Object.keys(got[i].features), Object.keys(want[i].features), `${what}: frame ${i} keys`);
+    for (const [k, v] of Object.entries(want[i].features)) {
+      assert.ok(Object.is(got[i].features[k], v), `${what}: frame ${i} ${k}: gpu ${got[i].features[k]} cpu ${v}`);
+    }
+  }
+}
+
+const onHost = (warnings) => warnings.filter((w) => /host's cpu/.test(w) && /cambi/.test(w));
+
+describe('cambi on the gpu backend', function () {
+  this.timeout(1_200_000);
+
+  it('supports the distorted alone at the frame size; full_ref, a smaller encode and max_log_contrast > 2 stay on the host', () => {
+    const supports = cambi.implementation.gpu.supports;
+    const defaults = Object.fromEntries(cambi.options.map((o) => [o.name, o.default]));
+    const fmt = { width: 640, height: 360, bitDepth: 10, chroma: '420' };
+    assert.equal(supports(defaults, fmt), true);
+    assert.equal(supports({ ...defaults, cambi_high_res_speedup: 1080, cambi_vis_lum_threshold: 0.06, cambi_max_val: 17 }, fmt), true);
+    assert.equal(supports({ ...defaults, full_ref: true }, fmt), false);
+    assert.equal(supports({ ...defaults, enc_width: 320, enc_height: 180 }, fmt), false);
+    assert.equal(supports({ ...defaults, max_log_contrast: 3 }, fmt), false);
+    // Buffers too large for WebGPU's default binding limit stay on the host: 8K at full size.
+    const uhd = { width: 3840, height: 2160, bitDepth: 10, chroma: '420' };
+    const full8k = { width: 7680, height: 4320, bitDepth: 10, chroma: '420' };
+    assert.equal(supports(defaults, uhd), true);
+    assert.equal(supports(defaults, full8k), false);
+    assert.equal(supports({ ...defaults, cambi_high_res_speedup: 2160 }, full8k), true);
+  });
+
+  describe('golden parity: gpu == cpu == libvmaf 3.2.0, every frame (default and VMAF v1 instances)', function () {
+    const clips = goldenClips().filter((c) => c.hasLog('libvmaf-extra') && 'cambi' in (c.log('libvmaf-extra').frames[0]?.metrics ?? {}));
+    const counts = {};
+    after(() => console.log(`      cambi gpu values equal to libvmaf: ${JSON.stringify(counts)}`));
+    it('has the carried clips libvmaf scores with cambi', () => assert.ok(clips.length >= 10, `found ${clips.length}`));
+    for (const clip of clips) {
+      it(clip.name, async () => {
+        const extra = clip.log('libvmaf-extra').frames;
+        const withV1 = V1_KEY in extra[0].metrics;
+        const features = ['cambi', ...(withV1 ? [V1] : [])];
+        const gpu = await run(clip.ref, clip.dis, 'gpu', features);
+        const cpu = await run(clip.ref, clip.dis, 'cpu', features);
+        assertSame(gpu.frames, cpu.frames, clip.name);
+        assert.deepEqual(onHost(gpu.warnings), [], `${clip.name}: cambi ran on the host: ${gpu.warnings.join('\n')}`);
+        assert.equal(gpu.frames.length, extra.length, 'every frame is scored');
+        for (const [i, f] of gpu.frames.entries()) {
+          for (const key of ['cambi', ...(withV1 ? [V1_KEY] : [])]) {
+            assert.ok(Object.is(f.features[key], extra[i].metrics[key]), `${clip.name} frame ${i}: ${key}: gpu ${f.features[key]}, libvmaf ${extra[i].metrics[key]}`);
+            counts[key] = (counts[key] ?? 0) + 1;
+          }
+        }
+      });
+    }
+  });
+
+  describe("libvmaf's runs with each option (those the gpu part supports)", function () {
+    for (const name of ['banding_640x360_10bit', 'src01_288x162_8bit']) {
+      const clip = goldenClip(name);
+      const log = JSON.parse(gunzipSync(readFileSync(join(clip.dir, 'libvmaf-cambi-options.json.gz'))).toString('utf8'));
+      for (const { feature, frames } of log.runs) {
+        if (/full_ref|enc_width|enc_height|src_width|src_height|max_log_contrast=[345]|mlc=[345]/.test(feature)) continue;
+        it(`${name}: ${feature}`, async () => {
+          const gpu = await run(clip.ref, clip.dis, 'gpu', [feature]);
+          assert.deepEqual(onHost(gpu.warnings), [], gpu.warnings.join('\n'));
+          assert.equal(gpu.frames.length, frames.length);
+          for (const [i, expected] of frames.entries()) {
+            for (const [key, value] of Object.entries(expected)) {
+              assert.ok(Object.is(gpu.frames[i].features[key], value), `${name} frame ${i}: ${key}: gpu ${gpu.frames[i].features[key]}, libvmaf ${value}`);
+            }
+          }
+        });
+      }
+    }
+  });
+
+  it('full_ref runs on the host beside the gpu backend, with the cpu backend\'s values', async () => {
+    const clip = goldenClip('src01_288x162_8bit');
+    const gpu = await run(clip.ref, clip.dis, 'gpu', ['cambi=full_ref=true', 'cambi=cambi_topk=0.3']);
+    const cpu = await run(clip.ref, clip.dis, 'cpu', ['cambi=full_ref=true', 'cambi=cambi_topk=0.3']);
+    assertSame(gpu.frames, cpu.frames, 'full_ref');
+    assert.equal(onHost(gpu.warnings).length, 1, gpu.warnings.join('\n'));
+  });
+
+  it('a 10-bit input holding a value above 1023 is refused on both backends, naming the bit depth', async () => {
+    const width = 240;
+    const height = 216;
+    const cw = width / 2;
+    const ch = height / 2;
+    const samples = new Uint16Array(width * height + 2 * cw * ch).fill(512);
+    samples[width * 100 + 37] = 2000;
+    const file = join(tmp, 'over.y4m');
+    writeFileSync(file, Buffer.concat([Buffer.from(`YUV4MPEG2 W${width} H${height} F25:1 Ip A1:1 C420p10\n`, 'latin1'), Buffer.from('FRAME\n', 'latin1'), Buffer.from(samples.buffer)]));
+    for (const backend of ['cpu', 'gpu']) {
+      await assert.rejects(run(file, file, backend, ['cambi']), /cambi: the input holds a value greater than 1023, the largest at 10 bits/, backend);
+    }
+  });
+
+  it('randomized: seeded random pictures (>= 216 a side, 8/10-bit, banding gradients, flat patches, noise), gpu == cpu exactly', async () => {
+    let seed = 1337;
+    const rand = () => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 2 ** 32);
+    const int = (lo, hi) => lo + Math.floor(rand() * (hi - lo + 1));
+    // Eight of 8 and 10 bits, then 12 and 16 bits, then frames far wider than high (the
+    // window exceeds the small scales' height: clipped on both sides).
+    const cases = 12;
+    for (let c = 0; c < cases; c++) {
+      const elongated = c >= 10;
+      const width = elongated ? int(600, 900) : int(216, 420);
+      const height = elongated ? int(34, 80) : int(216, 300);
+      const bitDepth = c < 8 ? [8, 10][c % 2] : [12, 16, 8, 10][c - 8];
+      const max = 2 ** bitDepth - 1;
+      const frames = 2;
+      const cw = (width + 1) >> 1;
+      const ch = (height + 1) >> 1;
+      const tag = bitDepth === 8 ? '420jpeg' : `420p${bitDepth}`;
+      const files = ['ref', 'dis'].map((which) => {
+        const parts = [Buffer.from(`YUV4MPEG2 W${width} H${height} F25:1 Ip A1:1 C${tag}\n`, 'latin1')];
+        for (let f = 0; f < frames; f++) {
+          const luma = new Float64Array(width * height);
+          // Smooth gradients (quantised: they band), flat rectangles and noisy patches.
+          const gx = (rand() - 0.5) * (max / width) * 0.6;
+          const gy = (rand() - 0.5) * (max / height) * 0.6;
+          const base = int(Math.floor(max * 0.1), Math.floor(max * 0.7));
+          for (let y = 0; y < height; y++) for (let x = 0; x < width; x++) luma[y * width + x] = base + gx * x + gy * y + 8 * Math.sin((x + y * 0.5) / int(20, 60));
+          for (let r = 0; r < 6; r++) {
+            const x0 = int(0, width - 20);
+            const y0 = int(0, height - 20);
+            const rw = int(10, 120);
+            const rh = int(10, 120);
+            const kind = int(0, 2);
+            const level = int(0, max);
+            for (let y = y0; y < Math.min(height, y0 + rh); y++) {
+              for (let x = x0; x < Math.min(width, x0 + rw); x++) {
+                if (kind === 0) luma[y * width + x] = level;
+                else if (kind === 1) luma[y * width + x] += int(-3, 3);
+                else luma[y * width + x] = level + (x - x0) * 0.05;
+              }
+            }
+          }
+          const samples = bitDepth > 8 ? new Uint16Array(width * height + 2 * cw * ch) : new Uint8Array(width * height + 2 * cw * ch);
+          for (let i = 0; i < width * height; i++) samples[i] = Math.min(max, Math.max(0, Math.round(luma[i])));
+          samples.fill(1 << (bitDepth - 1), width * height);
+          parts.push(Buffer.from('FRAME\n', 'latin1'), Buffer.from(samples.buffer));
+        }
+        const file = join(tmp, `cambi${c}-${which}.y4m`);
+        writeFileSync(file, Buffer.concat(parts));
+        return file;
+      });
+      const features = ['cambi', 'cambi=cambi_vis_lum_threshold=0.06:cambi_max_val=17:window_size=31', 'cambi=cambi_high_res_speedup=1080:enc_bitdepth=8'];
+      const what = `case ${c}: ${width}x${height} ${bitDepth}-bit`;
+      const g = await run(files[0], files[1], 'gpu', features);
+      const k = await run(files[0], files[1], 'cpu', features);
+      assert.equal(g.frames.length, frames, what);
+      assertSame(g.frames, k.frames, what);
+      assert.deepEqual(onHost(g.warnings), [], `${what}: ${g.warnings.join('\n')}`);
+      assert.ok(g.frames.some((f) => f.features.cambi > 0), `${what}: some banding is found (${g.frames.map((f) => f.features.cambi)})`);
+    }
+  });
+});
