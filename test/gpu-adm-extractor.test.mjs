@@ -8,7 +8,7 @@
 // XDG_RUNTIME_DIR must be set for Mesa's lavapipe (any writable folder).
 import assert from 'node:assert/strict';
 import { lastValueFrom, toArray } from 'rxjs';
-import { score } from '../dist/index.js';
+import { score, scoreLadder } from '../dist/index.js';
 import { loadNative } from '../dist/kernels/native.js';
 import { goldenClip, goldenClips } from './helpers/golden.mjs';
 
@@ -102,6 +102,23 @@ describe('integer_adm option instances on the gpu backend', function () {
     // Distinct values: each instance got its own stats out of the shared passes.
     assert.equal(new Set(keys.map((k) => gpu.frames[1].features[k])).size, 5, keys.map((k) => `${k}=${gpu.frames[1].features[k]}`).join(' '));
     assert.deepEqual(hostWarnings(gpu), [], gpu.warnings.join('\n'));
+  });
+
+  it('a ladder: each rendition gets the cpu backend\'s values from the shared passes', async function () {
+    const clip = goldenClip('src01_160x90_8bit');
+    const features = [V1, `${V1}:adm_enhn_gain_limit=3`, `${V1}:adm_noise_weight=0.5`];
+    const ladder = async (backend) => {
+      const out = await lastValueFrom(
+        scoreLadder(clip.ref, [{ input: clip.dis, name: 'dis' }, { input: clip.ref, name: 'same' }], { backend, features, noPrediction: true, threads: 2, frameCnt: 6 }).pipe(toArray()),
+      );
+      const by = {};
+      for (const { rendition, result } of out) (by[rendition] ??= []).push(result);
+      return by;
+    };
+    const gpu = await ladder('gpu');
+    const cpu = await ladder('cpu');
+    for (const name of ['dis', 'same']) assertSame(gpu[name], cpu[name], `ladder ${name}`);
+    assert.notEqual(gpu.dis[0].features['integer_adm3_csf_2_dlmw_0.7_egl_1_min_0.5_nw_0.02'], gpu.same[0].features['integer_adm3_csf_2_dlmw_0.7_egl_1_min_0.5_nw_0.02']);
   });
 
   it('-m version=vmaf_v1.0.16_3d0h: gpu scores == cpu scores; only cambi and speed_chroma run on the host', async function () {
