@@ -4,11 +4,13 @@
  * src/kernels/gpu/adm/), which gives the default options and adm_enhn_gain_limit=1 (the
  * NEG models' "_egl_1" features) from one set of statistics. Other option sets (VMAF v1's
  * adm3 instances) run one native instance each (integer_adm_options.cpp, the cpu ADM at those
- * options).
+ * options); on the gpu backend in its command buffers (integer_adm-gpu.ts), finished by the
+ * same C++.
  */
 import type { ExtractorDefinition } from '../extractor.js';
 import type { OptionDef } from '../option.js';
 import { assertCoreOptions, coreTakesOptions } from '../core-options.js';
+import { integerAdmGpu } from './integer_adm-gpu.js';
 
 const OPTIONS: readonly OptionDef[] = [
   { name: 'debug', type: 'bool', default: false, param: false, help: 'debug mode: enable additional output' },
@@ -52,5 +54,5 @@ const integerAdmAtOptions: ExtractorDefinition = {
   ...integerAdm,
   check: undefined,
   forOptions: undefined,
-  implementation: { kind: 'native', native: 'integer_adm_options' },
+  implementation: { kind: 'native', native: 'integer_adm_options', gpu: integerAdmGpu },
 };

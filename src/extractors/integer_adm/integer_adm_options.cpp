@@ -3,6 +3,9 @@
 // own): one instance per option set, from the cpu ADM's admStatsWithOptions /
 // admFinishWithOptions (src/kernels/cpu/adm.h, bit-exact with libvmaf 3.2.0 at any option).
 // Values in integer_adm.ts's outputs() order: adm2, aim, adm3, scale0..3.
+// On the gpu backend the WGSL ADM (integer_adm-gpu.ts) gives the same kAdmStatsLen
+// accumulators and finishStats turns them into values with extract()'s own tail.
+#include <cstring>
 #include <memory>
 
 #include "adm.h"
@@ -29,9 +32,9 @@ AdmOptions admOptionsOf(const ExtractorOptions& o) {
 
 class AdmAtOptions final : public Extractor {
  public:
-  AdmAtOptions(const ExtractorOptions& o, const ExtractorGeometry& g) : options_(admOptionsOf(o)) {
+  AdmAtOptions(const ExtractorOptions& o, const ExtractorGeometry& g)
+      : options_(admOptionsOf(o)), width_(g.width), height_(g.height) {
     admKernelParams(options_);  // throws std::invalid_argument for options libvmaf refuses
-    (void)g;
   }
 
   size_t outputCount() const override { return kAdmFeaturesPerVariant; }
@@ -43,11 +46,26 @@ class AdmAtOptions final : public Extractor {
     const LumaPlane dis{d.data, d.width, d.height, f.dis->bitDepth};
     int64_t stats[kAdmStatsLen] = {0};
     admStatsWithOptions(ref, dis, options_, stats);
-    admFinishWithOptions(stats, r.width, r.height, options_, out);
+    finishSigned(stats, out);
+  }
+
+  size_t statsCount() const override { return kAdmStatsLen; }
+
+  // The GPU writes the signed accumulators as two's-complement 64-bit words.
+  void finishStats(const uint64_t* words, double* out) const override {
+    int64_t stats[kAdmStatsLen];
+    std::memcpy(stats, words, sizeof stats);
+    finishSigned(stats, out);
   }
 
  private:
+  void finishSigned(const int64_t* stats, double* out) const {
+    admFinishWithOptions(stats, width_, height_, options_, out);
+  }
+
   AdmOptions options_;
+  int width_;
+  int height_;
 };
 
 std::unique_ptr<Extractor> make(const ExtractorOptions& o, const ExtractorGeometry& g) {
