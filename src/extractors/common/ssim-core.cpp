@@ -35,6 +35,53 @@ int mirror(int i, int n) {
 
 }  // namespace
 
+// The per-sample SSIM terms of one output row from its five filtered quantities (laid out
+// as meanSsimFromMaps takes them) and their running double sums, row after row: the one
+// pooling both meanSsim and the gpu backend's maps go through.
+struct SsimPool {
+  int ow, oh;
+  double ssimSum = 0.0, lSum = 0.0, cSum = 0.0, sSum = 0.0;
+  SsimPool(int w, int h) : ow(w), oh(h) {}
+
+  void row(const float* filtered) {
+    const float l = 255;
+    const float c1 = (0.01f * l) * (0.01f * l);
+    const float c2 = (0.03f * l) * (0.03f * l);
+    const float c3 = c2 / 2.0f;
+    const float* muA = filtered;
+    const float* muB = muA + ow;
+    const float* meanAA = muB + ow;
+    const float* meanBB = meanAA + ow;
+    const float* meanAB = meanBB + ow;
+    for (int x = 0; x < ow; x++) {
+      const float mu1 = muA[x], mu2 = muB[x];
+      float var1 = meanAA[x] - mu1 * mu1;
+      float var2 = meanBB[x] - mu2 * mu2;
+      // Rounding can leave a tiny negative variance; libvmaf clamps it (through a double compare).
+      var1 = 0.0 > var1 ? 0.0f : var1;
+      var2 = 0.0 > var2 ? 0.0f : var2;
+      const float cov = meanAB[x] - mu1 * mu2;
+      const float sigmas = static_cast<float>(std::sqrt(static_cast<double>(var1 * var2)));
+      const double lum = (2.0 * mu1 * mu2 + c1) / static_cast<double>(mu1 * mu1 + mu2 * mu2 + c1);
+      const double con = (2.0 * sigmas + c2) / static_cast<double>(var1 + var2 + c2);
+      // Identical flat regions can give a slightly negative covariance with zero sigmas;
+      // libvmaf treats it as 0 so such a window scores 1.
+      const float covClamped = (cov < 0.0f && sigmas <= 0.0f) ? 0.0f : cov;
+      const double str = static_cast<double>((covClamped + c3) / (sigmas + c3));
+      ssimSum += lum * con * str;
+      lSum += lum;
+      cSum += con;
+      sSum += str;
+    }
+  }
+
+  SsimMeans means() const {
+    const double n = static_cast<double>(ow * oh);
+    return {static_cast<float>(ssimSum / n), static_cast<float>(lSum / n), static_cast<float>(cSum / n),
+            static_cast<float>(sSum / n)};
+  }
+};
+
 FloatImage lumaAsFloat(const PlaneView& plane, int bitDepth) {
   FloatImage img;
   img.width = plane.width;
@@ -90,10 +137,7 @@ FloatImage decimate(const FloatImage& src, int factor, const float* kernel, int 
 SsimMeans meanSsim(const FloatImage& ref, const FloatImage& dis) {
   const int w = ref.width, h = ref.height;
   const int ow = w - kWindow + 1, oh = h - kWindow + 1;
-  const float l = 255;
-  const float c1 = (0.01f * l) * (0.01f * l);
-  const float c2 = (0.03f * l) * (0.03f * l);
-  const float c3 = c2 / 2.0f;
+  SsimPool pool(ow, oh);
 
   // The five filtered quantities (means of ref, dis, ref^2, dis^2, ref*dis): each source
   // row is filtered horizontally once into a ring of the last kWindow rows, then each
@@ -121,7 +165,6 @@ SsimMeans meanSsim(const FloatImage& ref, const FloatImage& dis) {
   };
 
   for (int row = 0; row < kWindow - 1; row++) filterSourceRow(row);
-  double ssimSum = 0.0, lSum = 0.0, cSum = 0.0, sSum = 0.0;
   for (int y = 0; y < oh; y++) {
     filterSourceRow(y + kWindow - 1);
     for (int q = 0; q < kQuantities; q++) {
@@ -134,35 +177,15 @@ SsimMeans meanSsim(const FloatImage& ref, const FloatImage& dis) {
       float* out = filtered.data() + static_cast<size_t>(q) * ow;
       for (int x = 0; x < ow; x++) out[x] = static_cast<float>(acc[x]);
     }
-    const float* muA = filtered.data();
-    const float* muB = muA + ow;
-    const float* meanAA = muB + ow;
-    const float* meanBB = meanAA + ow;
-    const float* meanAB = meanBB + ow;
-    for (int x = 0; x < ow; x++) {
-      const float mu1 = muA[x], mu2 = muB[x];
-      float var1 = meanAA[x] - mu1 * mu1;
-      float var2 = meanBB[x] - mu2 * mu2;
-      // Rounding can leave a tiny negative variance; libvmaf clamps it (through a double compare).
-      var1 = 0.0 > var1 ? 0.0f : var1;
-      var2 = 0.0 > var2 ? 0.0f : var2;
-      const float cov = meanAB[x] - mu1 * mu2;
-      const float sigmas = static_cast<float>(std::sqrt(static_cast<double>(var1 * var2)));
-      const double lum = (2.0 * mu1 * mu2 + c1) / static_cast<double>(mu1 * mu1 + mu2 * mu2 + c1);
-      const double con = (2.0 * sigmas + c2) / static_cast<double>(var1 + var2 + c2);
-      // Identical flat regions can give a slightly negative covariance with zero sigmas;
-      // libvmaf treats it as 0 so such a window scores 1.
-      const float covClamped = (cov < 0.0f && sigmas <= 0.0f) ? 0.0f : cov;
-      const double str = static_cast<double>((covClamped + c3) / (sigmas + c3));
-      ssimSum += lum * con * str;
-      lSum += lum;
-      cSum += con;
-      sSum += str;
-    }
+    pool.row(filtered.data());
   }
-  const double n = static_cast<double>(ow * oh);
-  return {static_cast<float>(ssimSum / n), static_cast<float>(lSum / n), static_cast<float>(cSum / n),
-          static_cast<float>(sSum / n)};
+  return pool.means();
+}
+
+SsimMeans meanSsimFromMaps(const float* maps, int width, int height) {
+  SsimPool pool(width - kWindow + 1, height - kWindow + 1);
+  for (int y = 0; y < pool.oh; y++) pool.row(maps + static_cast<size_t>(y) * kFilteredQuantities * pool.ow);
+  return pool.means();
 }
 
 double toDecibels(double score, double maxDb) {

@@ -10,6 +10,9 @@
 
 namespace vmafs::ssim {
 
+// The Gaussian window's side: pictures (at every scale used) must be at least this large.
+constexpr int kWindow = 11;
+
 // A picture of floats, rows packed.
 struct FloatImage {
   std::vector<float> data;
@@ -40,8 +43,19 @@ struct SsimMeans {
 // constants (K1 = 0.01, K2 = 0.03, L = 255).
 SsimMeans meanSsim(const FloatImage& ref, const FloatImage& dis);
 
-// The Gaussian window's side: pictures (at every scale used) must be at least this large.
-constexpr int kWindow = 11;
+// The five Gaussian-filtered quantities meanSsim pools, as the gpu kernel gives them
+// (src/extractors/common/ssim-maps.wgsl): per output row, ow floats each of mu(ref),
+// mu(dis), mean(ref^2), mean(dis^2), mean(ref*dis); ow = w - 10, oh = h - 10 rows.
+constexpr int kFilteredQuantities = 5;
+inline size_t filteredMapFloats(int width, int height) {
+  if (width < kWindow || height < kWindow) return 0;
+  return static_cast<size_t>(kFilteredQuantities) * (width - kWindow + 1) * (height - kWindow + 1);
+}
+
+// meanSsim's pooling (the per-sample terms and their double sums, in its order) from those
+// maps of a w x h picture pair: the same bits as meanSsim(ref, dis).
+SsimMeans meanSsimFromMaps(const float* maps, int width, int height);
+
 
 // libvmaf's dB conversion of an SSIM value: -10 log10(1 - x), capped at maxDb.
 double toDecibels(double score, double maxDb);

@@ -3,6 +3,8 @@
 // biorthogonal wavelet's); the score is the product over scales of l^alpha c^beta s^gamma,
 // in dB under enable_db; enable_lcs adds each scale's mean l, c and s.
 #include <cmath>
+#include <cstring>
+#include <vector>
 
 #include "../common/ssim-core.h"
 #include "extractor.h"
@@ -39,6 +41,12 @@ class FloatMsSsim final : public Extractor {
     int w = g.width, h = g.height;
     for (int i = 0; i < kScales; i++, w /= 2, h /= 2)
       if (w < ssim::kWindow || h < ssim::kWindow) throw std::invalid_argument("frames too small for 5 MS-SSIM scales");
+    w = g.width, h = g.height;
+    for (int i = 0; i < kScales; i++) {
+      if (i > 0) w = ssim::decimatedSize(w, 2), h = ssim::decimatedSize(h, 2);
+      widths_[i] = w;
+      heights_[i] = h;
+    }
   }
 
   size_t outputCount() const override { return lcs_ ? 1 + 3 * kScales : 1; }
@@ -46,14 +54,45 @@ class FloatMsSsim final : public Extractor {
   void extract(const FrameWindow& f, double* out) const override {
     ssim::FloatImage ref = ssim::lumaAsFloat(f.ref->plane[0], f.ref->bitDepth);
     ssim::FloatImage dis = ssim::lumaAsFloat(f.dis->plane[0], f.dis->bitDepth);
-    double lum[kScales], con[kScales], str[kScales];
-    double msssim = 1.0;
+    ssim::SsimMeans means[kScales];
     for (int i = 0; i < kScales; i++) {
       if (i > 0) {
         ref = ssim::decimate(ref, 2, kLowPassKernel, kLowPass);
         dis = ssim::decimate(dis, 2, kLowPassKernel, kLowPass);
       }
-      const ssim::SsimMeans m = ssim::meanSsim(ref, dis);
+      means[i] = ssim::meanSsim(ref, dis);
+    }
+    finish(means, out);
+  }
+
+  // The gpu kernel (float_ms_ssim-gpu.ts) gives each scale's five filtered maps
+  // (ssim::meanSsimFromMaps's layout), scale 0 first, two floats per accumulator, low word
+  // first; the pooling and everything after it run here, as extract() runs them.
+  size_t statsCount() const override { return (mapFloats() + 1) / 2; }
+  void finishStats(const uint64_t* stats, double* out) const override {
+    std::vector<float> maps(mapFloats());
+    std::memcpy(maps.data(), stats, maps.size() * sizeof(float));
+    ssim::SsimMeans means[kScales];
+    const float* at = maps.data();
+    for (int i = 0; i < kScales; i++) {
+      means[i] = ssim::meanSsimFromMaps(at, widths_[i], heights_[i]);
+      at += ssim::filteredMapFloats(widths_[i], heights_[i]);
+    }
+    finish(means, out);
+  }
+
+ private:
+  size_t mapFloats() const {
+    size_t n = 0;
+    for (int i = 0; i < kScales; i++) n += ssim::filteredMapFloats(widths_[i], heights_[i]);
+    return n;
+  }
+
+  void finish(const ssim::SsimMeans* means, double* out) const {
+    double lum[kScales], con[kScales], str[kScales];
+    double msssim = 1.0;
+    for (int i = 0; i < kScales; i++) {
+      const ssim::SsimMeans& m = means[i];
       msssim *= std::pow(static_cast<double>(m.luminance), static_cast<double>(kAlpha[i])) *
                 std::pow(static_cast<double>(m.contrast), static_cast<double>(kBeta[i])) *
                 std::pow(static_cast<double>(m.structure), static_cast<double>(kGamma[i]));
@@ -69,10 +108,11 @@ class FloatMsSsim final : public Extractor {
     }
   }
 
- private:
   bool lcs_;
   bool db_;
   double maxDb_;
+  int widths_[kScales];
+  int heights_[kScales];
 };
 
 std::unique_ptr<Extractor> makeFloatMsSsim(const ExtractorOptions& o, const ExtractorGeometry& g) {

@@ -1,13 +1,14 @@
 /**
  * libvmaf's "float_ms_ssim" (float_ms_ssim.c, ms_ssim.c, iqa/): Wang's multi-scale SSIM of
  * the luma over 5 scales; with enable_lcs also each scale's mean luminance, contrast and
- * structure terms. C++: float_ms_ssim.cpp over common/ssim-core.cpp.
+ * structure terms. C++: float_ms_ssim.cpp over common/ssim-core.cpp; gpu: float_ms_ssim-gpu.ts.
  */
 import { VmafError } from '../../errors.js';
 import type { FrameFormat } from '../../types.js';
 import type { ExtractorDefinition } from '../extractor.js';
 import type { OptionValues } from '../option.js';
 import { SSIM_WINDOW, ssimOutputOptions } from '../common/ssim-options.js';
+import { floatMsSsimGpu } from './float_ms_ssim-gpu.js';
 
 const SCALES = 5;
 
@@ -38,5 +39,5 @@ export const floatMsSsim: ExtractorDefinition = {
       );
     }
   },
-  implementation: { kind: 'native', native: 'float_ms_ssim' },
+  implementation: { kind: 'native', native: 'float_ms_ssim', gpu: floatMsSsimGpu },
 };

@@ -2,6 +2,7 @@
 // decimation by `scale` (0: round(min(w, h) / 256), at least 1), with the mean luminance,
 // contrast and structure terms under enable_lcs and the score in dB under enable_db.
 #include <algorithm>
+#include <cstring>
 #include <vector>
 
 #include "../common/ssim-core.h"
@@ -28,6 +29,8 @@ class FloatSsim final : public Extractor {
     scale_ = given > 0 ? given : automaticScale(g.width, g.height);
     // The box filter's taps: 1 / scale^2 each, as a float.
     box_.assign(static_cast<size_t>(scale_) * scale_, 1.0f / static_cast<float>(scale_ * scale_));
+    width_ = scale_ > 1 ? ssim::decimatedSize(g.width, scale_) : g.width;
+    height_ = scale_ > 1 ? ssim::decimatedSize(g.height, scale_) : g.height;
   }
 
   size_t outputCount() const override { return lcs_ ? 4 : 1; }
@@ -39,7 +42,21 @@ class FloatSsim final : public Extractor {
       ref = ssim::decimate(ref, scale_, box_.data(), scale_);
       dis = ssim::decimate(dis, scale_, box_.data(), scale_);
     }
-    const ssim::SsimMeans m = ssim::meanSsim(ref, dis);
+    finish(ssim::meanSsim(ref, dis), out);
+  }
+
+  // The gpu kernel (float_ssim-gpu.ts) gives the five filtered maps at the decimated size
+  // (ssim::meanSsimFromMaps's layout), two floats per accumulator, low word first; the
+  // pooling and everything after it run here, as extract() runs them.
+  size_t statsCount() const override { return (ssim::filteredMapFloats(width_, height_) + 1) / 2; }
+  void finishStats(const uint64_t* stats, double* out) const override {
+    std::vector<float> maps(ssim::filteredMapFloats(width_, height_));
+    std::memcpy(maps.data(), stats, maps.size() * sizeof(float));
+    finish(ssim::meanSsimFromMaps(maps.data(), width_, height_), out);
+  }
+
+ private:
+  void finish(const ssim::SsimMeans& m, double* out) const {
     double score = m.ssim;
     if (db_) score = ssim::toDecibels(score, maxDb_);
     *out++ = score;
@@ -50,11 +67,12 @@ class FloatSsim final : public Extractor {
     }
   }
 
- private:
   bool lcs_;
   bool db_;
   double maxDb_;
   int scale_;
+  int width_;
+  int height_;
   std::vector<float> box_;
 };
 

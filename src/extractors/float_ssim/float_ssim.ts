@@ -2,13 +2,14 @@
  * libvmaf's "float_ssim" (float_ssim.c, ssim.c, iqa/): mean SSIM of the luma with an 11x11
  * Gaussian window, after box decimation by `scale` (0: round(min(w, h) / 256)); with
  * enable_lcs also its mean luminance, contrast and structure terms. C++: float_ssim.cpp
- * over common/ssim-core.cpp.
+ * over common/ssim-core.cpp; gpu: float_ssim-gpu.ts.
  */
 import { VmafError } from '../../errors.js';
 import type { FrameFormat } from '../../types.js';
 import type { ExtractorDefinition } from '../extractor.js';
 import type { OptionDef, OptionValues } from '../option.js';
 import { SSIM_WINDOW, ssimOutputOptions } from '../common/ssim-options.js';
+import { floatSsimGpu } from './float_ssim-gpu.js';
 
 const OPTIONS: readonly OptionDef[] = [
   ...ssimOutputOptions('SSIM'),
@@ -49,5 +50,5 @@ export const floatSsim: ExtractorDefinition = {
       );
     }
   },
-  implementation: { kind: 'native', native: 'float_ssim' },
+  implementation: { kind: 'native', native: 'float_ssim', gpu: floatSsimGpu },
 };

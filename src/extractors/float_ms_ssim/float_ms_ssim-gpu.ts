@@ -1,0 +1,41 @@
+/**
+ * float_ms_ssim on the GPU: the luma as floats, the four 9x9 low-pass decimations by 2 and
+ * the five Gaussian-filtered maps at each of the 5 scales (common/ssim-maps.wgsl,
+ * integer-exact float and double arithmetic); float_ms_ssim.cpp's finishStats pools them
+ * and combines the scales as extract() does.
+ */
+import type { GpuImplementation } from '../../kernels/gpu/gpu-extractor.js';
+import { decimatedSize, mapFloats, SsimMapsKernel, type SsimScale } from '../common/ssim-maps-gpu.js';
+
+// libvmaf's 9x9 low-pass as float constants (float_ms_ssim.cpp's kLowPassKernel), row-major.
+const LOW_PASS = [
+  0.000714, -0.000450, -0.002090, 0.007132, 0.016114, 0.007132, -0.002090, -0.000450, 0.000714,
+  -0.000450, 0.000283, 0.001316, -0.004490, -0.010146, -0.004490, 0.001316, 0.000283, -0.000450,
+  -0.002090, 0.001316, 0.006115, -0.020867, -0.047149, -0.020867, 0.006115, 0.001316, -0.002090,
+  0.007132, -0.004490, -0.020867, 0.071207, 0.160885, 0.071207, -0.020867, -0.004490, 0.007132,
+  0.016114, -0.010146, -0.047149, 0.160885, 0.363505, 0.160885, -0.047149, -0.010146, 0.016114,
+  0.007132, -0.004490, -0.020867, 0.071207, 0.160885, 0.071207, -0.020867, -0.004490, 0.007132,
+  -0.002090, 0.001316, 0.006115, -0.020867, -0.047149, -0.020867, 0.006115, 0.001316, -0.002090,
+  -0.000450, 0.000283, 0.001316, -0.004490, -0.010146, -0.004490, 0.001316, 0.000283, -0.000450,
+  0.000714, -0.000450, -0.002090, 0.007132, 0.016114, 0.007132, -0.002090, -0.000450, 0.000714,
+];
+const SCALES = 5;
+/** The largest maps the kernel writes (WebGPU's default storage binding limit, 128 MiB, with room for scratch). */
+const MAX_MAP_FLOATS = 8 << 20;
+
+export const floatMsSsimGpu: GpuImplementation = {
+  supports: (_options, format) => {
+    let [w, h, n] = [format.width, format.height, 0];
+    for (let i = 0; i < SCALES; i++) {
+      if (i > 0) [w, h] = [decimatedSize(w, 2), decimatedSize(h, 2)];
+      const m = mapFloats(w, h);
+      if (m === 0) return false;
+      n += m;
+    }
+    return n <= MAX_MAP_FLOATS;
+  },
+  create: (ctx) => {
+    const scales: SsimScale[] = Array.from({ length: SCALES }, (_, i) => (i === 0 ? { maps: true } : { maps: true, decimate: { factor: 2, taps: 9, weights: LOW_PASS } }));
+    return SsimMapsKernel.create(ctx, scales);
+  },
+};

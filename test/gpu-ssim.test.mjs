@@ -1,0 +1,144 @@
+// float_ssim and float_ms_ssim on the gpu backend (common/ssim-maps.wgsl: the filtered maps in
+// integer-exact float/double arithmetic; the C++ finishStats pools them in libvmaf's order):
+// every value equal to the cpu backend's, bit for bit, and to libvmaf 3.2.0's on the carried
+// clips (8/10/12-bit, odd sizes, 4:4:4, the automatic scale 4 of 1080p), with enable_lcs and
+// enable_db; and on seeded random pictures of random sizes, depths and scales (flat areas
+// included, where the variance and covariance clamps apply).
+// XDG_RUNTIME_DIR must be set for Mesa's lavapipe (any writable folder).
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { lastValueFrom, toArray } from 'rxjs';
+import { score } from '../dist/index.js';
+import { goldenClip } from './helpers/golden.mjs';
+import { makeRng } from './helpers/gpu.mjs';
+
+const tmp = mkdtempSync(join(tmpdir(), 'vmaf-gpu-ssim-'));
+after(() => rmSync(tmp, { recursive: true, force: true }));
+
+async function run(ref, dis, options) {
+  const warnings = [];
+  const frames = await lastValueFrom(
+    score(ref, dis, { noPrediction: true, threads: 2, ...options, onWarning: (m) => warnings.push(m) }).pipe(toArray()),
+  );
+  return { frames, warnings };
+}
+
+function assertSame(got, want, what) {
+  assert.equal(got.length, want.length, `${what}: ${got.length} frames, want ${want.length}`);
+  for (let i = 0; i < want.length; i++) {
+    assert.deepEqual(Object.keys(got[i].features), Object.keys(want[i].features), `${what}: frame ${i} keys`);
+    for (const [k, v] of Object.entries(want[i].features)) {
+      assert.ok(Object.is(got[i].features[k], v), `${what}: frame ${want[i].index} ${k}: gpu ${got[i].features[k]} cpu ${v}`);
+    }
+  }
+}
+
+/** Nothing ran on the host: the ssim extractors had their gpu kernels. */
+function assertOnGpu(warnings, what) {
+  assert.deepEqual(warnings.filter((w) => /host's cpu|run on the host/.test(w)), [], `${what}: ${warnings.join('\n')}`);
+}
+
+describe('float_ssim / float_ms_ssim on the gpu backend', function () {
+  this.timeout(1200000);
+
+  describe('golden parity: gpu == cpu == libvmaf 3.2.0, every frame', function () {
+    const cases = [
+      ['src01_288x162_8bit', ['float_ssim']],
+      ['src01_288x162_10bit', ['float_ssim']],
+      ['mandel_213x121_odd', ['float_ssim']],
+      ['negated_256x144_2f', ['float_ssim']],
+      ['rgbtest_301x199_444_12bit', ['float_ssim', 'float_ms_ssim']],
+      ['flat_and_static_320x240', ['float_ssim', 'float_ms_ssim']],
+      ['gradients_480x270_10bit', ['float_ssim', 'float_ms_ssim']],
+      ['hd_1920x1080_x264_2f', ['float_ssim']], // scale 4: the box decimation on the gpu
+    ];
+    const totals = {};
+    after(() => console.log('      gpu vs libvmaf:', Object.entries(totals).map(([k, [e, t]]) => `${k} ${e}/${t}`).join(', ')));
+    for (const [name, features] of cases) {
+      it(`${name}: ${features.join(', ')}`, async function () {
+        const clip = goldenClip(name);
+        const gold = clip.log('libvmaf-extra').frames;
+        const gpu = await run(clip.ref, clip.dis, { backend: 'gpu', features });
+        const cpu = await run(clip.ref, clip.dis, { backend: 'cpu', features });
+        assertSame(gpu.frames, cpu.frames, name);
+        assertOnGpu(gpu.warnings, name);
+        assert.equal(gpu.frames.length, gold.length, `${name}: every frame`);
+        for (const f of gpu.frames) {
+          for (const k of features) {
+            const want = gold[f.index].metrics[k];
+            assert.equal(typeof want, 'number', `${name}: libvmaf's ${k}`);
+            totals[k] ??= [0, 0];
+            totals[k][1]++;
+            if (Object.is(f.features[k], want)) totals[k][0]++;
+            assert.ok(Object.is(f.features[k], want), `${name} frame ${f.index} ${k}: gpu ${f.features[k]}, libvmaf ${want}`);
+          }
+        }
+      });
+    }
+  });
+
+  it('enable_lcs, enable_db, clip_db and explicit scales: gpu == cpu', async function () {
+    const clip = goldenClip('rgbtest_301x199_444_12bit');
+    const features = ['float_ssim=enable_lcs=true:scale=2', 'float_ms_ssim=enable_lcs=true:enable_db=true:clip_db=true'];
+    const gpu = await run(clip.ref, clip.dis, { backend: 'gpu', features, frameCnt: 2 });
+    const cpu = await run(clip.ref, clip.dis, { backend: 'cpu', features, frameCnt: 2 });
+    assertSame(gpu.frames, cpu.frames, 'options');
+    assertOnGpu(gpu.warnings, 'options');
+    const keys = Object.keys(gpu.frames[0].features);
+    assert.ok(['float_ssim_l', 'float_ssim_c', 'float_ssim_s', 'float_ms_ssim_s_scale4'].every((k) => keys.includes(k)), keys.join(' '));
+  });
+
+  it('randomized: seeded random pictures of random sizes, depths and scales, gpu == cpu exactly', async function () {
+    const R = makeRng(Number(process.env.GPU_SSIM_SEED ?? 20261124) >>> 0);
+    const cases = 10;
+    for (let c = 0; c < cases; c++) {
+      const ms = c % 5 === 4; // two MS-SSIM cases: 176 pixels a side at least
+      const width = ms ? R.range(176, 200) : R.range(33, 120);
+      const height = ms ? R.range(176, 190) : R.range(33, 90);
+      const bitDepth = [8, 10, 12, 16][c % 4];
+      const max = 2 ** bitDepth - 1;
+      const frames = R.range(1, 2);
+      const cw = Math.ceil(width / 2);
+      const ch = Math.ceil(height / 2);
+      const per = width * height + 2 * cw * ch;
+      const tag = bitDepth === 8 ? '420jpeg' : `420p${bitDepth}`;
+      const header = Buffer.from(`YUV4MPEG2 W${width} H${height} F25:1 Ip A1:1 C${tag}\n`, 'latin1');
+      const parts = [[header], [header]];
+      for (let f = 0; f < frames; f++) {
+        const ref = bitDepth > 8 ? new Uint16Array(per) : new Uint8Array(per);
+        const dis = bitDepth > 8 ? new Uint16Array(per) : new Uint8Array(per);
+        // A gradient with texture, flat blocks (equal in both: zero variance), extremes, noise in dis.
+        const fx = R.float() * 3;
+        const fy = R.float() * 3;
+        for (let y = 0; y < height; y++) {
+          for (let x = 0; x < width; x++) {
+            const i = y * width + x;
+            const flat = ((x >> 4) + (y >> 4)) % 5 === 0;
+            const v = flat ? Math.floor(max / 3) : Math.min(max, Math.floor((max * (0.5 + 0.4 * Math.sin(x * fx / 7 + y * fy / 5))) + R.int(Math.max(2, max >> 5))));
+            ref[i] = v;
+            dis[i] = flat ? v : R.int(20) === 0 ? R.int(max + 1) : Math.min(max, Math.max(0, v + R.range(-(max >> 6) - 1, (max >> 6) + 1)));
+          }
+        }
+        for (let i = width * height; i < per; i++) ref[i] = dis[i] = max >> 1;
+        parts[0].push(Buffer.from('FRAME\n', 'latin1'), Buffer.from(ref.buffer));
+        parts[1].push(Buffer.from('FRAME\n', 'latin1'), Buffer.from(dis.buffer));
+      }
+      const [refFile, disFile] = parts.map((p, k) => {
+        const file = join(tmp, `rand${c}-${k}.y4m`);
+        writeFileSync(file, Buffer.concat(p));
+        return file;
+      });
+      const scale = R.pick([0, 1, 2, 3]);
+      const ok = (s) => (s > 1 ? Math.trunc(width / s) + (width & 1) : width) >= 11 && (s > 1 ? Math.trunc(height / s) + (height & 1) : height) >= 11;
+      const features = [`float_ssim=enable_lcs=true:scale=${ok(scale) ? scale : 1}`, ...(ms ? ['float_ms_ssim=enable_lcs=true'] : [])];
+      const what = `case ${c}: ${width}x${height} ${bitDepth}-bit ${features.join(' ')}`;
+      const g = await run(refFile, disFile, { features, backend: 'gpu' });
+      const k = await run(refFile, disFile, { features, backend: 'cpu' });
+      assert.equal(g.frames.length, frames, what);
+      assertSame(g.frames, k.frames, what);
+      assertOnGpu(g.warnings, what);
+    }
+  });
+});
