@@ -183,6 +183,8 @@ export function runLadder(reference: FrameInput, renditions: readonly ResolvedRe
       bitDepth: options.bitDepth,
       ffmpegPath: options.ffmpegPath,
       poolSlots: inFlight + 2,
+      ...(options.stallTimeoutMs !== undefined ? { stallTimeoutMs: options.stallTimeoutMs } : {}),
+      ...(options.protocols !== undefined ? { protocols: options.protocols } : {}),
     };
     const scale = options.scale === true;
     const names = renditions.map((r) => r.name);
