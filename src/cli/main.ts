@@ -303,6 +303,7 @@ async function runUntilStopped(args: CliArgs, hooks: RunHooks, outcome: RunOutco
       // scored before it; the error is raised after (exit 1: never reported as success).
       error: (error: unknown) => {
         if (!outcome.interruptedBy) runError = { error };
+        stopped = true; // the inputs cut short by the failure are not news
         resolve();
       },
       complete: resolve,
