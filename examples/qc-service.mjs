@@ -260,6 +260,7 @@ export async function createQcServer(options = {}) {
         const live = job.state === 'running' || job.state === 'queued';
         if (live && job.clients.size >= limits.maxClientsPerJob) throw new HttpError(429, `at most ${limits.maxClientsPerJob} event streams a job`);
         res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
+        res.flushHeaders(); // a job that has sent nothing yet: the client still gets its answer now
         if (job.dropped) res.write(`: ${job.dropped} earlier events are no longer kept\n\n`);
         for (const event of job.events) write(res, event);
         if (!live) return res.end();
