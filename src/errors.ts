@@ -10,6 +10,8 @@ export type VmafErrorCode =
   | 'E_INPUT_TRUNCATED'   // a frame ends before its size says
   | 'E_INPUT_MISMATCH'    // reference and distorted disagree (size, bit depth)
   | 'E_INPUT_EMPTY'       // no frames at all
+  | 'E_INPUT_STALLED'     // a live input sent no frame for longer than the stall timeout
+  | 'E_INPUT_NOT_ALLOWED' // an input outside the allowed protocols (options.protocols)
   | 'E_FRAME_TOO_SMALL'   // below the minimum size VMAF's filters can handle
   | 'E_FFMPEG'            // ffmpeg missing or failed
   | 'E_MODEL'             // unreadable or invalid model file

@@ -103,6 +103,11 @@ vmaf-stream's own:
  --backend cpu|gpu|auto     feature backend (default auto: gpu when a hardware GPU exists)
  --gpu-adapter NAME         pick a WebGPU adapter by name
  --ffmpeg PATH              ffmpeg binary (default $FFMPEG_PATH, then the bundled one)
+ --protocols LIST           what inputs may be, comma separated: file (local paths), pipe
+                            ('-'), URL schemes (https, ...); also ffmpeg's protocol whitelist
+                            (e.g. --protocols file,https); default anything ffmpeg reads
+ --stall-timeout SECONDS    an input decoded by ffmpeg that sends no frame for this long is
+                            an error naming it and the frame (default: wait for ever)
  --scale                    scale the distorted input to the reference's size (bicubic);
                             the default with several -d
  --no-scale                 with several -d: a rendition of another size is an error
@@ -172,6 +177,8 @@ const OPTIONS = {
   backend: { type: 'string' },
   'gpu-adapter': { type: 'string' },
   ffmpeg: { type: 'string' },
+  protocols: { type: 'string' },
+  'stall-timeout': { type: 'string' },
   scale: { type: 'boolean' },
   'no-scale': { type: 'boolean' },
   help: { type: 'boolean' },
@@ -335,6 +342,8 @@ export function parseCommandLine(argv: string[]): CliCommand {
         pixelFormat: pixelFormat as ScoreOptions['pixelFormat'],
         bitDepth,
         ffmpegPath: values.ffmpeg,
+        ...(values.protocols !== undefined ? { protocols: parseProtocols(values.protocols) } : {}),
+        ...(values['stall-timeout'] !== undefined ? { stallTimeoutMs: parseSeconds(values['stall-timeout'], '--stall-timeout') * 1000 } : {}),
         // A ladder scales renditions to the reference unless told not to; one pair only with --scale.
         scale: ladder ? !values['no-scale'] : (values.scale ?? false),
         gpuAdapter: values['gpu-adapter'],
@@ -342,6 +351,20 @@ export function parseCommandLine(argv: string[]): CliCommand {
       },
     },
   };
+}
+
+/** --protocols: names separated by commas (a trailing ':' or '://' is allowed). */
+function parseProtocols(text: string): string[] {
+  const names = text.split(',').map((p) => p.trim().toLowerCase().replace(/:(\/\/)?$/, ''));
+  for (const name of names) if (!/^[a-z][a-z0-9+.-]*$/.test(name)) throw new UsageError(`--protocols needs protocol names separated by commas (file,https), not "${text}"`);
+  return names;
+}
+
+/** A positive number of seconds. */
+function parseSeconds(text: string, flag: string): number {
+  const value = /^\d+(\.\d+)?$/.test(text) ? Number(text) : NaN;
+  if (!(value > 0) || !Number.isFinite(value)) throw new UsageError(`${flag} needs a positive number of seconds, not "${text}"`);
+  return value;
 }
 
 /** A libvmaf bit mask: decimal or 0x hexadecimal, as strtol with base 0 reads it. */

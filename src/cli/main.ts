@@ -212,6 +212,7 @@ async function runUntilStopped(args: CliArgs, hooks: RunHooks, outcome: RunOutco
   }
   let backendText: string | undefined;
   let stopped = false;
+  let runError: { error: unknown } | undefined;
 
   await new Promise<void>((resolve, reject) => {
     // An error in a QC callback (a log that cannot be written) ends the run.
@@ -289,7 +290,13 @@ async function runUntilStopped(args: CliArgs, hooks: RunHooks, outcome: RunOutco
       },
       // Once interrupted, a source that fails as it is stopped (ffmpeg got the terminal's
       // Ctrl-C too) is part of the stop, not an error.
-      error: (error: unknown) => (outcome.interruptedBy ? resolve() : reject(error)),
+      // A failure mid-run (an input, ffmpeg, the GPU) still closes the logs with the frames
+      // scored before it; the error is raised after (exit 1: never reported as success).
+      error: (error: unknown) => {
+        if (!outcome.interruptedBy) runError = { error };
+        stopped = true; // the inputs cut short by the failure are not news
+        resolve();
+      },
       complete: resolve,
     });
     const fail = (error: unknown) => {
@@ -306,6 +313,19 @@ async function runUntilStopped(args: CliArgs, hooks: RunHooks, outcome: RunOutco
 
   if (!('progress' in hooks)) progress?.finish();
   logsClosed = true;
+  if (runError) {
+    // Only logs already started (a frame was written): the failure is what the user needs,
+    // an output error while closing would hide it.
+    for (const r of runs) {
+      if (!r.writer) continue;
+      await r.writer.end(r.pooling.summary(LOG_VERSION)).catch(() => {});
+    }
+    if (combined && combined !== process.stdout) {
+      combined.end();
+      await finished(combined as Writable).catch(() => {});
+    }
+    throw runError.error;
+  }
   const summaries = runs.map((r) => ({ run: r, summary: r.pooling.summary(LOG_VERSION) }));
   for (const { run: r, summary } of summaries) if (r.out) await writerFor(r).end(summary);
   if (combined && combined !== process.stdout) {

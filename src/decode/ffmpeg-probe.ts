@@ -108,6 +108,9 @@ export function ffmpegFailure(label: string, stderr: string, exit?: string): Vma
   if (/No such file or directory|Server returned 404|404 Not Found|Name or service not known|Failed to resolve hostname|Connection refused/i.test(stderr)) {
     return new InputError('E_INPUT_NOT_FOUND', label, `not found (${says})`);
   }
+  // ffmpeg's -protocol_whitelist (options.protocols) stopped it: say so, not "cannot be decoded".
+  const refused = /Protocol '[^']*' not on whitelist '[^']*'!?/.exec(stderr)?.[0];
+  if (refused) return new InputError('E_INPUT_NOT_ALLOWED', label, `opens a protocol this run does not allow (ffmpeg says: ${refused})`);
   if (/Permission denied/i.test(stderr)) return new InputError('E_INPUT_NOT_FOUND', label, `cannot be opened (${says})`);
   if (/Is a directory/i.test(stderr)) return new InputError('E_INPUT_NOT_FOUND', label, `is a directory (${says})`);
   if (/: End of file$/m.test(stderr)) {

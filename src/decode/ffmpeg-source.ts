@@ -48,6 +48,7 @@ import {
   NATIVE_PIXEL_FORMATS,
   choosePixelFormat,
   ffmpegFailure,
+  lastErrorLine,
   lumaPlaneOf,
   probeInput,
   type FfmpegInputInfo,
@@ -97,6 +98,41 @@ export interface FfmpegSourceOptions {
   directReads?: boolean;
   /** The input frame ffmpeg's first output frame is (after a seek in inputOptions); see StreamFrameSourceOptions.firstIndex. */
   firstIndex?: number;
+  /**
+   * A live input that sends no frame for this long (ffmpeg stalled, a source that stopped
+   * sending) is an E_INPUT_STALLED error naming it and the frame awaited; ffmpeg is stopped.
+   * Default: no limit (a live input may pause).
+   */
+  stallTimeoutMs?: number;
+  /**
+   * ffmpeg's `-protocol_whitelist` (for the probe too): the protocols ffmpeg may open, nested
+   * ones included (an HLS playlist's segments). Transports a protocol needs are added
+   * (https: tls, tcp). Default: ffmpeg's own rules.
+   */
+  protocols?: readonly string[];
+}
+
+/** The transports each protocol opens beneath it, which ffmpeg's whitelist must list too. */
+const PROTOCOL_TRANSPORTS: Record<string, readonly string[]> = {
+  http: ['tcp'],
+  https: ['tls', 'tcp', 'crypto'],
+  hls: ['crypto'],
+  rtmp: ['tcp'],
+  rtmps: ['tls', 'tcp'],
+  rtsp: ['tcp', 'udp', 'rtp'],
+  srt: ['udp'],
+  tls: ['tcp'],
+};
+
+/** ffmpeg's -protocol_whitelist value for a list of protocols (with the transports they need). */
+export function protocolWhitelist(protocols: readonly string[]): string {
+  const all = new Set<string>();
+  for (const p of protocols) {
+    const name = p.toLowerCase();
+    all.add(name);
+    for (const t of PROTOCOL_TRANSPORTS[name] ?? []) all.add(t);
+  }
+  return [...all].join(',');
 }
 
 interface ExitResult {
@@ -208,6 +244,8 @@ export class FfmpegSource implements FrameSource {
   private resolveExit!: (r: ExitResult) => void;
   private readonly exit: Promise<ExitResult>;
   private exited = false;
+  /** Frames handed out so far: the next one's index is firstIndex + this. */
+  private framesRead = 0;
 
   constructor(input: string | Readable, options: FfmpegSourceOptions = {}) {
     this.input = input;
@@ -246,7 +284,8 @@ export class FfmpegSource implements FrameSource {
         if (!reader) return { done: true, value: undefined };
         inner = reader[Symbol.asyncIterator]();
       }
-      const step = await inner.next();
+      const step = await this.nextWithin(inner);
+      if (!step.done) this.framesRead++;
       // ffmpeg's output starts at 0 (constant frame rate): the input's own time is
       // its start time (known from the probe) plus that.
       const offset = this.inputInfo?.startTime;
@@ -262,6 +301,32 @@ export class FfmpegSource implements FrameSource {
         }),
       return: async (value?: unknown) => (inner?.return ? inner.return(value) : { done: true, value: undefined }),
     };
+  }
+
+  /** The index the next frame has in the input. */
+  private get nextIndex(): number {
+    return (this.options.firstIndex ?? 0) + this.framesRead;
+  }
+
+  /** inner.next(), or E_INPUT_STALLED (ffmpeg stopped) when no frame comes within stallTimeoutMs. */
+  private async nextWithin(inner: AsyncIterator<Frame>): Promise<IteratorResult<Frame>> {
+    const limit = this.options.stallTimeoutMs;
+    const step = inner.next();
+    if (limit === undefined || !(limit > 0) || !Number.isFinite(limit)) return step;
+    let timer: NodeJS.Timeout | undefined;
+    const stalled = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        step.catch(() => {}); // fails once ffmpeg is killed: the stall is the error
+        this.kill();
+        const seconds = limit / 1000;
+        reject(new InputError('E_INPUT_STALLED', this.label, `no frame for ${seconds} s (the stall timeout): the input or ffmpeg stalled; ffmpeg was stopped`, this.nextIndex));
+      }, limit);
+    });
+    try {
+      return await Promise.race([step, stalled]);
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   async close(): Promise<void> {
@@ -300,7 +365,8 @@ export class FfmpegSource implements FrameSource {
   private async launch(): Promise<Y4mReader | undefined> {
     const ffmpegPath = await resolveFfmpegPath(this.options.ffmpegPath ? { ffmpegPath: this.options.ffmpegPath } : {});
     if (this.closed) return undefined;
-    const inputOptions = this.options.inputOptions ?? [];
+    const inputOptions = [...(this.options.inputOptions ?? [])];
+    if (this.options.protocols) inputOptions.unshift('-protocol_whitelist', protocolWhitelist(fromStreamProtocols(this.input, this.options.protocols)));
     let target = this.options.pixelFormat;
     const probe = this.options.probe ?? typeof this.input === 'string';
     if (!target && probe && typeof this.input === 'string') {
@@ -445,7 +511,13 @@ export class FfmpegSource implements FrameSource {
       return new VmafError('E_FFMPEG', `${this.label}: cannot run ffmpeg: ${message}`, { cause: error });
     }
     const exit = /ffmpeg (exited with code \d+|was killed with signal \w+)/.exec(message)?.[1];
-    return ffmpegFailure(this.label, this.stderr, exit);
+    const failure = ffmpegFailure(this.label, this.stderr, exit);
+    if (this.framesRead === 0) return failure;
+    // In the middle of the input: say where, and that ffmpeg failed rather than the input
+    // being undecodable (ffmpeg killed from outside says nothing on stderr).
+    const says = failure.message.startsWith(`${this.label}: `) ? failure.message.slice(this.label.length + 2) : failure.message;
+    const text = lastErrorLine(this.stderr) === undefined && exit ? `ffmpeg ${exit} while decoding it, after ${this.framesRead} frames` : `${says}, after ${this.framesRead} frames`;
+    return new InputError(lastErrorLine(this.stderr) === undefined ? 'E_FFMPEG' : failure.code, this.label, text, this.nextIndex, { cause: error });
   }
 
   private kill(): void {
@@ -471,6 +543,11 @@ export class FfmpegSource implements FrameSource {
       await Promise.race([this.exit, new Promise((r) => setTimeout(r, 2000).unref())]);
     }
   }
+}
+
+/** A stream is fed through ffmpeg's pipe: protocol, which the caller's Readable may always use. */
+function fromStreamProtocols(input: string | Readable, protocols: readonly string[]): readonly string[] {
+  return typeof input === 'string' ? protocols : [...protocols, 'pipe'];
 }
 
 /** An ffmpeg-decoded FrameSource over a path, URL or Readable. */

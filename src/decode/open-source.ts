@@ -56,6 +56,27 @@ export interface OpenFrameSourceOptions {
   planes?: PlaneSelection;
   /** Names the input in messages (default: the path, '-' for stdin, 'stream' for a Readable). */
   label?: string;
+  /** See FfmpegSourceOptions.stallTimeoutMs: inputs decoded by ffmpeg that stop sending frames. */
+  stallTimeoutMs?: number;
+  /**
+   * The protocols an input given as a string may use (see allowedByProtocols): 'file' for
+   * local paths, 'pipe' for '-', URL schemes ('https'). Also ffmpeg's -protocol_whitelist, so
+   * what ffmpeg opens on its own (a playlist's segments) obeys it too. Default: any.
+   */
+  protocols?: readonly string[];
+}
+
+/**
+ * Why an input string is refused by a protocol list, or undefined when it is allowed. A
+ * string with a scheme (two letters or more, then ':') is that protocol (file: a file), '-'
+ * is 'pipe', anything else a local path ('file').
+ */
+export function refusedByProtocols(input: string, protocols: readonly string[]): string | undefined {
+  const allowed = new Set(protocols.map((p) => p.toLowerCase().replace(/:(\/\/)?$/, '')));
+  const scheme = input === '-' ? 'pipe' : (/^([a-z][a-z0-9+.-]+):/i.exec(input)?.[1]?.toLowerCase() ?? 'file');
+  if (allowed.has(scheme)) return undefined;
+  const what = input === '-' ? 'standard input (pipe)' : scheme === 'file' ? 'a local file (file)' : `a ${scheme}: input`;
+  return `is ${what}, which this run does not allow (protocols: ${[...allowed].join(', ') || 'none'})`;
 }
 
 /** The name the pipeline uses for these options. */
@@ -147,6 +168,8 @@ function ffmpegOptions(route: Route, probe: boolean): FfmpegSourceOptions {
   if (options.scaleTo !== undefined) o.scaleTo = options.scaleTo;
   if (options.poolSlots !== undefined) o.poolSlots = options.poolSlots;
   if (options.planes !== undefined) o.planes = options.planes;
+  if (options.stallTimeoutMs !== undefined) o.stallTimeoutMs = options.stallTimeoutMs;
+  if (options.protocols !== undefined) o.protocols = options.protocols;
   if (raw) {
     const f = rawFormat(raw, label);
     o.inputOptions = ['-f', 'rawvideo', '-pix_fmt', ffmpegPixelFormat(f.chroma, f.bitDepth), '-s', `${f.width}x${f.height}`];
@@ -268,7 +291,10 @@ export function openFrameSource(input: FrameInput, options: OpenFrameSourceOptio
   }
   const route: Route = { label, raw, options };
   let opening: Promise<FrameSource>;
-  if (typeof input === 'string') {
+  const refused = typeof input === 'string' && options.protocols ? refusedByProtocols(input, options.protocols) : undefined;
+  if (refused !== undefined) {
+    opening = Promise.reject(new InputError('E_INPUT_NOT_ALLOWED', label, refused));
+  } else if (typeof input === 'string') {
     opening = input === '-' ? openStream(process.stdin, route) : openPath(input, route);
   } else if (input instanceof Readable || (typeof input === 'object' && input !== null && typeof (input as Readable).pipe === 'function')) {
     opening = openStream(input as Readable, route);

@@ -27,7 +27,8 @@ import { availableParallelism } from 'node:os';
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { Readable } from 'node:stream';
-import { Observable, defer, finalize, map, mergeMap } from 'rxjs';
+import { Observable, catchError, defer, finalize, map, mergeMap, tap, throwError } from 'rxjs';
+import { backendErrorAt, loseDevice, testDeviceLossAt } from './backend-fault.js';
 import type { FeatureBackend } from '../kernels/backend.js';
 import { createPlanBackend } from '../kernels/create-backend.js';
 import { resolveRun } from './run-plan.js';
@@ -183,6 +184,8 @@ export function runLadder(reference: FrameInput, renditions: readonly ResolvedRe
       bitDepth: options.bitDepth,
       ffmpegPath: options.ffmpegPath,
       poolSlots: inFlight + 2,
+      ...(options.stallTimeoutMs !== undefined ? { stallTimeoutMs: options.stallTimeoutMs } : {}),
+      ...(options.protocols !== undefined ? { protocols: options.protocols } : {}),
     };
     const scale = options.scale === true;
     const names = renditions.map((r) => r.name);
@@ -280,7 +283,16 @@ export function runLadder(reference: FrameInput, renditions: readonly ResolvedRe
         backend = opened.backend;
         countRemaining = opened.countRemaining;
         qc = new RunQc(options, { names, single, modelNames: opened.models.map((m) => m.name), inFlight, aligned: modes.map((mode) => mode !== undefined) });
+        // The frame a backend failure stopped at: the one after the last that came back.
+        let nextFrame = 0;
+        const loseAt = testDeviceLossAt();
+        const inputs = renditions.length === 1 ? renditions[0]!.label : `${labelOf(reference, 'reference')} and its renditions`;
         const results = opened.backend.extractMany(pullWithCredits(groups, credits)).pipe(
+          tap((group) => {
+            nextFrame = Math.max(nextFrame, group.index + 1);
+            if (loseAt !== undefined && nextFrame === loseAt) loseDevice(opened.backend);
+          }),
+          catchError((error: unknown) => throwError(() => backendErrorAt(error, inputs, nextFrame))),
           mergeMap((group): Array<Delivery<LadderResult>> => {
             const present = group.renditions.flatMap((frame, k) => (frame ? [{ frame, k }] : []));
             // The group's credit comes back once each of its results has been delivered.

@@ -56,6 +56,18 @@ export interface ScoreOptions extends QcOptions {
   /** ffmpeg binary; default FFMPEG_PATH, then @ffmpeg-installer/ffmpeg. */
   ffmpegPath?: string;
   /**
+   * An input decoded by ffmpeg that sends no frame for this many milliseconds (a stalled
+   * live source, a stopped ffmpeg) ends the run with E_INPUT_STALLED naming it and the
+   * frame; ffmpeg is stopped. Default: no limit.
+   */
+  stallTimeoutMs?: number;
+  /**
+   * The protocols inputs given as strings may use: 'file' (local paths), 'pipe' ('-'),
+   * URL schemes such as 'https'. Also ffmpeg's -protocol_whitelist. An input outside the list
+   * is E_INPUT_NOT_ALLOWED. Default: anything ffmpeg reads. See the README's security notes.
+   */
+  protocols?: readonly string[];
+  /**
    * Scale the distorted input to the reference's size (bicubic) instead of failing on a size
    * mismatch. Default false for score(), true for scoreLadder().
    */

@@ -1,0 +1,31 @@
+/**
+ * A backend failure (the GPU lost, a kernel that failed, the native addon) says which inputs
+ * and which frame it stopped the run at: the backend itself knows neither.
+ *
+ * The fault tests lose the GPU device on purpose, as a driver reset would, through
+ * VMAF_STREAM_TEST_LOSE_GPU_AT=N (after N frames have been scored): GPUDevice.destroy() on
+ * the run's real device, so the run meets a real device loss. Ignored by the cpu backend.
+ */
+import { BackendError, VmafError } from '../errors.js';
+import type { FeatureBackend } from '../kernels/backend.js';
+
+/** The backend's error with the inputs and the frame added; other errors as they are. */
+export function backendErrorAt(error: unknown, inputs: string, frame: number): unknown {
+  if (!(error instanceof VmafError) || (error.code !== 'E_GPU' && error.code !== 'E_NATIVE')) return error;
+  return new BackendError(error.code, `${inputs}: frame ${frame}: ${error.message} (frames before it were scored)`, { cause: error });
+}
+
+/** After how many scored frames the test hook loses the GPU device, or undefined. */
+export function testDeviceLossAt(): number | undefined {
+  const text = process.env['VMAF_STREAM_TEST_LOSE_GPU_AT'];
+  if (text === undefined || !/^\d+$/.test(text)) return undefined;
+  return Number(text);
+}
+
+/** The test hook's device loss: destroys the gpu backend's device (nothing on other backends). */
+export function loseDevice(backend: FeatureBackend): void {
+  type WithDevice = { gpu?: { device?: { destroy?: () => void } }; core?: WithDevice };
+  // The run's backend is a PlanBackend around the gpu backend (its `core`).
+  const b = backend as unknown as WithDevice;
+  (b.gpu ?? b.core?.gpu)?.device?.destroy?.();
+}

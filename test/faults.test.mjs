@@ -1,0 +1,299 @@
+// Faults of the parts around vmaf-stream, met for real: an ffmpeg child killed (SIGKILL) or
+// stopped (SIGSTOP) in the middle of a live stream, a truncated compressed file, an input
+// outside the allowed protocols, logs that cannot be written, a GPU device lost mid-run.
+// Each ends with a clear error naming the input (and the frame, where one is involved), a
+// non-zero exit, no ffmpeg child left, no hang; logs already started are closed, valid, with
+// the frames scored before the fault.
+//
+// The live inputs are those of cli-signals.test.mjs: named pipes, a synthetic y4m reference
+// fed 25 frames a second, the distorted MPEG-2 in MPEG-TS from an ffmpeg encoder, which
+// vmaf-stream decodes with an ffmpeg child of its own.
+import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
+import { resolveFfmpegPath } from '../dist/decode/ffmpeg-path.js';
+import { score } from '../dist/index.js';
+import { backendsUnderTest } from './helpers/env.mjs';
+import { goldenClip } from './helpers/golden.mjs';
+import { childrenOf, commandLine, running } from './helpers/processes.mjs';
+
+const BIN = fileURLToPath(new URL('../bin/vmaf-stream', import.meta.url));
+const WRITER = fileURLToPath(new URL('./helpers/fifo-writer.mjs', import.meta.url));
+const LIVE_FRAMES = 3000;
+
+describe('faults of the parts around us', function () {
+  this.timeout(90000);
+  let ffmpeg;
+  let dir;
+  let feeders = [];
+  /** Files made once: a 60-frame reference y4m and its MPEG-2 distorted in MPEG-TS. */
+  let media;
+
+  before(async () => {
+    ffmpeg = await resolveFfmpegPath();
+    media = mkdtempSync(join(tmpdir(), 'vmaf-faults-media-'));
+    const clip = goldenClip('ladder_320x180_300f');
+    const make = (args) => assert.equal(spawnSync(ffmpeg, ['-hide_banner', '-loglevel', 'error', '-y', ...args]).status, 0, args.join(' '));
+    make(['-i', clip.ref, '-frames:v', '60', join(media, 'ref.y4m')]);
+    make(['-i', clip.dis, '-frames:v', '60', '-c:v', 'mpeg2video', '-q:v', '5', '-f', 'mpegts', join(media, 'dis.ts')]);
+    make(['-i', clip.dis, '-frames:v', '60', '-c:v', 'libx264', '-preset', 'ultrafast', '-movflags', '+faststart', join(media, 'dis.mp4')]);
+    // The first half of the mp4 (its index first: the frames of the rest are missing).
+    const mp4 = readFileSync(join(media, 'dis.mp4'));
+    writeFileSync(join(media, 'truncated.mp4'), mp4.subarray(0, mp4.length >> 1));
+  });
+
+  after(() => rmSync(media, { recursive: true, force: true }));
+
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'vmaf-faults-'));
+  });
+
+  afterEach(() => {
+    for (const feeder of feeders) feeder.kill('SIGKILL');
+    feeders = [];
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  function liveInputs() {
+    const ref = join(dir, 'ref.fifo');
+    const dis = join(dir, 'dis.fifo');
+    for (const fifo of [ref, dis]) assert.equal(spawnSync('mkfifo', [fifo]).status, 0);
+    feeders.push(spawn(process.execPath, [WRITER, ref, 'synth', '160x90', String(LIVE_FRAMES), '40'], { stdio: 'ignore' }));
+    feeders.push(spawn(ffmpeg, ['-hide_banner', '-loglevel', 'error', '-f', 'lavfi', '-i', 'testsrc2=size=160x90:rate=25',
+      '-frames:v', String(LIVE_FRAMES), '-c:v', 'mpeg2video', '-f', 'mpegts', '-y', dis], { stdio: 'ignore' }));
+    return { ref, dis };
+  }
+
+  /** Starts the CLI; samples its children as it runs; `exited` resolves once it has exited. */
+  function start(args, env = {}) {
+    const cli = spawn(process.execPath, [BIN, ...args], { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, ...env } });
+    let stderr = '';
+    cli.stderr.setEncoding('utf8');
+    cli.stderr.on('data', (text) => (stderr += text));
+    const seen = new Map();
+    const sample = setInterval(() => {
+      for (const pid of childrenOf(cli.pid)) if (!seen.has(pid)) seen.set(pid, commandLine(pid));
+    }, 20);
+    const exited = new Promise((resolve) => cli.on('exit', (code, signal) => {
+      clearInterval(sample);
+      resolve({ code, signal, stderr });
+    }));
+    return { cli, exited, stderr: () => stderr, children: seen };
+  }
+
+  /** Waits (bounded by the test's timeout) for the CLI's ffmpeg decoder child. */
+  async function decoderOf(run) {
+    for (;;) {
+      const pid = childrenOf(run.cli.pid).find((p) => /ffmpeg.*yuv4mpegpipe/.test(commandLine(p)));
+      if (pid) return pid;
+      assert.equal(await Promise.race([run.exited, sleep(50).then(() => undefined)]), undefined, `ended early: ${run.stderr()}`);
+    }
+  }
+
+  async function waitForFrames(log, count, run) {
+    while (!(existsSync(log) && readFileSync(log, 'utf8').split('"frameNum"').length - 1 >= count)) {
+      assert.equal(await Promise.race([run.exited, sleep(50).then(() => undefined)]), undefined, `ended before ${count} frames: ${run.stderr()}`);
+    }
+  }
+
+  function assertGone(run) {
+    for (const [pid, line] of run.children) assert.ok(!running(pid), `child ${pid} (${line}) still runs after vmaf-stream exited`);
+  }
+
+  /** A JSON log that parses, with frames 0..n-1 (n returned), n at most `atMost`. */
+  function assertCompleteLog(log, atMost) {
+    const parsed = JSON.parse(readFileSync(log, 'utf8'));
+    const frames = parsed.frames.map((f) => f.frameNum);
+    assert.deepEqual(frames, Array.from({ length: frames.length }, (_, i) => i));
+    assert.ok(frames.length <= atMost, `${frames.length} frames logged, the fault was at frame ${atMost}`);
+    assert.ok(Number.isFinite(parsed.pooled_metrics.vmaf.mean));
+    return frames.length;
+  }
+
+  /** The one error line; its frame number. */
+  function errorFrame(stderr, input, what) {
+    const lines = stderr.split('\n').filter((l) => l.startsWith('vmaf-stream: ') && !l.startsWith('vmaf-stream: warning:'));
+    assert.equal(lines.length, 1, stderr);
+    const escaped = input.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+    const m = new RegExp(`^vmaf-stream: ${escaped}: frame (\\d+): ${what.source}`).exec(lines[0]);
+    assert.ok(m, lines[0]);
+    return Number(m[1]);
+  }
+
+  describe('ffmpeg', () => {
+    it('killed (SIGKILL) mid-stream: exit 1, the input and frame named, the log closed with the frames before', async () => {
+      const { ref, dis } = liveInputs();
+      const log = join(dir, 'out.json');
+      const run = start(['-r', ref, '-d', dis, '--backend', 'cpu', '--threads', '2', '--json', '-o', log, '-q']);
+      await waitForFrames(log, 10, run);
+      process.kill(await decoderOf(run), 'SIGKILL');
+      const { code, stderr } = await run.exited;
+      assert.equal(code, 1, stderr);
+      const frame = errorFrame(stderr, dis, /ffmpeg was killed with signal SIGKILL while decoding it, after \d+ frames$/);
+      assert.ok(frame >= 10, stderr);
+      assertCompleteLog(log, frame);
+      assertGone(run);
+    });
+
+    it('stalled (SIGSTOP) with --stall-timeout: E_INPUT_STALLED naming input and frame, ffmpeg stopped, exit 1', async () => {
+      const { ref, dis } = liveInputs();
+      const log = join(dir, 'out.json');
+      const run = start(['-r', ref, '-d', dis, '--backend', 'cpu', '--threads', '2', '--json', '-o', log, '-q', '--stall-timeout', '1.5']);
+      await waitForFrames(log, 10, run);
+      const decoder = await decoderOf(run);
+      process.kill(decoder, 'SIGSTOP');
+      const { code, stderr } = await run.exited;
+      assert.equal(code, 1, stderr);
+      const frame = errorFrame(stderr, dis, /no frame for 1\.5 s \(the stall timeout\): the input or ffmpeg stalled; ffmpeg was stopped$/);
+      assertCompleteLog(log, frame);
+      assertGone(run);
+      assert.ok(!running(decoder), 'the stopped ffmpeg was killed');
+    });
+
+    it('--stall-timeout takes a positive number of seconds (exit 2 otherwise)', () => {
+      for (const bad of ['0', 'soon', '2s']) {
+        const r = spawnSync(process.execPath, [BIN, '-r', 'a.y4m', '-d', 'b.y4m', '--stall-timeout', bad], { encoding: 'utf8' });
+        assert.equal(r.status, 2, r.stderr);
+        assert.match(r.stderr, /--stall-timeout needs a positive number of seconds/);
+      }
+    });
+
+    it('a truncated mp4 (its second half missing): the frames there are scored, a warning names the input and both counts', () => {
+      const log = join(dir, 'out.json');
+      const dis = join(media, 'truncated.mp4');
+      const r = spawnSync(process.execPath, [BIN, '-r', join(media, 'ref.y4m'), '-d', dis, '--backend', 'cpu', '--json', '-o', log, '-q'], { encoding: 'utf8', timeout: 60000 });
+      assert.equal(r.status, 0, r.stderr);
+      const decoded = JSON.parse(readFileSync(log, 'utf8')).frames.length;
+      assert.ok(decoded > 0 && decoded < 60, `${decoded} frames`);
+      assert.match(r.stderr, new RegExp(`warning: ${dis.replace(/[.]/g, '\\.')} ended before .*ref\\.y4m: .*truncated\\.mp4 has ${decoded} frames, .*ref\\.y4m has 60`));
+    });
+
+    it('an ffmpeg that cannot run (not executable): E_FFMPEG naming it, exit 1', () => {
+      const fake = join(dir, 'ffmpeg');
+      writeFileSync(fake, 'not a program');
+      chmodSync(fake, 0o644);
+      const r = spawnSync(process.execPath, [BIN, '-r', join(media, 'ref.y4m'), '-d', join(media, 'dis.ts'), '--ffmpeg', fake, '--backend', 'cpu', '-q'], { encoding: 'utf8', timeout: 60000 });
+      assert.equal(r.status, 1, r.stderr);
+      assert.match(r.stderr, /^vmaf-stream: .*ffmpeg/m);
+      assert.ok(r.stderr.includes(fake), r.stderr);
+    });
+  });
+
+  describe('--protocols', () => {
+    const runWith = (args) => spawnSync(process.execPath, [BIN, ...args, '--backend', 'cpu', '-q'], { encoding: 'utf8', timeout: 60000 });
+
+    it('a local file where only https is allowed: E_INPUT_NOT_ALLOWED naming it, exit 1, nothing opened', () => {
+      const ref = join(media, 'ref.y4m');
+      const r = runWith(['-r', ref, '-d', join(media, 'dis.ts'), '--protocols', 'https']);
+      assert.equal(r.status, 1, r.stderr);
+      assert.match(r.stderr, new RegExp(`^vmaf-stream: ${ref.replace(/[.]/g, '\\.')}: is a local file \\(file\\), which this run does not allow \\(protocols: https\\)$`, 'm'));
+    });
+
+    it('ffmpeg protocol syntax (concat:) and standard input are refused unless listed', () => {
+      const ref = join(media, 'ref.y4m');
+      const concat = runWith(['-r', ref, '-d', `concat:${join(media, 'dis.ts')}|${join(media, 'dis.ts')}`, '--protocols', 'file']);
+      assert.equal(concat.status, 1, concat.stderr);
+      assert.match(concat.stderr, /: is a concat: input, which this run does not allow \(protocols: file\)$/m);
+      const stdin = spawnSync(process.execPath, [BIN, '-r', ref, '-d', '-', '--protocols', 'file', '--backend', 'cpu', '-q'], { input: readFileSync(join(media, 'dis.ts')), encoding: 'utf8', timeout: 60000 });
+      assert.equal(stdin.status, 1, stdin.stderr);
+      assert.match(stdin.stderr, /^vmaf-stream: -: is standard input \(pipe\), which this run does not allow/m);
+    });
+
+    it('files allowed: scored as without the option; a playlist that reaches for http is stopped by ffmpeg\'s whitelist', () => {
+      const ref = join(media, 'ref.y4m');
+      const plain = runWith(['-r', ref, '-d', join(media, 'dis.ts'), '--json', '-o', join(dir, 'a.json')]);
+      const allowed = runWith(['-r', ref, '-d', join(media, 'dis.ts'), '--json', '-o', join(dir, 'b.json'), '--protocols', 'file']);
+      assert.equal(allowed.status, 0, allowed.stderr);
+      assert.equal(plain.status, 0, plain.stderr);
+      const frames = (f) => JSON.parse(readFileSync(join(dir, f), 'utf8')).frames;
+      assert.deepEqual(frames('b.json'), frames('a.json'));
+      // An HLS playlist is a local file; its segment is a URL, which ffmpeg must not fetch.
+      const playlist = join(dir, 'list.m3u8');
+      writeFileSync(playlist, '#EXTM3U\n#EXT-X-TARGETDURATION:10\n#EXTINF:10,\nhttp://127.0.0.1:9/segment.ts\n#EXT-X-ENDLIST\n');
+      const hls = runWith(['-r', ref, '-d', playlist, '--protocols', 'file']);
+      assert.equal(hls.status, 1, hls.stderr);
+      assert.match(hls.stderr, new RegExp(`^vmaf-stream: ${playlist.replace(/[.]/g, '\\.')}: opens a protocol this run does not allow \\(ffmpeg says: Protocol 'http' not on whitelist 'file'!\\)$`, 'm'));
+    });
+
+    it('a bad list is a usage error (exit 2)', () => {
+      const r = runWith(['-r', 'a.y4m', '-d', 'b.y4m', '--protocols', 'file,,https']);
+      assert.equal(r.status, 2, r.stderr);
+      assert.match(r.stderr, /--protocols needs protocol names/);
+    });
+  });
+
+  describe('output', () => {
+    it('an unwritable path (a folder that is a file): a clear error, exit 1, before any ffmpeg starts', () => {
+      const blocker = join(dir, 'file');
+      writeFileSync(blocker, '');
+      const log = join(blocker, 'out.json');
+      const r = spawnSync(process.execPath, [BIN, '-r', join(media, 'ref.y4m'), '-d', join(media, 'dis.ts'), '--backend', 'cpu', '--json', '-o', log, '-q'], { encoding: 'utf8', timeout: 60000 });
+      assert.equal(r.status, 1, r.stderr);
+      assert.match(r.stderr, new RegExp(`^vmaf-stream: cannot write the log ${log.replace(/[.]/g, '\\.')}: ENOTDIR`, 'm'));
+    });
+
+    it('disk full (-o /dev/full) with a file input decoded by ffmpeg: exit 1, ENOSPC named, no child left', async function () {
+      if (!existsSync('/dev/full')) this.skip();
+      const run = start(['-r', join(media, 'ref.y4m'), '-d', join(media, 'dis.ts'), '--backend', 'cpu', '--xml', '-o', '/dev/full', '-q']);
+      const { code, stderr } = await run.exited;
+      assert.equal(code, 1, stderr);
+      assert.match(stderr, /^vmaf-stream: \/dev\/full: cannot write the log: ENOSPC/m);
+      assertGone(run);
+    });
+  });
+
+  describe('gpu', function () {
+    before(function () {
+      if (!backendsUnderTest().includes('gpu')) this.skip();
+      process.env.XDG_RUNTIME_DIR ??= '/tmp/xdg-runtime-0';
+    });
+
+    it('a device lost mid-run (the CLI): E_GPU naming input and frame, exit 1, the log valid to the last good frame, ffmpeg gone', async () => {
+      const dis = join(media, 'dis.ts');
+      const log = join(dir, 'out.json');
+      const run = start(['-r', join(media, 'ref.y4m'), '-d', dis, '--backend', 'gpu', '--json', '-o', log, '-q', '--frame_cnt', '12'], { VMAF_STREAM_TEST_LOSE_GPU_AT: '5' });
+      const { code, stderr } = await run.exited;
+      assert.equal(code, 1, stderr);
+      const frame = errorFrame(stderr, dis, /.*device lost \(destroyed\)/);
+      assert.equal(frame, 5);
+      assert.equal(assertCompleteLog(log, frame), 5);
+      assert.doesNotMatch(stderr, /ended before/);
+      assertGone(run);
+    });
+
+    it('a device lost mid-run (the library): the Observable errors once, with E_GPU naming input and frame', async () => {
+      const dis = join(media, 'dis.ts');
+      process.env.VMAF_STREAM_TEST_LOSE_GPU_AT = '3';
+      try {
+        const seen = { frames: [], errors: [], completed: 0 };
+        await new Promise((resolve) => {
+          score(join(media, 'ref.y4m'), dis, { backend: 'gpu', frameCnt: 10 }).subscribe({
+            next: (r) => seen.frames.push(r.index),
+            error: (e) => {
+              seen.errors.push(e);
+              // Anything after the error would arrive within this pause.
+              setTimeout(resolve, 500);
+            },
+            complete: () => {
+              seen.completed++;
+              resolve();
+            },
+          });
+        });
+        assert.equal(seen.completed, 0);
+        assert.equal(seen.errors.length, 1);
+        const [error] = seen.errors;
+        assert.equal(error.code, 'E_GPU');
+        assert.ok(error.message.startsWith(`${dis}: frame 3: `), error.message);
+        assert.match(error.message, /device lost/);
+        assert.deepEqual(seen.frames, [0, 1, 2]);
+      } finally {
+        delete process.env.VMAF_STREAM_TEST_LOSE_GPU_AT;
+      }
+    });
+  });
+});
