@@ -75,7 +75,7 @@ const typed = (text, type) => text.trim().split('\n').map((l) => JSON.parse(l)).
 
   for (const threads of [1, 2, 8]) {
     it(`a dropped frame with windows and alerts, --threads ${threads}: the same NDJSON (the drift line where the single run puts it)`, () => {
-      const args = ['-r', src01.ref, '-d', dropped, '--precision', '17', '-q', '--threads', String(threads), '--window', '10f', '--window-hop', '3f', '--alert', 'vmaf<90', '--alert', 'mean(vmaf)<88 over 5f'];
+      const args = ['-r', src01.ref, '-d', dropped, '--precision', '17', '-q', '--threads', String(threads), '--drift', '--window', '10f', '--window-hop', '3f', '--alert', 'vmaf<90', '--alert', 'mean(vmaf)<88 over 5f'];
       for (const segment of threads === 2 ? [1, 60] : [7]) {
         const { single, queued } = both(args, segment);
         assert.equal(maskFps(queued.stdout), maskFps(single.stdout), `segment ${segment}`);
@@ -116,7 +116,7 @@ const typed = (text, type) => text.trim().split('\n').map((l) => JSON.parse(l)).
   });
 
   it('300 frames of H.264 cut at keyframes, windows in seconds, an alert for a span: the same NDJSON, its drift line included', () => {
-    const args = ['-r', ladder.ref, '-d', ladder.dis, '-q', '--threads', '2', '--window', '1s', '--alert', 'vmaf<70 for 5f', '--subsample', '2'];
+    const args = ['-r', ladder.ref, '-d', ladder.dis, '-q', '--threads', '2', '--drift', '--window', '1s', '--alert', 'vmaf<70 for 5f', '--subsample', '2'];
     const { single, queued } = both(args, 60);
     assert.equal(maskFps(queued.stdout), maskFps(single.stdout));
     assert.ok(typed(single.stdout, 'drift').length > 0, 'the clip\'s scene cuts make the monitor search');
@@ -124,7 +124,7 @@ const typed = (text, type) => text.trim().split('\n').map((l) => JSON.parse(l)).
   });
 
   it('no model (--no_prediction): the frames and windows as the single run; no drift monitor on a queue (it would read every frame)', () => {
-    const args = ['-r', src01.ref, '-d', dropped, '--no_prediction', '--feature', 'psnr', '--precision', '17', '-q', '--threads', '2', '--window', '10f', '--window-metrics', 'psnr_y'];
+    const args = ['-r', src01.ref, '-d', dropped, '--no_prediction', '--feature', 'psnr', '--precision', '17', '-q', '--threads', '2', '--drift', '--window', '10f', '--window-metrics', 'psnr_y'];
     const { single, queued } = both(args, 7);
     assert.equal(typed(single.stdout, 'drift').length, 1, 'the single run\'s monitor scores luma PSNR of every pair');
     assert.equal(typed(queued.stdout, 'drift').length, 0);
