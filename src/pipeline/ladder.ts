@@ -27,7 +27,7 @@ import { availableParallelism } from 'node:os';
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { Readable } from 'node:stream';
-import { Observable, defer, finalize, map, mergeMap } from 'rxjs';
+import { Observable, defer, finalize, map, mergeMap } from '../rx.js';
 import type { FeatureBackend } from '../kernels/backend.js';
 import { createPlanBackend } from '../kernels/create-backend.js';
 import { resolveRun } from './run-plan.js';

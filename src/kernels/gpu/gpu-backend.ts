@@ -74,7 +74,7 @@
  * once: right after its staging copy, on arrival (the distorted frame of an unscored pair),
  * or at teardown (pairs not yet staged).
  */
-import { Observable, map } from 'rxjs';
+import { Observable, map } from '../../rx.js';
 import { extractPairs, type FeatureBackend } from '../backend.js';
 import type { Frame, FrameFeatures, FrameFormat, FrameGroup, FramePair, GroupFeatures } from '../../types.js';
 import { BackendError, VmafError } from '../../errors.js';
