@@ -410,10 +410,20 @@ export class GpuDevice {
   async createComputePipeline(code: string, options: { label: string; entryPoint?: string; constants?: Record<string, number> }): Promise<GPUComputePipeline> {
     this.throwIfFailed();
     const d = this.device;
+    // The scope is popped before any await: kernels compile their pipelines concurrently, and
+    // scopes are one stack per device. The pipeline's compilation starts at once, beside the
+    // module's compilation info (a module with errors makes it reject, and the errors below
+    // are what is reported).
     d.pushErrorScope('validation');
     const module = d.createShaderModule({ code, label: options.label });
-    const info = await this.guard(module.getCompilationInfo());
-    const scopeError = await this.guard(d.popErrorScope());
+    const scope = d.popErrorScope();
+    const pipeline = d.createComputePipelineAsync({
+      label: options.label,
+      layout: 'auto',
+      compute: { module, entryPoint: options.entryPoint ?? 'main', ...(options.constants ? { constants: options.constants } : {}) },
+    });
+    pipeline.catch(() => undefined);
+    const [info, scopeError] = await this.guard(Promise.all([module.getCompilationInfo(), scope]));
     const errors = info.messages.filter((m) => m.type === 'error');
     if (errors.length > 0 || scopeError) {
       const lines = code.split('\n');
@@ -423,11 +433,7 @@ export class GpuDevice {
       throw new BackendError('E_GPU', `WGSL compilation failed:\n${text}`);
     }
     try {
-      return await this.guard(d.createComputePipelineAsync({
-        label: options.label,
-        layout: 'auto',
-        compute: { module, entryPoint: options.entryPoint ?? 'main', ...(options.constants ? { constants: options.constants } : {}) },
-      }));
+      return await this.guard(pipeline);
     } catch (e) {
       if (e instanceof BackendError) throw e;
       throw new BackendError('E_GPU', `${options.label}: cannot create compute pipeline: ${message(e)}`, { cause: e });
