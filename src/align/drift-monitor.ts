@@ -46,7 +46,7 @@
  * the pairs may run ahead of the scores, default 64): about 3 MB at 8 bits. Scores: a few
  * windows of numbers.
  */
-import { type MonoTypeOperatorFunction, finalize, tap } from 'rxjs';
+import { type MonoTypeOperatorFunction, finalize, tap } from '../rx.js';
 
 import { UsageError } from '../errors.js';
 import type { FrameFormat, FramePair } from '../types.js';

@@ -1,4 +1,4 @@
-import { map, mergeMap, type Observable } from 'rxjs';
+import { map, mergeMap, type Observable } from '../rx.js';
 import type { FrameFeatures, FrameGroup, FramePair, GroupFeatures } from '../types.js';
 
 export type BackendKind = 'cpu' | 'gpu';

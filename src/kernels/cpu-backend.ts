@@ -33,7 +33,7 @@
  * event loop open only while jobs are outstanding and are joined when Node exits.
  */
 import { availableParallelism } from 'node:os';
-import { Observable, map, tap } from 'rxjs';
+import { Observable, map, tap } from '../rx.js';
 import { extractPairs, type FeatureBackend } from './backend.js';
 import type { Frame, FrameFeatures, FrameGroup, FramePair, GroupFeatures } from '../types.js';
 import { BackendError, VmafError } from '../errors.js';

@@ -96,15 +96,19 @@ async function openHardwareGpu(options: BackendOptions): Promise<FeatureBackend 
   } catch {
     return undefined;
   }
-  const wanted = options.gpuAdapter?.toLowerCase();
-  let adapters: Awaited<ReturnType<typeof device.listGpuAdapters>>;
-  try {
-    adapters = await device.listGpuAdapters();
-  } catch {
-    return undefined; // no WebGPU here at all: the cpu backend
+  const wanted = options.gpuAdapter;
+  if (wanted === undefined || wanted === '') {
+    // Dawn's own pick on the instance the device then opens on: no listing.
+    if (!(await device.hasHardwareAdapter())) return undefined;
+  } else {
+    let adapters: Awaited<ReturnType<typeof device.listGpuAdapters>>;
+    try {
+      adapters = await device.listGpuAdapters();
+    } catch {
+      return undefined; // no WebGPU here at all: the cpu backend
+    }
+    if (!adapters.some((a) => !a.isSoftware && device.adapterMatches(a, wanted))) return undefined;
   }
-  const hardware = adapters.filter((a) => !a.isSoftware && (wanted === undefined || wanted === '' || a.name.toLowerCase().includes(wanted)));
-  if (hardware.length === 0) return undefined;
   try {
     const { GpuBackend } = await import('./gpu/gpu-backend.js');
     return await GpuBackend.open({ adapter: options.gpuAdapter, requireHardware: true, onWarning: options.onWarning, ...motionOf(options) });

@@ -16,7 +16,7 @@
  * already read the next group for its own motion2); without, in a small lookahead stage
  * (finishLookahead) that holds one group.
  */
-import { Observable, concatMap, finalize, map, tap, type OperatorFunction } from 'rxjs';
+import { Observable, concatMap, finalize, map, tap, type OperatorFunction } from '../rx.js';
 import type { BackendKind, FeatureBackend } from './backend.js';
 import { extractPairs } from './backend.js';
 import type { RunPlan, InstanceOutputs } from '../extractors/plan.js';

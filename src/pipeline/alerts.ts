@@ -42,7 +42,7 @@
  *    without applies to every stream, single or per rendition.
  * Events of one frame come in spec order.
  */
-import { Observable, type OperatorFunction } from 'rxjs';
+import { Observable, type OperatorFunction } from '../rx.js';
 import { UsageError } from '../errors.js';
 import type { FrameResult } from './writers/types.js';
 import {

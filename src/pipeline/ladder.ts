@@ -27,7 +27,7 @@ import { availableParallelism } from 'node:os';
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { Readable } from 'node:stream';
-import { Observable, catchError, defer, finalize, map, mergeMap, tap, throwError } from 'rxjs';
+import { Observable, catchError, defer, finalize, map, mergeMap, tap, throwError } from '../rx.js';
 import { backendErrorAt, loseDevice, testDeviceLossAt } from './backend-fault.js';
 import type { FeatureBackend } from '../kernels/backend.js';
 import { createPlanBackend } from '../kernels/create-backend.js';

@@ -8,7 +8,7 @@
  * that is not scored: such frames pass through here as null renditions, count as
  * neighbours, and are not emitted.
  */
-import { Observable, map, mergeMap, type OperatorFunction } from 'rxjs';
+import { Observable, map, mergeMap, type OperatorFunction } from '../rx.js';
 import type { FeatureValues, FrameFeatures, GroupFeatures } from '../types.js';
 import type { MotionInstance } from '../extractors/integer_motion/motion-options.js';
 import { MotionHistory } from './motion-series.js';

@@ -13,7 +13,7 @@
  * completed and emitted, and a source error once every value received before it has been
  * projected and emitted; so what comes out before an error does not depend on timing.
  */
-import { Observable, from, type ObservableInput, type OperatorFunction, type Subscription } from 'rxjs';
+import { Observable, from, type ObservableInput, type OperatorFunction, type Subscription } from '../rx.js';
 
 interface Slot<R> {
   buffered: R[];

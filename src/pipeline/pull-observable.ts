@@ -1,4 +1,4 @@
-import { Observable } from 'rxjs';
+import { Observable } from '../rx.js';
 import type { Credits } from './credits.js';
 
 /**

@@ -18,7 +18,7 @@
  * This module holds the types and NDJSON lines of the notices and the operator that
  * attaches windows, alerts and drift monitoring to a run's deliveries.
  */
-import { Observable, Subject, Subscription } from 'rxjs';
+import { Observable, Subject, Subscription } from '../rx.js';
 import type { AlignMode, AlignmentReport } from '../align/align-pairs.js';
 import type { DriftEvent, DriftMonitorOptions } from '../align/drift-monitor.js';
 import { DriftMonitor } from '../align/drift-monitor.js';

@@ -1,4 +1,4 @@
-import { Observable, map } from 'rxjs';
+import { Observable, map } from '../rx.js';
 import type { FeatureBackend, BackendKind } from '../kernels/backend.js';
 import type { FrameInput } from '../decode/open-source.js';
 import type { ModelSpec } from './model/index.js';

@@ -53,7 +53,7 @@
  * Memory: O(window) per stream (a ring buffer of the window's frames, all metrics side by
  * side); O(window log window) work per emitted window and metric.
  */
-import { Observable, type OperatorFunction, type Subscriber, type Subscription } from 'rxjs';
+import { Observable, type OperatorFunction, type Subscriber, type Subscription } from '../rx.js';
 import { UsageError } from '../errors.js';
 import { PooledStats } from './pooling.js';
 import type { FrameResult } from './writers/types.js';

@@ -15,7 +15,7 @@
  *   catalogue         many titles at once (submit)
  *   queue-status      what is waiting, running, done, failed
  */
-import { defer, mergeMap, type Observable } from 'rxjs';
+import { defer, mergeMap, type Observable } from '../rx.js';
 import type { Delivery, LadderOptions, LadderResult, ResolvedRendition } from '../pipeline/ladder.js';
 import { openFrameSource, type FrameInput } from '../decode/open-source.js';
 import { parseSegmentLength } from './segment-plan.js';

@@ -7,7 +7,7 @@
  * next motion score, and the title's first frame still starts a stream.
  */
 import { availableParallelism } from 'node:os';
-import { lastValueFrom, map } from 'rxjs';
+import { lastValueFrom, map } from '../rx.js';
 import { createPlanBackend } from '../kernels/create-backend.js';
 import type { BackendKind, FeatureBackend } from '../kernels/backend.js';
 import { groupFrames } from '../decode/pair-frames.js';

@@ -18,7 +18,7 @@
  *   monitor scores luma PSNR of every pair) has no drift monitor on a queue: that would
  *   decode the whole title here.
  */
-import { Observable, concatMap, from } from 'rxjs';
+import { Observable, concatMap, from } from '../rx.js';
 import { alignSources, skipsForOffset, type AlignmentReport } from '../align/align-pairs.js';
 import { DriftMonitor } from '../align/drift-monitor.js';
 import { matchReferenceDepth } from '../decode/bit-depth.js';

@@ -17,7 +17,7 @@
  * - Done: the flow is removed, so the queue keeps only titles in progress.
  */
 import { FlowProducer, Job, Queue, QueueEvents } from 'bullmq';
-import { Observable } from 'rxjs';
+import { Observable } from '../rx.js';
 import { InputError, VmafError, type VmafErrorCode } from '../errors.js';
 import type { Delivery, LadderResult } from '../pipeline/ladder.js';
 import type { FrameResult } from '../pipeline/writers/types.js';

@@ -21,6 +21,23 @@ export interface GpuAdapterEntry {
   name: string;
   /** A CPU implementation (lavapipe/llvmpipe, SwiftShader, WARP, ...), by its name. */
   isSoftware: boolean;
+  /** The name as WebGPU's adapter info gives it (GPUAdapterInfo.device): adapterId(name). */
+  id: string;
+}
+
+/**
+ * The identifier WebGPU's adapter info carries for an adapter name (Dawn lower-cases it and
+ * turns every run of other characters into '-': 'llvmpipe (LLVM 15.0.6, 256 bits)' is
+ * 'llvmpipe-llvm-15-0-6-256-bits-'). A device opened without a listing knows only this.
+ */
+export function adapterId(name: string): string {
+  return name.toLowerCase().replace(/[^a-z0-9]+/g, '-');
+}
+
+/** Whether an adapter matches a --gpu-adapter substring, by its name or by its id. */
+export function adapterMatches(entry: GpuAdapterEntry, wanted: string): boolean {
+  const want = wanted.toLowerCase();
+  return entry.name.toLowerCase().includes(want) || entry.id.includes(adapterId(want));
 }
 
 export interface OpenGpuOptions {
@@ -174,7 +191,7 @@ export async function listGpuAdapters(dawnFlags: readonly string[] = []): Promis
   const entries: GpuAdapterEntry[] = [];
   for (const line of text.split('\n')) {
     const m = ADAPTER_LINE.exec(line);
-    if (m) entries.push({ backend: m[1]!, name: m[2]!, isSoftware: isSoftwareName(m[2]!) });
+    if (m) entries.push({ backend: m[1]!, name: m[2]!, isSoftware: isSoftwareName(m[2]!), id: adapterId(m[2]!) });
   }
   if (entries.length === 0 && !/Available adapters/.test(text)) {
     throw new BackendError('E_GPU', `cannot list WebGPU adapters: ${text}`);
@@ -184,7 +201,7 @@ export async function listGpuAdapters(dawnFlags: readonly string[] = []): Promis
 
 function entryFromInfo(info: GPUAdapterInfo): GpuAdapterEntry {
   const name = info.description || info.device || info.vendor || 'unknown adapter';
-  return { backend: 'unknown', name, isSoftware: infoIsSoftware(info, name) };
+  return { backend: 'unknown', name, isSoftware: infoIsSoftware(info, name), id: adapterId(name) };
 }
 
 function infoIsSoftware(info: GPUAdapterInfo, name: string): boolean {
@@ -196,10 +213,46 @@ function infoIsSoftware(info: GPUAdapterInfo, name: string): boolean {
 /** Whether a hardware (non-software) WebGPU adapter exists: `--backend auto` picks gpu then. */
 export async function hasHardwareAdapter(dawnFlags: readonly string[] = []): Promise<boolean> {
   try {
+    // Dawn's own pick prefers hardware: a software pick means there is none (no listing needed).
+    const preferred = await preferredAdapter(dawnFlags);
+    if (preferred) return !preferred.isSoftware;
+  } catch {
+    // fall back to the listing
+  }
+  try {
     return (await listGpuAdapters(dawnFlags)).some((a) => !a.isSoftware);
   } catch {
     return false;
   }
+}
+
+// One instance per flag set without the adapter= flag: Dawn picks the adapter itself
+// (requestAdapter, high-performance first), so opening a device needs no listing (each
+// instance enumerates every Vulkan driver again: the most of start-up). Held for good, as
+// listingInstances.
+const defaultInstances = new Map<string, GPU>();
+
+interface PreferredAdapter {
+  gpu: GPU;
+  adapter: GPUAdapter;
+  /** GPUAdapterInfo.device: adapterId() of the name a listing shows. */
+  name: string;
+  isSoftware: boolean;
+}
+
+/** The adapter Dawn picks by itself on the default instance for these flags; null when none. */
+async function preferredAdapter(dawnFlags: readonly string[]): Promise<PreferredAdapter | null> {
+  const { create } = await loadWebGpu();
+  const flags = dawnFlags.filter((f) => !f.startsWith('adapter='));
+  const key = flags.join('\n');
+  let gpu = defaultInstances.get(key);
+  if (!gpu) defaultInstances.set(key, (gpu = quietDawn(() => create(flags))));
+  const instance = gpu;
+  const adapter = await quietDawn(() => instance.requestAdapter({ powerPreference: 'high-performance' }));
+  if (!adapter) return null;
+  const info = adapter.info;
+  const name = info.device || adapterId(info.description || info.vendor || 'unknown adapter');
+  return { gpu: instance, adapter, name, isSoftware: infoIsSoftware(info, name) };
 }
 
 function describe(list: readonly GpuAdapterEntry[]): string {
@@ -211,8 +264,13 @@ function describe(list: readonly GpuAdapterEntry[]): string {
 /** An open device and what is known about it. Close it with destroy(). */
 export class GpuDevice {
   readonly device: GPUDevice;
-  /** The adapter's name as Dawn lists it. */
+  /**
+   * The adapter's name as Dawn lists it where the device was opened from a listing (a named
+   * adapter); opened by Dawn's own pick, the name its info gives (its adapterId).
+   */
   readonly adapterName: string;
+  /** adapterId(adapterName): the same for either way of opening the same adapter. */
+  readonly adapterId: string;
   readonly adapterInfo: Readonly<{ vendor: string; architecture: string; device: string; description: string; isFallbackAdapter: boolean }>;
   /** Software rasterizer (lavapipe, SwiftShader): correct, but slow. */
   readonly isSoftware: boolean;
@@ -233,6 +291,7 @@ export class GpuDevice {
     deviceInstances.add(instance);
     this.device = device;
     this.adapterName = adapterName;
+    this.adapterId = adapterId(adapterName);
     this.adapterInfo = Object.freeze({
       vendor: info.vendor,
       architecture: info.architecture,
@@ -351,10 +410,20 @@ export class GpuDevice {
   async createComputePipeline(code: string, options: { label: string; entryPoint?: string; constants?: Record<string, number> }): Promise<GPUComputePipeline> {
     this.throwIfFailed();
     const d = this.device;
+    // The scope is popped before any await: kernels compile their pipelines concurrently, and
+    // scopes are one stack per device. The pipeline's compilation starts at once, beside the
+    // module's compilation info (a module with errors makes it reject, and the errors below
+    // are what is reported).
     d.pushErrorScope('validation');
     const module = d.createShaderModule({ code, label: options.label });
-    const info = await this.guard(module.getCompilationInfo());
-    const scopeError = await this.guard(d.popErrorScope());
+    const scope = d.popErrorScope();
+    const pipeline = d.createComputePipelineAsync({
+      label: options.label,
+      layout: 'auto',
+      compute: { module, entryPoint: options.entryPoint ?? 'main', ...(options.constants ? { constants: options.constants } : {}) },
+    });
+    pipeline.catch(() => undefined);
+    const [info, scopeError] = await this.guard(Promise.all([module.getCompilationInfo(), scope]));
     const errors = info.messages.filter((m) => m.type === 'error');
     if (errors.length > 0 || scopeError) {
       const lines = code.split('\n');
@@ -364,11 +433,7 @@ export class GpuDevice {
       throw new BackendError('E_GPU', `WGSL compilation failed:\n${text}`);
     }
     try {
-      return await this.guard(d.createComputePipelineAsync({
-        label: options.label,
-        layout: 'auto',
-        compute: { module, entryPoint: options.entryPoint ?? 'main', ...(options.constants ? { constants: options.constants } : {}) },
-      }));
+      return await this.guard(pipeline);
     } catch (e) {
       if (e instanceof BackendError) throw e;
       throw new BackendError('E_GPU', `${options.label}: cannot create compute pipeline: ${message(e)}`, { cause: e });
@@ -412,31 +477,49 @@ export class GpuDevice {
 export async function openGpuDevice(options: OpenGpuOptions = {}): Promise<GpuDevice> {
   const { create } = await loadWebGpu();
   const flags = (options.dawnFlags ?? []).filter((f) => !f.startsWith('adapter='));
-  const list = await listGpuAdapters(flags);
+  const named = options.adapter !== undefined && options.adapter !== '';
 
-  let chosen: GpuAdapterEntry | undefined;
-  if (options.adapter !== undefined && options.adapter !== '') {
-    const want = options.adapter.toLowerCase();
-    chosen = list.find((a) => a.name.toLowerCase().includes(want));
-    if (!chosen) throw new BackendError('E_GPU', `no WebGPU adapter matches '${options.adapter}'; ${describe(list)}`);
-  } else {
-    chosen = list.find((a) => !a.isSoftware) ?? (options.requireHardware ? undefined : list.find((a) => a.isSoftware));
-    if (!chosen) {
-      throw new BackendError('E_GPU', options.requireHardware && list.length > 0
-        ? `no hardware WebGPU adapter; ${describe(list)}`
-        : describe(list));
+  let gpu: GPU | undefined;
+  let adapter: GPUAdapter | null = null;
+  let chosen: Pick<GpuAdapterEntry, 'name' | 'isSoftware'> | undefined;
+  if (!named) {
+    // Dawn's own pick on one instance; the listing only where it will not do (or fails).
+    try {
+      const preferred = await preferredAdapter(flags);
+      if (preferred && !(preferred.isSoftware && options.requireHardware)) {
+        ({ gpu, adapter } = preferred);
+        chosen = preferred;
+      }
+    } catch {
+      // the listing below says why
     }
   }
-
-  const gpu = quietDawn(() => create([...flags, `adapter=${chosen.name}`]));
-  deviceInstances.add(gpu); // held from here on (see deviceInstances)
-  let adapter: GPUAdapter | null;
-  try {
-    adapter = await quietDawn(() => gpu.requestAdapter({ powerPreference: 'high-performance' }));
-  } catch (cause) {
-    throw new BackendError('E_GPU', `cannot open WebGPU adapter '${chosen.name}': ${message(cause)}`, { cause });
+  if (!adapter || !gpu || !chosen) {
+    const list = await listGpuAdapters(flags);
+    let entry: GpuAdapterEntry | undefined;
+    if (named) {
+      entry = list.find((a) => adapterMatches(a, options.adapter!));
+      if (!entry) throw new BackendError('E_GPU', `no WebGPU adapter matches '${options.adapter}'; ${describe(list)}`);
+    } else {
+      entry = list.find((a) => !a.isSoftware) ?? (options.requireHardware ? undefined : list.find((a) => a.isSoftware));
+      if (!entry) {
+        throw new BackendError('E_GPU', options.requireHardware && list.length > 0
+          ? `no hardware WebGPU adapter; ${describe(list)}`
+          : describe(list));
+      }
+    }
+    const name = entry.name;
+    const instance = quietDawn(() => create([...flags, `adapter=${name}`]));
+    gpu = instance;
+    deviceInstances.add(instance); // held from here on (see deviceInstances)
+    try {
+      adapter = await quietDawn(() => instance.requestAdapter({ powerPreference: 'high-performance' }));
+    } catch (cause) {
+      throw new BackendError('E_GPU', `cannot open WebGPU adapter '${name}': ${message(cause)}`, { cause });
+    }
+    if (!adapter) throw new BackendError('E_GPU', `cannot open WebGPU adapter '${name}'; ${describe(list)}`);
+    chosen = entry;
   }
-  if (!adapter) throw new BackendError('E_GPU', `cannot open WebGPU adapter '${chosen.name}'; ${describe(list)}`);
 
   const info = adapter.info;
   const isSoftware = chosen.isSoftware || infoIsSoftware(info, chosen.name);
@@ -456,8 +539,9 @@ export async function openGpuDevice(options: OpenGpuOptions = {}): Promise<GpuDe
   const requiredFeatures = OPTIONAL_FEATURES.filter((f) => adapter.features.has(f)) as GPUFeatureName[];
 
   let device: GPUDevice;
+  const opened = adapter;
   try {
-    device = await quietDawn(() => adapter.requestDevice({
+    device = await quietDawn(() => opened.requestDevice({
       label: options.label ?? 'vmaf-stream',
       requiredFeatures,
       requiredLimits,

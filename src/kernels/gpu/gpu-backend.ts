@@ -55,9 +55,13 @@
  *     resolves once the GPU is done with that submit, and only then is the slot written again;
  *   - a readback slot's mapAsync(READ), requested right after the submit that fills it: it
  *     resolves once the stats are there; they are copied out, the slot unmapped and freed;
- *   - the error scopes pushed around each frame's encode/submit, popped right after it and
- *     awaited with the readback (a frame whose commands failed validation yields an error,
- *     never stale stats).
+ *   - the validation error scope pushed around each frame's encode/submit, popped right
+ *     after it and awaited with the readback (a frame whose commands failed validation yields
+ *     an error, never stale stats). One scope, not three: a frame allocates no GPU memory
+ *     (the rings and kernels own every buffer), so out-of-memory cannot come from it, and an
+ *     internal error is a device failure, which GpuDevice turns into an error of the stream
+ *     (uncapturederror, device.lost, a rejected map); each popped scope is one more promise
+ *     for Dawn to settle per frame.
  * onSubmittedWorkDone is not needed: the map fences are per buffer and cover it.
  * At most `depth` frames are in flight (submitted, not yet read back); each ring has
  * `depth` slots (the reference ring depth + 1), so step 1 waits only when the GPU is
@@ -74,7 +78,7 @@
  * once: right after its staging copy, on arrival (the distorted frame of an unscored pair),
  * or at teardown (pairs not yet staged).
  */
-import { Observable, map } from 'rxjs';
+import { Observable, map } from '../../rx.js';
 import { extractPairs, type FeatureBackend } from '../backend.js';
 import type { Frame, FrameFeatures, FrameFormat, FrameGroup, FramePair, GroupFeatures } from '../../types.js';
 import { BackendError, VmafError } from '../../errors.js';
@@ -387,7 +391,7 @@ interface Submitted {
   refPts: number | undefined;
   renditions: Presence[];
   read: Promise<ArrayBuffer>;
-  scopes: Promise<(GPUError | null)[]>;
+  scope: Promise<GPUError | null>;
   hostWrite: number;
   submittedAt: number;
 }
@@ -481,11 +485,10 @@ class GpuStream {
     } catch (error) {
       throw asBackendError(error, job.group.index);
     }
-    const done = Promise.all([s.read, this.#gpu.guard(s.scopes, 'error scopes', this.#backend.fenceTimeoutMs)]);
+    const done = Promise.all([s.read, this.#gpu.guard(s.scope, 'error scope', this.#backend.fenceTimeoutMs)]);
     this.#reads.add(done);
     try {
-      const [bytes, scopeErrors] = await done;
-      const gpuError = scopeErrors.find((e) => e !== null);
+      const [bytes, gpuError] = await done;
       if (gpuError) {
         throw new BackendError('E_GPU', `${this.#gpu.adapterName}: frame ${s.index}: ${gpuError.constructor?.name ?? 'GPUError'}: ${gpuError.message}`);
       }
@@ -498,7 +501,10 @@ class GpuStream {
       const renditions = s.renditions.map((r, k): GroupStats['renditions'][number] => {
         if (!r.present) return undefined;
         if (!s.scored) return null;
-        return { stats: new BigInt64Array(bytes.slice(k * blockBytes, k * blockBytes + finishLength * 8)), disPts: r.disPts };
+        // The readback is already the host's own copy: a view where it is aligned.
+        const at = k * blockBytes;
+        const stats = at % 8 === 0 ? new BigInt64Array(bytes, at, finishLength) : new BigInt64Array(bytes.slice(at, at + finishLength * 8));
+        return { stats, disPts: r.disPts };
       });
       if (this.#backend.timing && s.scored && bytes.byteLength >= statsBytes + TIMESTAMPS * 8) {
         this.#backend.recordTiming(new BigUint64Array(bytes, statsBytes, TIMESTAMPS), s.hostWrite, performance.now() - s.submittedAt);
@@ -671,10 +677,8 @@ class GpuStream {
       const disBufs = computed.map((dis) => (dis ? pool().distorted.next() : undefined));
       const stats = pool().stats.next();
       const queries = this.#backend.timing && scored ? this.#queries[rb.index] : undefined;
-      d.pushErrorScope('internal');
-      d.pushErrorScope('out-of-memory');
       d.pushErrorScope('validation');
-      let scopes: Promise<(GPUError | null)[]>;
+      let scope: Promise<GPUError | null>;
       try {
         const enc = d.createCommandEncoder({ label: `frame ${group.index}` });
         if (queries) marker(enc, queries.set, 0);
@@ -709,8 +713,8 @@ class GpuStream {
         }
         d.queue.submit([enc.finish()]);
       } finally {
-        scopes = Promise.all([d.popErrorScope(), d.popErrorScope(), d.popErrorScope()]);
-        scopes.catch(() => undefined);
+        scope = d.popErrorScope();
+        scope.catch(() => undefined);
       }
       const submittedAt = performance.now();
 
@@ -725,7 +729,7 @@ class GpuStream {
       const read = pool().readback.read(rb, L.bytes + (queries ? TIMESTAMPS * 8 : 0));
       rb = undefined;
       read.catch(() => undefined);
-      return { index: group.index, geometry, scored, hasPrev: prevRef !== undefined, hasPrev2: prevRef2 !== undefined, refPts, renditions, read, scopes, hostWrite, submittedAt };
+      return { index: group.index, geometry, scored, hasPrev: prevRef !== undefined, hasPrev2: prevRef2 !== undefined, refPts, renditions, read, scope, hostWrite, submittedAt };
     } catch (error) {
       this.#fail(job, refSlot, disSlots, rb, error);
     }

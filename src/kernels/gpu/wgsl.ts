@@ -74,6 +74,8 @@ function expand(absPath: string, seen: Set<string>, stack: string[]): string {
 }
 
 function expandText(text: string, dir: string, _name: string, seen: Set<string>, stack: string[]): string {
+  // Most sources include nothing: no line-by-line pass over them (kernels are tens of KiB).
+  if (!text.includes('#include')) return text;
   const out: string[] = [];
   const deps: string[] = [];
   for (const line of text.split('\n')) {
