@@ -1,14 +1,16 @@
 // Corners where libvmaf 3.2.0 behaves in a particular way, matched exactly: instances that
 // share a name or a log key, float_motion's column order under force_0, a model whose
-// chroma_correction_parameter is 0, and integer_adm options libvmaf refuses.
+// chroma_correction_parameter is 0, integer_adm options libvmaf refuses, CAMBI's heatmaps.
 // Reference logs under test/fixtures/edges were written by libvmaf 3.2.0's own `vmaf` tool.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gunzipSync } from 'node:zlib';
+import ffmpeg from '@ffmpeg-installer/ffmpeg';
 import { parseFeatureArg } from '../dist/extractors/request.js';
 import { planRun } from '../dist/extractors/plan.js';
 import { resolveRun } from '../dist/pipeline/run-plan.js';
@@ -160,5 +162,72 @@ describe('libvmaf 3.2.0 edge behaviour', function () {
       assert.equal(typeof first['integer_adm2_nvd_1.5_rdh_2160'], 'number');
       assert.equal(typeof first['integer_adm2_csf_2_nvd_5'], 'number');
     });
+  });
+
+  describe('cambi heatmaps_path', () => {
+    const reference = JSON.parse(readFileSync(new URL('./fixtures/edges/cambi-heatmaps.json', import.meta.url), 'utf8'));
+    const sha256 = (path) => createHash('sha256').update(readFileSync(path)).digest('hex');
+    for (const backend of backendsUnderTest()) {
+      for (const run of reference.runs) {
+        it(`writes libvmaf's files byte for byte: ${run.clip}, ${run.feature} (${backend})`, async () => {
+          const golden = goldenClip(run.clip);
+          const dir = join(mkdtempSync(join(tmpdir(), 'edges-')), 'heat', 'maps');
+          const feature = `${run.feature}${run.feature.includes('=') ? ':' : '='}heatmaps_path=${dir}`;
+          let frames = 0;
+          for await (const r of scoreIterator(golden.ref, golden.dis, { features: [feature], noPrediction: true, backend })) {
+            assert.ok(Object.keys(r.features).some((key) => key.startsWith('cambi')), Object.keys(r.features).join());
+            frames += 1;
+          }
+          assert.equal(frames, golden.info.frames);
+          assert.deepEqual(readdirSync(dir).sort(), Object.keys(run.files).sort());
+          for (const [name, want] of Object.entries(run.files)) {
+            assert.equal(statSync(join(dir, name)).size, want.bytes, name);
+            assert.equal(sha256(join(dir, name)), want.sha256, name);
+          }
+          assert.equal(statSync(dir).mode & 0o7, 0, 'directories made as libvmaf makes them (0770)');
+        });
+      }
+    }
+
+    it('refuses a heatmaps_path it cannot create, before any frame', async () => {
+      const golden = goldenClip('src01_288x162_8bit');
+      const file = join(mkdtempSync(join(tmpdir(), 'edges-')), 'a-file');
+      writeFileSync(file, '');
+      let frames = 0;
+      await assert.rejects(
+        (async () => {
+          for await (const _ of scoreIterator(golden.ref, golden.dis, { features: [`cambi=heatmaps_path=${file}/under`], noPrediction: true, backend: 'cpu' })) frames += 1;
+        })(),
+        /cambi: could not create heatmaps_path .*a-file\/under/,
+      );
+      assert.equal(frames, 0);
+    });
+  });
+
+  describe('ADM where its denominator is 0', () => {
+    // libvmaf leaves AIM unset on such frames and logs what its variable held: 0 in its
+    // builds, also on flat frames that follow moving ones (adm3 is then 1), as ours logs it.
+    const reference = JSON.parse(fixture('flat_and_static_reversed_adm.json.gz'));
+    const flat = goldenClip('flat_and_static_320x240');
+    const dir = mkdtempSync(join(tmpdir(), 'edges-'));
+    const reversed = (input, name) => {
+      const out = join(dir, name);
+      const r = spawnSync(ffmpeg.path, ['-v', 'error', '-y', '-i', input, '-vf', 'reverse', '-pix_fmt', 'yuv420p', out]);
+      assert.equal(r.status, 0, String(r.stderr));
+      return out;
+    };
+    for (const backend of backendsUnderTest()) {
+      it(`logs libvmaf's values on flat frames after moving ones, every key exactly (${backend})`, async () => {
+        const ref = reversed(flat.ref, `ref-${backend}.y4m`);
+        const dis = reversed(flat.dis, `dis-${backend}.y4m`);
+        const frames = [];
+        for await (const r of scoreIterator(ref, dis, { features: reference.features, noPrediction: true, backend })) frames.push(r.features);
+        assert.equal(frames.length, reference.frames.length);
+        reference.frames.forEach((want, i) => {
+          for (const [key, value] of Object.entries(want)) assert.equal(frames[i][key], value, `frame ${i} ${key}`);
+        });
+        assert.equal(frames[5]['integer_aim'], 0);
+      });
+    }
   });
 });
