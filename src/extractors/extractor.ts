@@ -55,7 +55,7 @@ export interface ExtractorDefinition {
    * Outputs appended one frame late (motion2 waits for the next frame's motion): in
    * libvmaf's logs they come after every feature of the first frame.
    */
-  readonly delayedOutputs?: readonly string[];
+  readonly delayedOutputs?: readonly string[] | ((options: OptionValues) => readonly string[]);
   /**
    * Outputs libvmaf logs under their bare names whatever the options: it suffixes only its
    * provided features (its feature-name dictionary holds nothing else), e.g. cambi_source.

@@ -10,7 +10,7 @@
  * ("pending"); finish() turns them into the frame's final values once the next frame's are
  * known (the plan backend's lookahead stage).
  */
-import { VmafError, InputError } from '../errors.js';
+import { VmafError, InputError, UsageError } from '../errors.js';
 import type { InstanceOutputs } from '../extractors/plan.js';
 import type { FeatureValues, Frame, FrameFormat } from '../types.js';
 import { chromaSize } from '../decode/frame-layout.js';
@@ -110,10 +110,14 @@ export class NativeExtractors {
           }
           return [frame.luma, frame.chroma[0], frame.chroma[1]];
         };
+        if (x.handles.length <= k && x.outputs.instance.options['heatmaps_path']) {
+          // One set of heatmap files per run, as libvmaf writes them: a second rendition would write over it.
+          throw new UsageError(`${x.outputs.instance.definition.name}: heatmaps_path writes one set of files per run; score one rendition at a time with it`);
+        }
         while (x.handles.length <= k) x.handles.push(x.create());
         const prevRef = frames.previousRef.slice(0, x.previous).map((f) => planes(f, 'reference'));
         const prevDis = frames.previousDis.slice(0, x.previous).map((f) => planes(f, label));
-        return this.native.runExtractor(x.handles[k]!, planes(ref, 'reference'), planes(dis, label), prevRef, prevDis);
+        return this.native.runExtractor(x.handles[k]!, planes(ref, 'reference'), planes(dis, label), prevRef, prevDis, index);
       }),
     );
     const values: FeatureValues = {};

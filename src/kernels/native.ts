@@ -153,9 +153,10 @@ export interface NativeAddon {
   /**
    * One frame's values (the extractor definition's outputs, in order), on a worker thread.
    * Pictures are arrays of planes (Y, or Y Cb Cr), previous pictures nearest first; none
-   * may be written to until the promise settles.
+   * may be written to until the promise settles. `index`: the frame's index in the run, for
+   * what an extractor writes per frame (cambi's heatmaps need it).
    */
-  runExtractor(handle: NativeExtractorHandle, ref: readonly Luma[], dis: readonly Luma[], previousRef: ReadonlyArray<readonly Luma[]>, previousDis: ReadonlyArray<readonly Luma[]>): Promise<Float64Array>;
+  runExtractor(handle: NativeExtractorHandle, ref: readonly Luma[], dis: readonly Luma[], previousRef: ReadonlyArray<readonly Luma[]>, previousDis: ReadonlyArray<readonly Luma[]>, index?: number): Promise<Float64Array>;
   /** libvmaf's cpumask, process-wide: bit 3 (AVX2) leaves the kernels' baseline paths, bit 4 (AVX-512) at most AVX2. */
   setCpuMask(mask: number): void;
   /** The run's aggregate metrics (libvmaf's aggregate_metrics) of an instance, once its jobs are done. */

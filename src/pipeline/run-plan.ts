@@ -5,7 +5,7 @@
  */
 import { planRun, type RunPlan } from '../extractors/plan.js';
 import { parseFeatureArg, type ExtractorRequest } from '../extractors/request.js';
-import { UsageError } from '../errors.js';
+import { ModelError, UsageError } from '../errors.js';
 import { loadModel, type Model, type ModelSpec } from './model/index.js';
 import { resolveModelSpecs } from './model-specs.js';
 
@@ -30,6 +30,10 @@ export function runModelSpecs(options: PlanOptions): ModelSpec[] {
 export async function resolveRun(options: PlanOptions): Promise<ResolvedRun> {
   const loaded = await Promise.all(runModelSpecs(options).map(loadModel));
   assertUniqueNames(loaded);
+  if (!options.noPrediction) {
+    const scoreless = loaded.find((m) => m.scoreless !== undefined);
+    if (scoreless) throw new ModelError(scoreless.scoreless!);
+  }
   const requests = (options.features ?? []).map((f) => (typeof f === 'string' ? parseFeatureArg(f) : f));
   const plan = planRun([...loaded.flatMap((m) => m.features), ...requests]);
   return { plan, models: options.noPrediction ? [] : loaded };

@@ -125,7 +125,6 @@ describe('cambi extractor', function () {
       await assert.rejects(run(clip, ['cambi=eotf=hlg']), (e) => e.code === 'E_USAGE' && /eotf "hlg"/.test(e.message));
       await assert.rejects(run(clip, ['cambi=max_log_contrast=6']), (e) => e.code === 'E_USAGE' && /max_log_contrast/.test(e.message) && /range/.test(e.message));
       await assert.rejects(run(clip, ['cambi=topk=0']), (e) => e.code === 'E_USAGE' && /topk/.test(e.message));
-      await assert.rejects(run(clip, ['cambi=heatmaps_path=/tmp/heat']), (e) => e.code === 'E_USAGE' && /heatmaps_path is not supported/.test(e.message));
     });
     it("refuses a window larger than libvmaf's reciprocal table (window_size=127 at 4K)", () => {
       const options = Object.fromEntries(cambi.options.map((o) => [o.name, o.default]));

@@ -54,6 +54,8 @@ const valuesBytesOf = (sizes: Array<[number, number]>): number => 8 * Math.ceil(
 export const cambiGpu: GpuImplementation = {
   supports(options, format) {
     if (options['full_ref'] === true || (options['max_log_contrast'] as number) > 2) return false;
+    // Heatmaps are written by the C++ as it computes each frame's c values: on the host.
+    if (typeof options['heatmaps_path'] === 'string' && options['heatmaps_path'] !== '') return false;
     const g = cambiGeometry(options, format);
     if (g.encWidth !== format.width || g.encHeight !== format.height) return false;
     return format.width * format.height * 4 <= MAX_PICTURE_BYTES && valuesBytesOf(scaleSizes(format.width, format.height, g.halve)) <= MAX_VALUES_BYTES;

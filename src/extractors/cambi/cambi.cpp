@@ -18,7 +18,13 @@
 // - full_ref with a src_width whose row stride exceeds the frame's, on 10-bit input: libvmaf
 //   copies the distorted picture with the input's stride into the wider buffer and then
 //   measures misplaced rows (and what earlier frames left); here the distorted's own CAMBI.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <array>
+#include <cerrno>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -398,8 +404,76 @@ std::string outOfRange(int bpc) {
   return "cambi: the input holds a value greater than " + std::to_string(top) + ", the largest at " + std::to_string(bpc) + " bits";
 }
 
-// CAMBI of one picture at w x h with this window.
-double cambiOf(const Settings& s, const PlaneView& in, int bpc, int w, int h, int window, Scratch& k) {
+// libvmaf's heatmaps (heatmaps_path): per scale one raw file of 16-bit native-endian
+// samples, named after the encode size halved per scale, holding each frame's c values at
+// the frame's index (frame * rows + row), scaled so that the largest possible c is 65535.
+// Positional writes, so that frames computed on several threads land where they belong.
+class Heatmaps {
+ public:
+  Heatmaps(const std::string& dir, int encWidth, int encHeight) {
+    makeDirectories(dir);
+    int w = encWidth, h = encHeight;
+    for (int scale = 0; scale < kScales; scale++) {
+      const std::string path = dir + "/cambi_heatmap_scale_" + std::to_string(scale) + "_" + std::to_string(w) + "x" +
+                               std::to_string(h) + "_16b.gray";
+      fds_[scale] = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+      if (fds_[scale] < 0) {
+        const int err = errno;
+        close();
+        throw std::runtime_error("could not open heatmaps_path: " + path + " (" + std::strerror(err) + ")");
+      }
+      w = (w + 1) >> 1;
+      h = (h + 1) >> 1;
+    }
+  }
+  ~Heatmaps() { close(); }
+  Heatmaps(const Heatmaps&) = delete;
+  Heatmaps& operator=(const Heatmaps&) = delete;
+
+  void write(int scale, const float* c, int w, int h, int window, int diffs, int64_t frame) const {
+    int heaviest = kContrastWeight[0];
+    for (int d = 0; d < diffs; d++) heaviest = std::max(heaviest, kContrastWeight[d]);
+    const int largest = heaviest * window * window / 4;
+    const double toSixteenBits = static_cast<double>((1 << 16) - 1) / largest;
+    std::vector<uint16_t> row(static_cast<size_t>(w));
+    for (int i = 0; i < h; i++) {
+      for (int j = 0; j < w; j++) row[j] = static_cast<uint16_t>(toSixteenBits * c[static_cast<size_t>(i) * w + j]);
+      const off_t at = static_cast<off_t>((frame * h + i) * w) * static_cast<off_t>(sizeof(uint16_t));
+      const size_t bytes = row.size() * sizeof(uint16_t);
+      const char* from = reinterpret_cast<const char*>(row.data());
+      for (size_t done = 0; done < bytes;) {
+        const ssize_t n = ::pwrite(fds_[scale], from + done, bytes - done, at + static_cast<off_t>(done));
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) throw std::runtime_error(std::string("could not write a heatmap: ") + std::strerror(errno));
+        done += static_cast<size_t>(n);
+      }
+    }
+  }
+
+ private:
+  // mkdir -p with libvmaf's mode (0770, less the umask).
+  static void makeDirectories(const std::string& dir) {
+    for (size_t at = 1; at <= dir.size(); at++) {
+      if (at != dir.size() && dir[at] != '/') continue;
+      const std::string prefix = dir.substr(0, at);
+      if (::mkdir(prefix.c_str(), 0770) != 0 && errno != EEXIST) {
+        throw std::runtime_error("could not create heatmaps_path " + prefix + " (" + std::strerror(errno) + ")");
+      }
+    }
+  }
+  void close() {
+    for (int& fd : fds_) {
+      if (fd >= 0) ::close(fd);
+      fd = -1;
+    }
+  }
+  std::array<int, kScales> fds_{-1, -1, -1, -1, -1};
+};
+
+// CAMBI of one picture at w x h with this window; its c values go to `heatmaps` (if any) as
+// frame `frame`.
+double cambiOf(const Settings& s, const PlaneView& in, int bpc, int w, int h, int window, Scratch& k,
+               const Heatmaps* heatmaps = nullptr, int64_t frame = 0) {
   if (bpc != 8 && bpc != 16) {
     const unsigned top = (1u << bpc) - 1;
     for (int y = 0; y < in.height; y++)
@@ -426,6 +500,7 @@ double cambiOf(const Settings& s, const PlaneView& in, int bpc, int w, int h, in
     }
     modeFilter(k.image.data(), sw, sh, k.ring);
     contrastValues(s, k.image.data(), k.mask.data(), sw, sh, pad, k);
+    if (heatmaps) heatmaps->write(scale, k.c.data(), sw, sh, window, s.diffs, frame);  // before selection reorders c
     pooled[scale] = poolScale(k.c.data(), sw * sh, s.topk);
   }
   return combineScales(pooled, window);
@@ -433,12 +508,15 @@ double cambiOf(const Settings& s, const PlaneView& in, int bpc, int w, int h, in
 
 class Cambi final : public Extractor {
  public:
-  explicit Cambi(Settings s, int bitDepth) : s_(std::move(s)), bitDepth_(bitDepth) {}
+  Cambi(Settings s, int bitDepth, std::unique_ptr<Heatmaps> heatmaps)
+      : s_(std::move(s)), bitDepth_(bitDepth), heatmaps_(std::move(heatmaps)) {}
   size_t outputCount() const override { return s_.fullRef ? 3 : 1; }
   void extract(const FrameWindow& f, double* out) const override {
     // Per worker thread, kept between frames: fresh pages for every frame cost more than the work.
     thread_local Scratch k;
-    const double dis = cambiOf(s_, f.dis->plane[0], bitDepth_, s_.encWidth, s_.encHeight, s_.window, k);
+    if (heatmaps_ && f.index < 0) throw std::invalid_argument("heatmaps_path needs the frame's index");
+    // libvmaf writes the distorted picture's heatmaps only.
+    const double dis = cambiOf(s_, f.dis->plane[0], bitDepth_, s_.encWidth, s_.encHeight, s_.window, k, heatmaps_.get(), f.index);
     out[0] = std::min(dis, s_.maxValue);
     if (!s_.fullRef) return;
     const double src = cambiOf(s_, f.ref->plane[0], bitDepth_, s_.srcWidth, s_.srcHeight, s_.srcWindow, k);
@@ -495,6 +573,7 @@ class Cambi final : public Extractor {
 
   Settings s_;
   int bitDepth_;
+  std::unique_ptr<Heatmaps> heatmaps_;
 };
 
 std::unique_ptr<Extractor> make(const ExtractorOptions& o, const ExtractorGeometry& g) {
@@ -536,7 +615,9 @@ std::unique_ptr<Extractor> make(const ExtractorOptions& o, const ExtractorGeomet
   const int widest = std::max(s.window, s.srcWindow);
   if (widest * widest >= kReciprocals) throw std::runtime_error("window of " + std::to_string(widest) + " pixels is too large");
   s.reciprocal = reciprocalTable();
-  return std::make_unique<Cambi>(std::move(s), g.bitDepth);
+  const std::string& heatmapsPath = o.text("heatmaps_path");
+  auto heatmaps = heatmapsPath.empty() ? nullptr : std::make_unique<Heatmaps>(heatmapsPath, s.encWidth, s.encHeight);
+  return std::make_unique<Cambi>(std::move(s), g.bitDepth, std::move(heatmaps));
 }
 
 }  // namespace

@@ -33,7 +33,7 @@ const OPTIONS: readonly OptionDef[] = [
   { name: 'cambi_vis_lum_threshold', alias: 'vlt', type: 'double', default: 0, min: 0, max: 300, param: true, help: 'Luminance value below which we assume any banding is not visible' },
   { name: 'max_log_contrast', alias: 'mlc', type: 'int', default: 2, min: 0, max: 5, param: true, help: 'Maximum contrast in log luma level (2^max_log_contrast) at 10-bits' },
   // libvmaf's default is NULL (no heatmaps); '' stands for it.
-  { name: 'heatmaps_path', type: 'string', default: '', param: false, help: 'Path where heatmaps will be dumped (not supported by vmaf-stream)' },
+  { name: 'heatmaps_path', type: 'string', default: '', param: false, help: 'Path where heatmaps will be dumped' },
   { name: 'full_ref', type: 'bool', default: false, param: false, help: 'If true, CAMBI will be run in full-reference mode and will be computed on both the reference and distorted inputs' },
   { name: 'eotf', type: 'string', default: 'bt1886', param: true, help: "Determines the EOTF used to compute the visibility thresholds. Possible values: ['bt1886', 'pq']" },
   { name: 'cambi_eotf', alias: 'ceot', type: 'string', default: 'bt1886', param: true, help: 'The EOTF, as eotf; takes precedence over eotf when set' },
@@ -57,12 +57,6 @@ export const cambi: ExtractorDefinition = {
   // libvmaf logs these under their bare names whatever the options (two full_ref instances collide).
   unsuffixedOutputs: FULL_REF_OUTPUTS,
   check(options, format) {
-    if (options['heatmaps_path'] !== '') {
-      throw new UsageError(
-        'cambi: heatmaps_path is not supported: libvmaf writes each frame\'s heatmap at the frame\'s index, which vmaf-stream\'s ' +
-          'native extractors do not see (leave heatmaps_path out)',
-      );
-    }
     const eotf = effectiveEotf(options);
     if (eotf !== 'bt1886' && eotf !== 'pq') {
       throw new UsageError(`cambi: eotf "${eotf}" is not one of bt1886, pq`);

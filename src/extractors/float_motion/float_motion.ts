@@ -44,8 +44,9 @@ export const floatMotion: ExtractorDefinition = {
   planes: (options) => (options['motion_add_uv'] === true ? 'all' : 'luma'),
   neighbours: (options) => (options['motion_force_zero'] === true ? { previous: 0, next: 0 } : { previous: 1, next: 1 }),
   outputs,
-  // Appended from the second frame on (for frame 0 at frame 1): after every other feature.
-  delayedOutputs: [MOTION3],
+  // Appended from the second frame on (for frame 0 at frame 1): after every other feature;
+  // under force_0 libvmaf appends it at once, with motion2.
+  delayedOutputs: (options) => (options['motion_force_zero'] === true ? [] : [MOTION3]),
   finishFrame(own, next, first, options) {
     if (options['motion_force_zero'] === true) return [...own];
     const names = outputs(options);

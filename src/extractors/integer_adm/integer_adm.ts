@@ -8,7 +8,8 @@
  * same C++.
  */
 import type { ExtractorDefinition } from '../extractor.js';
-import type { OptionDef } from '../option.js';
+import { UsageError } from '../../errors.js';
+import { formatG, type OptionDef, type OptionValues } from '../option.js';
 import { assertCoreOptions, coreTakesOptions } from '../core-options.js';
 import { integerAdmGpu } from './integer_adm-gpu.js';
 
@@ -49,10 +50,34 @@ export const integerAdm: ExtractorDefinition = {
   forOptions: (options) => (coreTakesOptions(OPTIONS, options, ['adm_enhn_gain_limit']) ? integerAdm : integerAdmAtOptions),
 };
 
+/** The CSF tables of libvmaf's blended modes (2, 3): [display height, viewing distance]. */
+const BLEND_TABLES: ReadonlyArray<readonly [number, number]> = [
+  [1080, 3], [1080, 5], [2160, 1.5], [2160, 3], [2160, 5], [720, 3], [720, 5], [480, 3], [480, 5],
+];
+
+/**
+ * Option values libvmaf accepts one by one but cannot compute with, refused before any
+ * frame, naming the options. libvmaf itself fails on the first frame when the viewing
+ * distance times the display height is below 3 x 1080 (its 16-bit pipeline's limit), and
+ * in a blended CSF mode without a table it weights the bands with its error code (-22).
+ */
+function checkAdmOptions(options: OptionValues): void {
+  const distance = Number(options['adm_norm_view_dist'] ?? 3);
+  const height = Number(options['adm_ref_display_height'] ?? 1080);
+  const shown = `adm_norm_view_dist=${formatG(distance)} x adm_ref_display_height=${height}`;
+  if (distance * height < 3 * 1080) {
+    throw new UsageError(`adm: ${shown} = ${formatG(distance * height)} is below 3 x 1080 = 3240, which libvmaf 3.2.0 refuses (its 16-bit ADM cannot resolve finer angular frequencies)`);
+  }
+  const mode = Number(options['adm_csf_mode'] ?? 0);
+  if ((mode === 2 || mode === 3) && !BLEND_TABLES.some(([h, d]) => h === height && d === distance)) {
+    throw new UsageError(`adm: adm_csf_mode=${mode} has no CSF table for ${shown} (tables: ${BLEND_TABLES.map(([h, d]) => `${h} lines at ${formatG(d)}H`).join(', ')}); libvmaf 3.2.0 would weight the bands with its error code`);
+  }
+}
+
 /** integer_adm at options the core does not take: a native instance of its own. */
 const integerAdmAtOptions: ExtractorDefinition = {
   ...integerAdm,
-  check: undefined,
+  check: checkAdmOptions,
   forOptions: undefined,
   implementation: { kind: 'native', native: 'integer_adm_options', gpu: integerAdmGpu },
 };

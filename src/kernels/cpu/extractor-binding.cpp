@@ -4,9 +4,11 @@
 //     options: { [option]: boolean | number | string } (every option, defaults filled in);
 //     geometry: { width, height, bitDepth, chromaWidth, chromaHeight }.
 //     Throws TypeError for an unknown name or bad arguments, Error for what the extractor refuses.
-//   runExtractor(handle, ref, dis, previousRef, previousDis) -> Promise<Float64Array>
+//   runExtractor(handle, ref, dis, previousRef, previousDis[, index]) -> Promise<Float64Array>
 //     ref, dis: arrays of planes (Y only, or Y Cb Cr): Uint8Array at 8 bits, Uint16Array
 //     above, packed rows. previousRef/previousDis: arrays of such pictures, nearest first.
+//     index: the frame's index in the run (a non-negative integer), for extractors that
+//     write per-frame files (cambi's heatmaps_path refuses to run without it).
 //     Runs on the addon's worker pool (thread-pool.h); every array is referenced until the promise settles, and the
 //     caller must not write to them meanwhile.
 //   aggregateExtractor(handle) -> Array<[name, value]>   the run's aggregate metrics
@@ -17,6 +19,7 @@
 //   nativeExtractors() -> string[]
 #include <napi.h>
 
+#include <cmath>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -120,6 +123,7 @@ struct ExtractJob {
   std::shared_ptr<Handle> handle;
   Picture ref, dis;
   std::vector<Picture> previousRef, previousDis;
+  int64_t index = -1;
 };
 
 Napi::Value RunExtractor(const Napi::CallbackInfo& info) {
@@ -139,10 +143,17 @@ Napi::Value RunExtractor(const Napi::CallbackInfo& info) {
       into.push_back(pictureArg(env, list.Get(i), h, k == 3 ? "previousRef" : "previousDis", holds));
     }
   }
+  if (info.Length() > 5 && !info[5].IsUndefined()) {
+    const double index = info[5].IsNumber() ? info[5].As<Napi::Number>().DoubleValue() : -1.0;
+    if (!(index >= 0 && index <= 9007199254740991.0 && std::floor(index) == index)) {
+      typeError(env, "runExtractor: index must be a non-negative integer");
+    }
+    job->index = static_cast<int64_t>(index);
+  }
   return runOnPool(
       env, "runExtractor", std::move(holds),
       [job]() {
-        FrameWindow window{&job->ref, &job->dis, {}, {}};
+        FrameWindow window{&job->ref, &job->dis, {}, {}, job->index};
         for (const Picture& p : job->previousRef) window.previousRef.push_back(&p);
         for (const Picture& p : job->previousDis) window.previousDis.push_back(&p);
         std::vector<double> out(job->handle->extractor->outputCount(), 0.0);

@@ -48,12 +48,15 @@ struct ExtractorGeometry {
 };
 
 // One frame's inputs: the reference and distorted pictures and, where the extractor
-// declares neighbours, earlier pictures (previous[0] is the frame just before).
+// declares neighbours, earlier pictures (previous[0] is the frame just before), and the
+// frame's index in the run (libvmaf's picture index; -1 where the caller gave none), for
+// what an extractor writes per frame (cambi's heatmaps).
 struct FrameWindow {
   const Picture* ref;
   const Picture* dis;
   std::vector<const Picture*> previousRef;
   std::vector<const Picture*> previousDis;
+  int64_t index = -1;
 };
 
 class Extractor {

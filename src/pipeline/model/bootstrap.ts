@@ -33,6 +33,7 @@ export class BootstrapModel implements Model {
   private readonly stddevName: string;
   private readonly loName: string;
   private readonly hiName: string;
+  readonly scoreless: string | undefined;
 
   constructor(
     readonly name: string,
@@ -51,6 +52,7 @@ export class BootstrapModel implements Model {
     this.stddevName = `${name}_stddev`;
     this.loName = `${name}_ci_p95_lo`;
     this.hiName = `${name}_ci_p95_hi`;
+    this.scoreless = [main, ...members].find((p) => p.scoreless !== undefined)?.scoreless;
   }
 
   predict(features: FeatureValues): Record<string, number> {

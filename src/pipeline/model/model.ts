@@ -29,6 +29,8 @@ export interface Model {
   readonly features: readonly FeatureRequest[];
   /** Scores keyed by log name: { [name]: score } and, for bootstrap models, the extras. */
   predict(features: FeatureValues): Record<string, number>;
+  /** Why libvmaf predicts nothing with this model, where it does not (a run that predicts refuses it). */
+  readonly scoreless?: string | undefined;
 }
 
 export interface PredictorSettings {
@@ -52,6 +54,8 @@ export class Predictor {
   private readonly transformOn: boolean;
   private readonly clipOn: boolean;
   private readonly chroma?: { guiding: number; guided: number; parameter: number };
+  /** Set where libvmaf predicts nothing with this model_dict (see Model.scoreless). */
+  readonly scoreless: string | undefined;
 
   constructor(
     private readonly def: ModelDefinition,
@@ -77,6 +81,11 @@ export class Predictor {
     this.transformOn = def.scoreTransform !== undefined &&
       (def.scoreTransform.enabled || settings.enableTransform === true);
     this.clipOn = def.scoreClip !== undefined && settings.disableClip !== true;
+    // libvmaf's predict stops before the SVM when the parameter is present but 0, leaving
+    // the frame without a score, so its pooling (and the run) fails.
+    this.scoreless = def.chromaCorrectionParameter === 0
+      ? `${label}: chroma_correction_parameter is 0, with which libvmaf 3.2.0 predicts no score (its run fails with "problem generating pooled VMAF score"); run with --no_prediction for the features alone, or give a non-zero parameter`
+      : undefined;
     if (def.chromaCorrectionParameter !== undefined && def.chromaCorrectionParameter !== 0) {
       const find = (sub: string): number => {
         const hits = def.features.flatMap((f, i) => (f.name.includes(sub) ? [i] : []));
@@ -192,6 +201,7 @@ function piecewiseLinear(x: number, knots: readonly KnotPoint[]): number {
 export class SingleModel implements Model {
   readonly featureKeys: readonly string[];
   readonly features: readonly FeatureRequest[];
+  readonly scoreless: string | undefined;
 
   constructor(
     readonly name: string,
@@ -200,6 +210,7 @@ export class SingleModel implements Model {
   ) {
     this.featureKeys = predictor.featureKeys;
     this.features = predictor.features;
+    this.scoreless = predictor.scoreless;
   }
 
   predict(features: FeatureValues): Record<string, number> {
