@@ -10,9 +10,27 @@ import { join } from 'node:path';
 import { createRng, y4mFile } from './fuzz-cases.mjs';
 
 const dist = await import('../../dist/index.js');
-const { EXTRACTORS } = await import('../../dist/extractors/registry.js');
+const { EXTRACTORS, extractorByName } = await import('../../dist/extractors/registry.js');
+const { resolveOptions } = await import('../../dist/extractors/option.js');
 
 export const EXTRACTOR_NAMES = EXTRACTORS.map((x) => x.name);
+
+/**
+ * Whether the extractor's own declaration (its check(), which states libvmaf's refusals)
+ * refuses frames of this size and format as too small: the sweep's expectation. Some refuse
+ * by one side (cambi: both sides under 216) or by the chroma plane (speed_chroma), so a
+ * square minimum alone does not say it.
+ */
+export function declaredTooSmall(name, { width, height, format, bitDepth }) {
+  const def = extractorByName(name);
+  if (!def.check) return false;
+  try {
+    def.check(resolveOptions(name, def.options, new Map(), 'the sweep'), { width, height, bitDepth, chroma: format });
+    return false;
+  } catch (error) {
+    return error?.code === 'E_FRAME_TOO_SMALL';
+  }
+}
 export const FORMATS = ['420', '422', '444'];
 export const BIT_DEPTHS = [8, 10, 12];
 export const SPAN = 40;
