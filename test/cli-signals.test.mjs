@@ -9,52 +9,18 @@
 // with an ffmpeg child of its own. A run that did not stop would outlast the test's timeout.
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { resolveFfmpegPath } from '../dist/decode/ffmpeg-path.js';
+import { childrenOf, commandLine, running } from './helpers/processes.mjs';
 
 const BIN = fileURLToPath(new URL('../bin/vmaf-stream', import.meta.url));
 const WRITER = fileURLToPath(new URL('./helpers/fifo-writer.mjs', import.meta.url));
 /** Frames each live input offers; at 25 a second, far longer than any test here waits. */
 const LIVE_FRAMES = 3000;
-
-/** The processes whose parent is `pid` (from /proc). */
-function childrenOf(pid) {
-  const children = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    const fields = procStat(Number(entry));
-    if (fields && Number(fields[1]) === pid) children.push(Number(entry));
-  }
-  return children;
-}
-
-/** The fields of /proc/PID/stat after the command name (state first), or undefined. */
-function procStat(pid) {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  } catch {
-    return undefined;
-  }
-}
-
-/** Whether a process still runs (a zombie has ended: only its exit status is left). */
-function running(pid) {
-  const state = procStat(pid)?.[0];
-  return state !== undefined && state !== 'Z' && state !== 'X';
-}
-
-function commandLine(pid) {
-  try {
-    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ');
-  } catch {
-    return '';
-  }
-}
 
 /** Frames in a log written so far (a streamed log grows frame by frame). */
 function framesIn(format, text) {
