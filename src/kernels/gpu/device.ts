@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BackendError } from '../../errors.js';
 import { loadNative } from '../native.js';
+import { pruneWgsl } from './wgsl-prune.js';
 
 /** One adapter Dawn can see. */
 export interface GpuAdapterEntry {
@@ -405,22 +406,25 @@ export class GpuDevice {
   }
 
   /**
-   * Compiles a compute shader; WGSL errors come back as BackendError with line numbers.
+   * Compiles a compute shader's entry point (only what it reaches: wgsl-prune.ts); WGSL
+   * errors come back as BackendError with line numbers of the compiled text.
    */
-  async createComputePipeline(code: string, options: { label: string; entryPoint?: string; constants?: Record<string, number> }): Promise<GPUComputePipeline> {
+  async createComputePipeline(source: string, options: { label: string; entryPoint?: string; constants?: Record<string, number> }): Promise<GPUComputePipeline> {
     this.throwIfFailed();
     const d = this.device;
     // The scope is popped before any await: kernels compile their pipelines concurrently, and
     // scopes are one stack per device. The pipeline's compilation starts at once, beside the
     // module's compilation info (a module with errors makes it reject, and the errors below
     // are what is reported).
+    const entryPoint = options.entryPoint ?? 'main';
+    const code = pruneWgsl(source, entryPoint, Object.keys(options.constants ?? {}));
     d.pushErrorScope('validation');
     const module = d.createShaderModule({ code, label: options.label });
     const scope = d.popErrorScope();
     const pipeline = d.createComputePipelineAsync({
       label: options.label,
       layout: 'auto',
-      compute: { module, entryPoint: options.entryPoint ?? 'main', ...(options.constants ? { constants: options.constants } : {}) },
+      compute: { module, entryPoint, ...(options.constants ? { constants: options.constants } : {}) },
     });
     pipeline.catch(() => undefined);
     const [info, scopeError] = await this.guard(Promise.all([module.getCompilationInfo(), scope]));
