@@ -4,6 +4,10 @@
 // sample; per pixel the "matching_matlab" statistic with libvmaf's polynomial log2
 // approximation, summed per row in float. Types follow libvmaf's: where a float meets a
 // double option the step is done in double.
+//
+// The work is split where the backends meet: compute() gives each row's float sums (the
+// per-pixel part, which the gpu backend does in float_vif.wgsl with the same bits), and
+// finishStats() sums the rows and scales and forms the scores, for both backends.
 #include <algorithm>
 #include <cmath>
 #include <math.h>
