@@ -5,6 +5,7 @@
 // (debug, skip_scale0, kernel scales, gain limit, sigma_nsq = 0 with its infinities and NaNs,
 // the min values; a size-changing vif_prescale stays on the host); and on seeded random
 // pictures of random sizes (odd included), depths and content (flat, extreme, noisy).
+// GPU_FLOAT_VIF_HD=1 adds the 1080p clip (slow on lavapipe).
 // XDG_RUNTIME_DIR must be set for Mesa's lavapipe (any writable folder).
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -74,6 +75,8 @@ describe('float_vif on the gpu backend', function () {
       ['negated_256x144_2f', 2],
       ['rgbtest_301x199_444_12bit', 2],
       ['flat_and_static_320x240', 10],
+      // 1080p: minutes a frame on lavapipe (the soft-float filters), so only when asked.
+      ...(process.env.GPU_FLOAT_VIF_HD ? [['hd_1920x1080_x264_2f', 1]] : []),
     ];
     const totals = {};
     after(() => console.log('      gpu vs libvmaf:', Object.entries(totals).map(([k, [e, t, d]]) => `${k} ${e}/${t} (max |diff| ${d})`).join(', ')));
