@@ -3,7 +3,8 @@
 // a float, to nearest even, subnormals kept), f32_mul against Math.fround(a * b) (the double
 // product of two floats is exact, so that is the correctly rounded float product). Over a
 // million operands per op: random bits, the subnormal and overflow boundaries, exact ties
-// and their neighbours, zeros, infinities, NaNs. GPU_F32_SEED replays a run.
+// and their neighbours, zeros, infinities, NaNs; f32_add, f32_sub and f32_div against exact
+// BigInt sums and quotients rounded to nearest even, f32_lt against <. GPU_F32_SEED replays a run.
 // XDG_RUNTIME_DIR must be set for Mesa's lavapipe (any writable folder).
 import assert from 'node:assert/strict';
 import { openGpuDevice } from '../dist/kernels/gpu/device.js';
@@ -63,6 +64,51 @@ function randomDouble(R) {
     case 6: return R.pick([[0, 0], [0, 0x80000000], [0, 0x7ff00000], [0, 0xfff00000], [0, 0x7ff80000], [1, 0x7ff00000], [0xffffffff, 0x000fffff], [0, 0x47efffff], [0xf0000000, 0x47efffff], [0xefffffff, 0x47efffff], [0, 0x36a00000], [1, 0x36a00000], [0, 0x369fffff]]);
     default: return wordsOf((R.u32() / 2 ** 32) * 2 ** (R.int(60) - 30)); // the filters' sums
   }
+}
+
+
+// Exact references for the sums and quotients, independent of the double path the kernels
+// take: a finite float is an integer times 2^-149, so a sum is one exactly (a BigInt), and
+// a quotient is rounded from enough quotient bits plus a sticky remainder bit.
+function scaled(bits) { // the float as k * 2^-149, k a BigInt
+  const e = (bits >>> 23) & 0xff;
+  const m = BigInt(e === 0 ? bits & 0x7fffff : (bits & 0x7fffff) | 0x800000);
+  const k = e === 0 ? m : m << BigInt(e - 1);
+  return bits >>> 31 ? -k : k;
+}
+// The float nearest to n * 2^p (n a BigInt, p an integer), ties to even, subnormals kept.
+function roundScaled(n, p) {
+  const neg = n < 0n;
+  const a = neg ? -n : n;
+  // Bring to at least the subnormal grid: exponent p must reach -149 (or keep 24 bits).
+  const keep = Math.max(0, a.toString(2).length - 24, -149 - p);
+  let q = a >> BigInt(keep);
+  const rest = a - (q << BigInt(keep));
+  if (keep > 0) {
+    const half = 1n << BigInt(keep - 1);
+    if (rest > half || (rest === half && (q & 1n) === 1n)) q += 1n;
+  }
+  const v = Number(q) * 2 ** (keep + p);
+  return floatBits(Math.fround(neg ? -v : v));
+}
+const finite = (b) => ((b >>> 23) & 0xff) !== 0xff;
+function addReference(a, b, negateB) {
+  const bb = negateB ? (b ^ 0x80000000) >>> 0 : b;
+  const sum = scaled(a) + scaled(bb);
+  if (!finite(a) || !finite(bb) || sum === 0n) return floatBits(Math.fround(floatOf(a) + floatOf(bb)));
+  return roundScaled(sum, -149);
+}
+function divReference(a, b) {
+  const x = scaled(a);
+  const y = scaled(b);
+  if (!finite(a) || !finite(b) || x === 0n || y === 0n) return floatBits(Math.fround(floatOf(a) / floatOf(b)));
+  // 60 more quotient bits than the divisor: far more than the 24 kept plus a rounding bit.
+  const shift = 60 + y.toString(2).length;
+  const num = (x < 0n ? -x : x) << BigInt(shift);
+  const den = y < 0n ? -y : y;
+  let q = num / den;
+  if (q * den !== num) q |= 1n; // sticky: the dropped remainder, below every rounding bit
+  return roundScaled((x < 0n) !== (y < 0n) ? -q : q, -shift);
 }
 
 describe('lib/f32.wgsl: integer-exact float rounding and products (gpu)', function () {
@@ -153,5 +199,43 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     }
     const got = await run('outp[i] = f32_mul(inp[2u * i], inp[2u * i + 1u]);', 2, input);
     check('f32_mul', N, got, (i) => floatBits(Math.fround(floatOf(input[2 * i]) * floatOf(input[2 * i + 1]))), (i) => `${hex(input[2 * i])} * ${hex(input[2 * i + 1])} (${floatOf(input[2 * i])} * ${floatOf(input[2 * i + 1])})`);
+  });
+  // Float pairs for +, -, /: random ones, and close exponents with random low bits (ties
+  // and cancellation), and far ones (the smaller one's bits all in the sticky part).
+  function floatPairs(R, n) {
+    const input = new Uint32Array(2 * n);
+    for (let i = 0; i < n; i++) {
+      let a = randomFloatWord(R);
+      let b = randomFloatWord(R);
+      if (R.int(3) === 0) {
+        const ea = 1 + R.int(253);
+        const eb = Math.max(0, Math.min(254, ea + R.range(-26, 26)));
+        a = ((a & 0x807fffff) | (ea << 23)) >>> 0;
+        b = ((b & 0x807fffff) | (eb << 23)) >>> 0;
+      }
+      input[2 * i] = a;
+      input[2 * i + 1] = b;
+    }
+    return input;
+  }
+  const M = 1 << 17;
+  const pairText = (input, op) => (i) => `${hex(input[2 * i])} ${op} ${hex(input[2 * i + 1])} (${floatOf(input[2 * i])} ${op} ${floatOf(input[2 * i + 1])})`;
+
+  it(`f32_add, f32_sub == the exactly rounded sum and difference on ${M} float pairs each`, async function () {
+    const R = makeRng(SEED + 2);
+    const input = floatPairs(R, M);
+    const sum = await run('outp[i] = f32_add(inp[2u * i], inp[2u * i + 1u]);', 2, input);
+    check('f32_add', M, sum, (i) => addReference(input[2 * i], input[2 * i + 1], false), pairText(input, '+'));
+    const diff = await run('outp[i] = f32_sub(inp[2u * i], inp[2u * i + 1u]);', 2, input);
+    check('f32_sub', M, diff, (i) => addReference(input[2 * i], input[2 * i + 1], true), pairText(input, '-'));
+  });
+
+  it(`f32_div == the exactly rounded quotient, f32_lt == <, on ${M} float pairs`, async function () {
+    const R = makeRng(SEED + 3);
+    const input = floatPairs(R, M);
+    const q = await run('outp[i] = f32_div(inp[2u * i], inp[2u * i + 1u]);', 2, input);
+    check('f32_div', M, q, (i) => divReference(input[2 * i], input[2 * i + 1]), pairText(input, '/'));
+    const lt = await run('outp[i] = select(0u, 1u, f32_lt(inp[2u * i], inp[2u * i + 1u]));', 2, input);
+    check('f32_lt', M, lt, (i) => (floatOf(input[2 * i]) < floatOf(input[2 * i + 1]) ? 1 : 0), pairText(input, '<'));
   });
 });

@@ -4,6 +4,10 @@
 // sample; per pixel the "matching_matlab" statistic with libvmaf's polynomial log2
 // approximation, summed per row in float. Types follow libvmaf's: where a float meets a
 // double option the step is done in double.
+//
+// The work is split where the backends meet: compute() gives each row's float sums (the
+// per-pixel part, which the gpu backend does in float_vif.wgsl with the same bits), and
+// finishStats() sums the rows and scales and forms the scores, for both backends.
 #include <algorithm>
 #include <cmath>
 #include <math.h>
@@ -39,6 +43,17 @@ float fastLog2(float x) {
   for (float c : kPoly) v = v * t + c;
   const float base = static_cast<float>(static_cast<int32_t>(exponent) - 127);
   return base + v;
+}
+
+uint32_t bitsOf(float x) {
+  uint32_t b;
+  std::memcpy(&b, &x, sizeof b);
+  return b;
+}
+float floatOf(uint32_t b) {
+  float x;
+  std::memcpy(&x, &b, sizeof x);
+  return x;
 }
 
 // The kernel scales libvmaf accepts (as floats, compared within 1e-3).
@@ -112,10 +127,41 @@ class FloatVif final : public Extractor {
     std::vector<float> ref(n), dis(n);
     scalePlane(method_, refFull.data(), width_, height_, ref.data(), scaledWidth_, scaledHeight_);
     scalePlane(method_, disFull.data(), width_, height_, dis.data(), scaledWidth_, scaledHeight_);
+    std::vector<uint64_t> rows(statsCount());
+    compute(std::move(ref), std::move(dis), rows.data());
+    finishStats(rows.data(), out);
+  }
 
+  // The per-row sums (one accumulator per row of each computed scale, first scale first:
+  // the row's float sum of the numerator terms in the low word, of the denominator terms in
+  // the high word), as compute() gives them and the gpu kernel (float_vif-gpu.ts) does.
+  // From here on the arithmetic is order-dependent float and double summation: it runs
+  // here for both backends.
+  size_t statsCount() const override {
+    size_t rows = 0;
+    int h = scaledHeight_;
+    for (int s = 0; s < 4; s++) {
+      if (s > 0) h /= 2;
+      if (s >= firstScale()) rows += static_cast<size_t>(h);
+    }
+    return rows;
+  }
+
+  void finishStats(const uint64_t* rows, double* out) const override {
     double scores[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-    compute(std::move(ref), std::move(dis), scores);
-    const int start = skipScale0_ ? 1 : 0;
+    int h = scaledHeight_;
+    for (int s = 0; s < 4; s++) {
+      if (s > 0) h /= 2;
+      if (s < firstScale()) continue;
+      float accumNum = 0.0f, accumDen = 0.0f;
+      for (int i = 0; i < h; i++, rows++) {
+        accumNum += floatOf(static_cast<uint32_t>(*rows));
+        accumDen += floatOf(static_cast<uint32_t>(*rows >> 32));
+      }
+      scores[2 * s] = accumNum;
+      scores[2 * s + 1] = accumDen;
+    }
+    const int start = firstScale();
     double num = 0, den = 0;
     for (int s = start; s < 4; s++) {
       num += scores[2 * s];
@@ -134,8 +180,21 @@ class FloatVif final : public Extractor {
     for (int i = 2; i < 8; i++) out[7 + i] = scores[i];
   }
 
+  // What the gpu kernel takes from here (float_vif-gpu.ts reads this layout): the size it
+  // runs at, the first scale, the statistic's constants (sigma_max_inv and the gain limit
+  // as floats, sigma_nsq as the double it is), each scale's filter length, then the filters.
+  std::vector<double> gpuParams() const override {
+    const float sigmaMaxInv = static_cast<float>(::powf(static_cast<float>(sigmaNsq_), 2.0f) / (255.0 * 255.0));
+    std::vector<double> p = {static_cast<double>(scaledWidth_), static_cast<double>(scaledHeight_),
+                             static_cast<double>(firstScale()), sigmaMaxInv, static_cast<float>(gainLimit_), sigmaNsq_};
+    for (const auto& f : filters_) p.push_back(static_cast<double>(f.size()));
+    for (const auto& f : filters_) p.insert(p.end(), f.begin(), f.end());
+    return p;
+  }
+
  private:
-  void compute(std::vector<float> ref, std::vector<float> dis, double* scores) const {
+  // The per-row sums of every computed scale into `rows` (statsCount() of them, in order).
+  void compute(std::vector<float> ref, std::vector<float> dis, uint64_t* rows) const {
     int w = scaledWidth_, h = scaledHeight_;
     const size_t n = static_cast<size_t>(w) * h;
     std::vector<float> mu1(n), mu2(n), xx(n), yy(n), xy(n), tmp;
@@ -161,20 +220,18 @@ class FloatVif final : public Extractor {
       filterSeparable(filter, taps, TapSquare{ref.data()}, xx.data(), w, h, tmp);
       filterSeparable(filter, taps, TapSquare{dis.data()}, yy.data(), w, h, tmp);
       filterSeparable(filter, taps, TapProduct{ref.data(), dis.data()}, xy.data(), w, h, tmp);
-      float num = 0, den = 0;
-      statistic(mu1.data(), mu2.data(), xx.data(), yy.data(), xy.data(), w, h, &num, &den);
-      scores[2 * scale] = num;
-      scores[2 * scale + 1] = den;
+      statistic(mu1.data(), mu2.data(), xx.data(), yy.data(), xy.data(), w, h, rows);
+      rows += h;
     }
   }
 
+  // Per row: the float sums of the numerator and denominator terms, in column order.
   void statistic(const float* mu1, const float* mu2, const float* xxf, const float* yyf, const float* xyf, int w, int h,
-                 float* numOut, float* denOut) const {
+                 uint64_t* rows) const {
     const double nsq = sigmaNsq_;
     const float sigmaMaxInv = static_cast<float>(::powf(static_cast<float>(nsq), 2.0f) / (255.0 * 255.0));
     const float eps = 1.0e-10f;
     const float gainLimit = static_cast<float>(gainLimit_);
-    float accumNum = 0.0f, accumDen = 0.0f;
     for (int i = 0; i < h; ++i) {
       float rowNum = 0, rowDen = 0;
       for (int j = 0; j < w; ++j) {
@@ -213,12 +270,11 @@ class FloatVif final : public Extractor {
         rowNum += numVal;
         rowDen += denVal;
       }
-      accumNum += rowNum;
-      accumDen += rowDen;
+      rows[i] = static_cast<uint64_t>(bitsOf(rowDen)) << 32 | bitsOf(rowNum);
     }
-    *numOut = accumNum;
-    *denOut = accumDen;
   }
+
+  int firstScale() const { return skipScale0_ ? 1 : 0; }
 
   bool debug_;
   double gainLimit_;

@@ -1,12 +1,14 @@
 /**
  * libvmaf's "float_vif" (float_vif.c, vif.c, vif_tools.c): visual information fidelity at
  * four scales in floating point (the features of the vmaf_float_* models: vif_scale0..3).
- * C++: float_vif.cpp.
+ * C++: float_vif.cpp; gpu: float_vif-gpu.ts (the per-pixel work and per-row sums, finished by
+ * the C++).
  */
 import { VmafError } from '../../errors.js';
 import type { ExtractorDefinition } from '../extractor.js';
 import type { OptionDef, OptionValues } from '../option.js';
 import type { FrameFormat } from '../../types.js';
+import { floatVifGpu } from './float_vif-gpu.js';
 
 const OPTIONS: readonly OptionDef[] = [
   { name: 'debug', type: 'bool', default: false, param: false, help: 'debug mode: enable additional output' },
@@ -62,5 +64,5 @@ export const floatVif: ExtractorDefinition = {
       }
     }
   },
-  implementation: { kind: 'native', native: 'float_vif' },
+  implementation: { kind: 'native', native: 'float_vif', gpu: floatVifGpu },
 };

@@ -63,3 +63,24 @@ fn f32_from_f64(a: vec2<u32>) -> u32 {
 fn f32_mul(a: u32, b: u32) -> u32 {
   return f32_from_f64(f64_mul(f64_from_f32_bits(a), f64_from_f32_bits(b)));
 }
+
+// The correctly rounded float sum, difference and quotient. Each goes through a double
+// and is rounded once more to a float; that second rounding never changes the result
+// because the double carries more than 2 * 24 + 2 bits (Figueroa's condition for +, -, /),
+// so these are addss, subss and divss, subnormals and NaNs included.
+fn f32_add(a: u32, b: u32) -> u32 {
+  return f32_from_f64(f64_add(f64_from_f32_bits(a), f64_from_f32_bits(b)));
+}
+
+fn f32_sub(a: u32, b: u32) -> u32 {
+  return f32_from_f64(f64_sub(f64_from_f32_bits(a), f64_from_f32_bits(b)));
+}
+
+fn f32_div(a: u32, b: u32) -> u32 {
+  return f32_from_f64(f64_div(f64_from_f32_bits(a), f64_from_f32_bits(b)));
+}
+
+// a < b as C compares floats: false with a NaN, -0 == +0.
+fn f32_lt(a: u32, b: u32) -> bool {
+  return f64_lt(f64_from_f32_bits(a), f64_from_f32_bits(b));
+}

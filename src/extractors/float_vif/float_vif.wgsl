@@ -1,0 +1,257 @@
+// #include "../../kernels/gpu/lib/f32.wgsl"
+//
+// float_vif's per-pixel work (float_vif.cpp's compute() and statistic()) on the GPU, driven
+// by float_vif-gpu.ts, bit for bit as the C++ does it: every float product, sum and quotient
+// is lib/f32.wgsl's (integer arithmetic, so no contraction into FMAs and no flushed
+// subnormals can change a bit), every double step f64.wgsl's, in the C++'s order. What
+// comes out per row of each scale is the row's float sums of the numerator and denominator
+// terms, summed in column order by one invocation, as the C++ sums them; the sums over rows
+// and scales (float, then double) are the C++ extractor's finishStats on the host.
+//
+// Planes are floats (bit patterns), rows packed, in `images`; Params places them.
+//   to_float:      a picture's luma -> float plane, offset by -128 (floatPlane's scaling)
+//   vertical:      ref and dis planes -> the vertical filter of every `step`-th row: of
+//                  ref and dis (decimation, 2 quantities), or of ref, dis, ref^2, dis^2
+//                  and ref*dis (the statistic, 5 quantities), into `vert`
+//   decimate:      those 2 rows -> the horizontal filter at every second column: the next
+//                  scale's ref and dis planes
+//   statistic:     the 5 vertically filtered quantities -> their horizontal filter, then the
+//                  per-pixel numerator and denominator terms, into `terms`
+//   row_sums:      each row's terms summed in float, into the stats slot (num low word,
+//                  den high word)
+
+const EPS: u32 = 0x2edbe6ffu; // 1.0e-10f
+const ONE: u32 = 0x3f800000u; // 1.0f
+const MINUS_128: u32 = 0xc3000000u;
+// The fast log2's polynomial in the mantissa (float_vif.cpp's kPoly), highest power first.
+const LOG2_POLY = array<u32, 9>(
+  0xbc4f9cb1u, 0x3d84cb74u, 0xbe20d169u, 0x3e83ab7du, 0xbeb52559u, 0x3ef5d3c9u, 0xbf38a80eu, 0x3fb8aa39u, 0x00000000u);
+
+override BIT_DEPTH: u32 = 8u;
+
+struct Params {
+  src_word: u32,       // first word of the ref plane (or the picture's luma, to_float)
+  src2_word: u32,      // first word of the dis plane
+  width: u32,          // the source planes' size
+  height: u32,
+  dst_word: u32,       // first word written (in images, vert or the stats slot)
+  dst2_word: u32,      // decimate: the dis plane's
+  out_width: u32,      // invocations in x (columns written)
+  out_height: u32,     // invocations in y (rows written)
+  step: u32,           // vertical: rows taken (1, or 2 when decimating)
+  taps: u32,           // the filter's length
+  filter_at: u32,      // its first tap in `filters`
+  quantities: u32,     // vertical: 2 or 5
+  scale_bits: u32,     // to_float: 1 / 2^k as a float (higher depths' division)
+  sigma_max_inv: u32,  // statistic: float
+  gain_limit: u32,     // statistic: float
+  pad0: u32,
+  nsq: vec2<u32>,      // statistic: the double sigma_nsq
+  pad1: vec2<u32>,
+}
+
+@group(0) @binding(0) var<storage, read> pic: array<u32>;
+@group(0) @binding(1) var<storage, read_write> images: array<u32>;
+@group(0) @binding(2) var<storage, read_write> vert: array<u32>;
+@group(0) @binding(3) var<storage, read_write> terms: array<u32>;
+@group(0) @binding(4) var<storage, read_write> stats: array<u32>;
+@group(0) @binding(5) var<uniform> params: Params;
+@group(0) @binding(6) var<storage, read> filters: array<u32>;
+
+fn sample(i: u32) -> u32 {
+  let at = params.src_word;
+  if (BIT_DEPTH == 8u) {
+    return (pic[at + (i >> 2u)] >> ((i & 3u) * 8u)) & 0xffu;
+  }
+  return (pic[at + (i >> 1u)] >> ((i & 1u) * 16u)) & 0xffffu;
+}
+
+// A sample (below 2^16) as a float, exactly, from its bits.
+fn f32_of_sample(s: u32) -> u32 {
+  if (s == 0u) {
+    return 0u;
+  }
+  let top = 31u - countLeadingZeros(s);
+  return ((127u + top) << 23u) | (((s << (31u - top)) >> 8u) & 0x7fffffu);
+}
+
+@compute @workgroup_size(16, 16)
+fn to_float(@builtin(global_invocation_id) id: vec3<u32>) {
+  let w = params.width;
+  if (id.x >= w || id.y >= params.height) {
+    return;
+  }
+  let i = id.y * w + id.x;
+  var v = f32_of_sample(sample(i));
+  if (BIT_DEPTH != 8u) {
+    v = f32_mul(v, params.scale_bits); // s / 2^k: exact
+  }
+  images[params.dst_word + i] = f32_add(v, MINUS_128);
+}
+
+// float-filter.h's mirror: -1 -> 1, n -> n - 2.
+fn mirror(i: i32, n: i32) -> u32 {
+  if (i < 0) {
+    return u32(-i);
+  }
+  if (i >= n) {
+    return u32(2 * n - i - 2);
+  }
+  return u32(i);
+}
+
+// Row out_y (source row out_y * step), column x: each quantity's taps in filter order,
+// accumulated in float from 0; squares and the product are formed before the weighting.
+@compute @workgroup_size(16, 16)
+fn vertical(@builtin(global_invocation_id) id: vec3<u32>) {
+  let w = params.width;
+  if (id.x >= w || id.y >= params.out_height) {
+    return;
+  }
+  let radius = i32(params.taps / 2u);
+  let y = i32(id.y * params.step);
+  let nq = params.quantities;
+  var acc = array<u32, 5>(0u, 0u, 0u, 0u, 0u);
+  for (var k = 0u; k < params.taps; k = k + 1u) {
+    let row = mirror(y - radius + i32(k), i32(params.height));
+    let a = images[params.src_word + row * w + id.x];
+    let b = images[params.src2_word + row * w + id.x];
+    let f = filters[params.filter_at + k];
+    acc[0] = f32_add(acc[0], f32_mul(f, a));
+    acc[1] = f32_add(acc[1], f32_mul(f, b));
+    if (nq == 5u) {
+      acc[2] = f32_add(acc[2], f32_mul(f, f32_mul(a, a)));
+      acc[3] = f32_add(acc[3], f32_mul(f, f32_mul(b, b)));
+      acc[4] = f32_add(acc[4], f32_mul(f, f32_mul(a, b)));
+    }
+  }
+  let plane = params.out_height * w;
+  for (var q = 0u; q < nq; q = q + 1u) {
+    vert[params.dst_word + q * plane + id.y * w + id.x] = acc[q];
+  }
+}
+
+// The horizontal filter of quantity q's vertically filtered row y at column x.
+fn horizontal(q: u32, y: u32, x: u32) -> u32 {
+  let w = params.width;
+  let radius = i32(params.taps / 2u);
+  let base = q * params.out_height * w + y * w;
+  var acc = 0u;
+  for (var k = 0u; k < params.taps; k = k + 1u) {
+    let col = mirror(i32(x) - radius + i32(k), i32(w));
+    acc = f32_add(acc, f32_mul(filters[params.filter_at + k], vert[base + col]));
+  }
+  return acc;
+}
+
+// The next scale's sample (x, y): the filtered planes at (2x, 2y).
+@compute @workgroup_size(16, 16)
+fn decimate(@builtin(global_invocation_id) id: vec3<u32>) {
+  if (id.x >= params.out_width || id.y >= params.out_height) {
+    return;
+  }
+  let i = id.y * params.out_width + id.x;
+  images[params.dst_word + i] = horizontal(0u, id.y, 2u * id.x);
+  images[params.dst2_word + i] = horizontal(1u, id.y, 2u * id.x);
+}
+
+// libvmaf's polynomial log2 (float_vif.cpp's fastLog2), in float.
+fn fast_log2(x: u32) -> u32 {
+  if ((x & 0x7fffffffu) == 0u) {
+    return 0xff800000u; // -inf
+  }
+  if (f32_lt(x, 0u)) {
+    return 0x7fc00000u; // NAN
+  }
+  let exponent = (x & 0x7f800000u) >> 23u;
+  let t = f32_sub((x & 0x007fffffu) | 0x3f800000u, ONE);
+  var v = 0u;
+  for (var i = 0u; i < 9u; i = i + 1u) {
+    v = f32_add(f32_mul(v, t), LOG2_POLY[i]);
+  }
+  let base = f32_from_f64(f64_from_i32(i32(exponent) - 127));
+  return f32_add(base, v);
+}
+
+fn f64_of(x: u32) -> vec2<u32> {
+  return f64_from_f32_bits(x);
+}
+
+@compute @workgroup_size(16, 16)
+fn statistic(@builtin(global_invocation_id) id: vec3<u32>) {
+  let w = params.width;
+  if (id.x >= w || id.y >= params.out_height) {
+    return;
+  }
+  let m1 = horizontal(0u, id.y, id.x);
+  let m2 = horizontal(1u, id.y, id.x);
+  let xx = horizontal(2u, id.y, id.x);
+  let yy = horizontal(3u, id.y, id.x);
+  let xy = horizontal(4u, id.y, id.x);
+  var s1 = f32_sub(xx, f32_mul(m1, m1));
+  var s2 = f32_sub(yy, f32_mul(m2, m2));
+  let s12 = f32_sub(xy, f32_mul(m1, m2));
+  // std::max(v, 0.0f) is (v < 0) ? 0 : v
+  if (f32_lt(s1, 0u)) {
+    s1 = 0u;
+  }
+  if (f32_lt(s2, 0u)) {
+    s2 = 0u;
+  }
+  var g = f32_div(s12, f32_add(s1, EPS));
+  var sv = f32_sub(s2, f32_mul(g, s12));
+  if (f32_lt(s1, EPS)) {
+    g = 0u;
+    sv = s2;
+    s1 = 0u;
+  }
+  if (f32_lt(s2, EPS)) {
+    g = 0u;
+    sv = 0u;
+  }
+  if (f32_lt(g, 0u)) {
+    sv = s2;
+    g = 0u;
+  }
+  if (f32_lt(sv, EPS)) {
+    sv = EPS;
+  }
+  // std::min(g, limit) is (limit < g) ? limit : g
+  if (f32_lt(params.gain_limit, g)) {
+    g = params.gain_limit;
+  }
+  let nsq = params.nsq;
+  let gain = f64_div(f64_of(f32_mul(f32_mul(g, g), s1)), f64_add(f64_of(sv), nsq));
+  var num = fast_log2(f32_from_f64(f64_add(F64_ONE, gain)));
+  var den = fast_log2(f32_from_f64(f64_add(F64_ONE, f64_div(f64_of(s1), nsq))));
+  if (f32_lt(s12, 0u)) {
+    num = 0u;
+  }
+  if (f64_lt(f64_of(s1), nsq)) {
+    num = f32_sub(ONE, f32_mul(s2, params.sigma_max_inv));
+    den = ONE;
+  }
+  let plane = params.out_height * w;
+  let i = id.y * w + id.x;
+  terms[i] = num;
+  terms[plane + i] = den;
+}
+
+// Row y's terms summed in column order (one invocation per row, as the C++ sums a row).
+@compute @workgroup_size(64)
+fn row_sums(@builtin(global_invocation_id) id: vec3<u32>) {
+  let h = params.out_height;
+  if (id.x >= h) {
+    return;
+  }
+  let w = params.width;
+  let plane = h * w;
+  var num = 0u;
+  var den = 0u;
+  for (var x = 0u; x < w; x = x + 1u) {
+    num = f32_add(num, terms[id.x * w + x]);
+    den = f32_add(den, terms[plane + id.x * w + x]);
+  }
+  stats[params.dst_word + 2u * id.x] = num;
+  stats[params.dst_word + 2u * id.x + 1u] = den;
+}
