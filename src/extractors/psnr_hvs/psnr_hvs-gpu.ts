@@ -84,7 +84,7 @@ class PsnrHvsKernel implements GpuExtractorKernel {
       }
       if (b.count > 0) {
         const span = layout.planes[p]!;
-        passes.push({ params: new Uint32Array([span.offset / 4, span.width, b.x, b.count, 0, p, 0, 0]), blocks: b.count, word });
+        passes.push({ params: new Uint32Array([span.offset / 4, span.width, b.x, b.count, 0, p, 2, 5]), blocks: b.count, word });
       }
       word += TERMS * b.count;
     });

@@ -26,8 +26,12 @@ struct Params {
   blocks: u32,      // blocks in the plane
   dst_word: u32,    // the plane's first term in `terms`
   table: u32,       // the plane's weights: csf at table * 128, mask at table * 128 + 64
-  pad0: u32,
-  pad1: u32,
+  // 2, and 5: loop bounds the shader compiler cannot see. Every float operation is a large
+  // integer routine inlined where it is called, so the ref/dis pair and the whole-block /
+  // quarter sums go through loops that stay loops (one copy of their body) rather than
+  // repeated or unrolled code: the shader compiles several times faster.
+  pair: u32,
+  sums: u32,
 }
 
 @group(0) @binding(0) var<storage, read> ref_pic: array<u32>;
@@ -142,38 +146,43 @@ fn quarter_of(k: u32) -> u32 {
   return ((k / 8u) >> 2u) + (((k % 8u) >> 2u) << 1u);
 }
 
-// psnr_hvs.cpp's varianceRatio, float for float.
+// psnr_hvs.cpp's varianceRatio, float for float: sums[0] is the whole block's, sums[1 + q]
+// quarter q's (each sample goes into its two sums in the C++'s order, which is immaterial:
+// they are independent).
 fn variance_ratio(b: array<i32, 64>) -> u32 {
-  var mean = 0u;
-  var qmean = array<u32, 4>(0u, 0u, 0u, 0u);
+  var mean = array<u32, 5>(0u, 0u, 0u, 0u, 0u);
   for (var k = 0u; k < 64u; k = k + 1u) {
     let v = f32_from_i32(b[k]);
-    mean = f32_add(mean, v);
-    let q = quarter_of(k);
-    qmean[q] = f32_add(qmean[q], v);
+    let q = 1u + quarter_of(k);
+    for (var j = 0u; j < params.pair; j = j + 1u) {
+      let at = select(q, 0u, j == 0u);
+      mean[at] = f32_add(mean[at], v);
+    }
   }
-  mean = f32_div(mean, F64);
-  for (var q = 0u; q < 4u; q = q + 1u) {
-    qmean[q] = f32_div(qmean[q], F16);
+  for (var j = 0u; j < params.sums; j = j + 1u) {
+    mean[j] = f32_div(mean[j], select(F16, F64, j == 0u));
   }
-  var variance = 0u;
-  var qvar = array<u32, 4>(0u, 0u, 0u, 0u);
+  var variance = array<u32, 5>(0u, 0u, 0u, 0u, 0u);
   for (var k = 0u; k < 64u; k = k + 1u) {
     let v = f32_from_i32(b[k]);
-    let d = f32_sub(v, mean);
-    variance = f32_add(variance, f32_mul(d, d));
-    let q = quarter_of(k);
-    let dq = f32_sub(v, qmean[q]);
-    qvar[q] = f32_add(qvar[q], f32_mul(dq, dq));
+    let q = 1u + quarter_of(k);
+    for (var j = 0u; j < params.pair; j = j + 1u) {
+      let at = select(q, 0u, j == 0u);
+      let d = f32_sub(v, mean[at]);
+      variance[at] = f32_add(variance[at], f32_mul(d, d));
+    }
   }
-  variance = f32_mul(variance, N63);
-  for (var q = 0u; q < 4u; q = q + 1u) {
-    qvar[q] = f32_mul(qvar[q], N15);
+  for (var j = 0u; j < params.sums; j = j + 1u) {
+    variance[j] = f32_mul(variance[j], select(N15, N63, j == 0u));
   }
-  if (f32_gt(variance, 0u)) {
-    variance = f32_div(f32_add(f32_add(f32_add(qvar[0], qvar[1]), qvar[2]), qvar[3]), variance);
+  if (!f32_gt(variance[0], 0u)) {
+    return variance[0];
   }
-  return variance;
+  var quarters = variance[1];
+  for (var j = 2u; j < params.sums; j = j + 1u) {
+    quarters = f32_add(quarters, variance[j]);
+  }
+  return f32_div(quarters, variance[0]);
 }
 
 // psnr_hvs.cpp's maskingLevel: float(sqrt((double)(energy * ratio)) / 32), which is the
@@ -201,28 +210,29 @@ fn block_terms(@builtin(global_invocation_id) id: vec3<u32>) {
   }
   let x = (block % params.blocks_x) * STEP;
   let y = (block / params.blocks_x) * STEP;
-  var s: array<i32, 64>;
-  var d: array<i32, 64>;
+  // pair[0]: the reference block, pair[1]: the distorted one; each's masking level.
+  var pair: array<array<i32, 64>, 2>;
   for (var i = 0u; i < 8u; i = i + 1u) {
     let row = (y + i) * params.width + x;
     for (var j = 0u; j < 8u; j = j + 1u) {
-      s[i * 8u + j] = ref_sample(row + j);
-      d[i * 8u + j] = dis_sample(row + j);
+      pair[0][i * 8u + j] = ref_sample(row + j);
+      pair[1][i * 8u + j] = dis_sample(row + j);
     }
   }
-  let s_ratio = variance_ratio(s);
-  let d_ratio = variance_ratio(d);
-  let sc = dct8x8(s);
-  let dc = dct8x8(d);
-  var mask = masking_level(sc, s_ratio);
-  let d_mask = masking_level(dc, d_ratio);
-  if (f32_gt(d_mask, mask)) {
-    mask = d_mask;
+  var masks: array<u32, 2>;
+  for (var p = 0u; p < params.pair; p = p + 1u) {
+    let ratio = variance_ratio(pair[p]);
+    pair[p] = dct8x8(pair[p]);
+    masks[p] = masking_level(pair[p], ratio);
+  }
+  var mask = masks[0];
+  if (f32_gt(masks[1], mask)) {
+    mask = masks[1];
   }
   let csf_at = params.table * 128u;
   let out = params.dst_word + block * 64u;
   for (var k = 0u; k < 64u; k = k + 1u) {
-    var err = f32_from_i32(abs(sc[k] - dc[k]));
+    var err = f32_from_i32(abs(pair[0][k] - pair[1][k]));
     if (k != 0u) {
       let threshold = f32_div(mask, weights[csf_at + 64u + k]);
       err = select(f32_sub(err, threshold), 0u, f32_lt(err, threshold));
