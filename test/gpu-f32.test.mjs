@@ -1,10 +1,14 @@
-// Differential test of lib/f32.wgsl (the integer-only float operations the SSIM kernels use)
-// against the host's IEEE arithmetic: f32_from_f64 against Math.fround (a double rounded to
-// a float, to nearest even, subnormals kept), f32_mul against Math.fround(a * b) (the double
-// product of two floats is exact, so that is the correctly rounded float product). Over a
-// million operands per op: random bits, the subnormal and overflow boundaries, exact ties
-// and their neighbours, zeros, infinities, NaNs; f32_add, f32_sub and f32_div against exact
-// BigInt sums and quotients rounded to nearest even, f32_lt against <. GPU_F32_SEED replays a run.
+// Differential test of lib/f32.wgsl (the integer-only float operations the SSIM and
+// psnr_hvs kernels use) against the host's IEEE arithmetic: f32_from_f64 against
+// Math.fround (a double rounded to a float, to nearest even, subnormals kept), f32_mul
+// against Math.fround(a * b) (the double product of two floats is exact, so that is the
+// correctly rounded float product). Over a million operands per op: random bits, the
+// subnormal and overflow boundaries, exact ties and their neighbours, zeros, infinities,
+// NaNs. f32_add, f32_sub, f32_div, f32_sqrt against Math.fround of the double result (double
+// rounding is innocuous for these at 53 bits, so that is the correctly rounded float
+// result), f32_from_i32 against Math.fround, f32_lt / f32_gt against JS's < and >.
+// f32_add, f32_sub and f32_div also against exact BigInt sums and quotients rounded to
+// nearest even (independent of the double-rounding argument). GPU_F32_SEED replays a run.
 // XDG_RUNTIME_DIR must be set for Mesa's lavapipe (any writable folder).
 import assert from 'node:assert/strict';
 import { openGpuDevice } from '../dist/kernels/gpu/device.js';
@@ -237,5 +241,46 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     check('f32_div', M, q, (i) => divReference(input[2 * i], input[2 * i + 1]), pairText(input, '/'));
     const lt = await run('outp[i] = select(0u, 1u, f32_lt(inp[2u * i], inp[2u * i + 1u]));', 2, input);
     check('f32_lt', M, lt, (i) => (floatOf(input[2 * i]) < floatOf(input[2 * i + 1]) ? 1 : 0), pairText(input, '<'));
+  });
+
+  it(`f32_add, f32_sub, f32_div, f32_sqrt, f32_lt, f32_gt, f32_from_i32 == the host's float arithmetic on ${N / 4} operands each`, async function () {
+    const R = makeRng(SEED + 4);
+    const n = N / 4;
+    const input = new Uint32Array(2 * n);
+    for (let i = 0; i < n; i++) {
+      let a = randomFloatWord(R);
+      let b = randomFloatWord(R);
+      const pick = R.int(6);
+      if (pick === 0) { // close exponents: cancellation and carries
+        b = ((b & 0x807fffff) | (a & 0x7f800000)) >>> 0;
+      } else if (pick === 1) { // integers and halves as psnr_hvs forms them
+        a = floatBits(R.int(1 << 24) / R.pick([1, 2, 64, 16]));
+        b = floatBits(R.int(1 << 20) - R.int(1 << 19));
+      } else if (pick === 2) { // exact squares and their neighbours (sqrt's exact and near-exact cases)
+        const r = Math.fround((1 + R.int(1 << 12)) * 2 ** (R.int(60) - 30));
+        a = (floatBits(Math.fround(r * r)) + R.pick([0, 0, 1, -1])) >>> 0;
+      }
+      input[2 * i] = a;
+      input[2 * i + 1] = b;
+    }
+    const A = (i) => floatOf(input[2 * i]);
+    const B = (i) => floatOf(input[2 * i + 1]);
+    const show = (op) => (i) => `${hex(input[2 * i])} ${op} ${hex(input[2 * i + 1])} (${A(i)} ${op} ${B(i)})`;
+    const ops = [
+      ['f32_add', 'outp[i] = f32_add(inp[2u * i], inp[2u * i + 1u]);', (i) => floatBits(Math.fround(A(i) + B(i))), '+'],
+      ['f32_sub', 'outp[i] = f32_sub(inp[2u * i], inp[2u * i + 1u]);', (i) => floatBits(Math.fround(A(i) - B(i))), '-'],
+      ['f32_div', 'outp[i] = f32_div(inp[2u * i], inp[2u * i + 1u]);', (i) => floatBits(Math.fround(A(i) / B(i))), '/'],
+      ['f32_sqrt', 'outp[i] = f32_sqrt(inp[2u * i]);', (i) => floatBits(Math.fround(Math.sqrt(A(i)))), 'sqrt'],
+      ['f32_lt', 'outp[i] = select(0u, 1u, f32_lt(inp[2u * i], inp[2u * i + 1u]));', (i) => (A(i) < B(i) ? 1 : 0), '<'],
+      ['f32_gt', 'outp[i] = select(0u, 1u, f32_gt(inp[2u * i], inp[2u * i + 1u]));', (i) => (A(i) > B(i) ? 1 : 0), '>'],
+      ['f32_from_i32', 'outp[i] = f32_from_i32(bitcast<i32>(inp[2u * i]));', (i) => floatBits(Math.fround(input[2 * i] | 0)), 'from_i32'],
+    ];
+    for (const [name, body, want, op] of ops) {
+      const got = await run(body, 2, input);
+      check(name, n, got, want, show(op));
+    }
+    // sqrt's signed zero and negative inputs, as sqrtss gives them.
+    const special = await run('outp[i] = f32_sqrt(inp[2u * i]);', 2, new Uint32Array([0x80000000, 0, 0xbf800000, 0, 0x7f800000, 0, 0xff800000, 0]));
+    assert.deepEqual([...special].map(hex), ['0x80000000', '0xffc00000', '0x7f800000', '0xffc00000']);
   });
 });

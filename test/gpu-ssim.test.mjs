@@ -3,7 +3,9 @@
 // every value equal to the cpu backend's, bit for bit, and to libvmaf 3.2.0's on the carried
 // clips (8/10/12-bit, odd sizes, 4:4:4, the automatic scale 4 of 1080p), with enable_lcs and
 // enable_db; and on seeded random pictures of random sizes, depths and scales (flat areas
-// included, where the variance and covariance clamps apply).
+// included, where the variance and covariance clamps apply); at 1920x1080, float_ssim at
+// scale=1 and float_ms_ssim on the gpu (their maps made in bands of rows), equal to the cpu
+// backend, and the sizes the gpu takes (up to 2160p).
 // XDG_RUNTIME_DIR must be set for Mesa's lavapipe (any writable folder).
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -11,6 +13,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { lastValueFrom, toArray } from 'rxjs';
 import { score } from '../dist/index.js';
+import { floatSsimGpu } from '../dist/extractors/float_ssim/float_ssim-gpu.js';
+import { floatMsSsimGpu } from '../dist/extractors/float_ms_ssim/float_ms_ssim-gpu.js';
 import { goldenClip } from './helpers/golden.mjs';
 import { makeRng } from './helpers/gpu.mjs';
 
@@ -140,5 +144,46 @@ describe('float_ssim / float_ms_ssim on the gpu backend', function () {
       assertSame(g.frames, k.frames, what);
       assertOnGpu(g.warnings, what);
     }
+  });
+
+  it('takes 1080p and 2160p at every scale (the maps in bands), leaves 4320p to the host', function () {
+    const format = (width, height) => ({ width, height, bitDepth: 10, chroma: '420' });
+    for (const [w, h] of [[1920, 1080], [3840, 2160]]) {
+      for (const scale of [0, 1, 2, 3]) assert.ok(floatSsimGpu.supports({ scale }, format(w, h)), `float_ssim scale=${scale} ${w}x${h}`);
+      assert.ok(floatMsSsimGpu.supports({}, format(w, h)), `float_ms_ssim ${w}x${h}`);
+    }
+    assert.equal(floatSsimGpu.supports({ scale: 1 }, format(7680, 4320)), false);
+    assert.equal(floatMsSsimGpu.supports({}, format(7680, 4320)), false);
+  });
+
+  it('1920x1080: float_ssim at scale=1 and float_ms_ssim on the gpu, equal to the cpu backend', async function () {
+    const [width, height] = [1920, 1080];
+    const R = makeRng(1080);
+    const per = (width * height * 3) / 2;
+    const header = Buffer.from(`YUV4MPEG2 W${width} H${height} F25:1 Ip A1:1 C420jpeg\n`, 'latin1');
+    const ref = new Uint8Array(per);
+    const dis = new Uint8Array(per);
+    for (let y = 0; y < height; y++) {
+      for (let x = 0; x < width; x++) {
+        const i = y * width + x;
+        const flat = ((x >> 6) + (y >> 6)) % 7 === 0;
+        ref[i] = flat ? 90 : Math.floor(128 + 100 * Math.sin(x / 37 + y / 23)) + R.int(8);
+        dis[i] = flat ? 90 : Math.min(255, Math.max(0, ref[i] + R.range(-12, 12)));
+      }
+    }
+    ref.fill(128, width * height);
+    dis.fill(128, width * height);
+    const [refFile, disFile] = [ref, dis].map((p, k) => {
+      const file = join(tmp, `hd-${k}.y4m`);
+      writeFileSync(file, Buffer.concat([header, Buffer.from('FRAME\n', 'latin1'), p]));
+      return file;
+    });
+    const features = ['float_ssim=scale=1:enable_lcs=true', 'float_ms_ssim=enable_lcs=true'];
+    const g = await run(refFile, disFile, { features, backend: 'gpu' });
+    const k = await run(refFile, disFile, { features, backend: 'cpu' });
+    assert.equal(g.frames.length, 1);
+    assertSame(g.frames, k.frames, '1080p');
+    assertOnGpu(g.warnings, '1080p');
+    assert.ok(g.frames[0].features.float_ssim > 0.5 && g.frames[0].features.float_ssim < 1, String(g.frames[0].features.float_ssim));
   });
 });

@@ -5,6 +5,12 @@
  * per 64-bit slot. The C++ extractor's finishStats pools them in libvmaf's order (the
  * double sums are order-sensitive, so they stay sequential on the host), giving the cpu
  * backend's bits.
+ *
+ * The maps are large (1080p's are 41 MB, 2160p's 165 MB for one scale), so they are made
+ * in bands of output rows: each band's row scratch and each band's part of the stats
+ * buffer (bound alone, at an aligned offset) stay far below the storage binding limit,
+ * and the stats buffer as a whole is bound nowhere. Only the float images are bound whole
+ * (fitsOnGpu: at most WebGPU's guaranteed 128 MiB binding, which 2160p's fit).
  */
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -18,6 +24,11 @@ const SOURCE = relative(WGSL_ROOT, join(dirname(fileURLToPath(import.meta.url)),
 const QUANTITIES = 5;
 const PARAMS_BYTES = 48;
 const WORKGROUP = 16;
+/** Row scratch per band (bytes): bands of a few hundred rows at 1080p and 2160p. */
+const BAND_SCRATCH_BYTES = 16 << 20;
+/** WebGPU's guaranteed limits: every adapter binds 128 MiB and makes 256 MiB buffers. */
+const GUARANTEED_BINDING_BYTES = 128 << 20;
+const GUARANTEED_BUFFER_BYTES = 256 << 20;
 
 /** A decimation between scales: every factor-th sample through a taps x taps kernel (row-major). */
 export interface SsimDecimation {
@@ -42,6 +53,35 @@ export function mapFloats(width: number, height: number): number {
   return width < SSIM_WINDOW || height < SSIM_WINDOW ? 0 : QUANTITIES * (width - SSIM_WINDOW + 1) * (height - SSIM_WINDOW + 1);
 }
 
+/** The float images' and the maps' sizes (words) for a w x h luma through `scales`; undefined where a map scale is under 11x11. */
+function footprint(width: number, height: number, scales: readonly SsimScale[]): { images: number; maps: number } | undefined {
+  let [w, h] = [width, height];
+  let images = 2 * w * h;
+  let maps = 0;
+  for (const s of scales) {
+    if (s.decimate) {
+      [w, h] = [decimatedSize(w, s.decimate.factor), decimatedSize(h, s.decimate.factor)];
+      images += 2 * w * h;
+    }
+    if (s.maps) {
+      const n = mapFloats(w, h);
+      if (n === 0) return undefined;
+      maps += n;
+    }
+  }
+  return { images, maps };
+}
+
+/**
+ * Whether the kernel runs on every adapter for a w x h luma: the float images within the
+ * guaranteed binding size and one instance's maps within the guaranteed buffer size
+ * (2160p with every MS-SSIM scale is 220 MB). Larger pictures stay on the host.
+ */
+export function fitsOnGpu(width: number, height: number, scales: readonly SsimScale[]): boolean {
+  const f = footprint(width, height, scales);
+  return f !== undefined && 4 * f.images <= GUARANTEED_BINDING_BYTES && 4 * f.maps <= GUARANTEED_BUFFER_BYTES;
+}
+
 const f32 = new Float32Array(1);
 const f32Bits = new Uint32Array(f32.buffer);
 function floatBits(x: number): number {
@@ -56,8 +96,9 @@ interface Pass {
   size: [number, number];
   /** decimate: its weights buffer. */
   weights?: GPUBuffer;
-  /** filter_columns: its word offset in the maps, to which the slot's is added. */
+  /** filter_columns: its band's word offset in the maps, to which the slot's is added, and its words. */
   mapsWord?: number;
+  mapsWords?: number;
   /** to_float: which picture. */
   of?: 'ref' | 'dis';
 }
@@ -68,6 +109,8 @@ export class SsimMapsKernel implements GpuExtractorKernel {
   readonly #pipelines: Map<Pass['entry'], GPUComputePipeline>;
   readonly #passes: Pass[];
   readonly #work: GPUBuffer;
+  readonly #rows: GPUBuffer;
+  readonly #alignment: number;
   readonly #buffers: GPUBuffer[];
   /** Params buffers: static ones per pass, filter_columns' per output offset too. */
   readonly #params = new Map<string, GPUBuffer>();
@@ -75,11 +118,13 @@ export class SsimMapsKernel implements GpuExtractorKernel {
   readonly #ids = new WeakMap<GPUBuffer, number>();
   #nextId = 0;
 
-  private constructor(device: GPUDevice, pipelines: Map<Pass['entry'], GPUComputePipeline>, passes: Pass[], work: GPUBuffer, buffers: GPUBuffer[], statsCount: number) {
+  private constructor(device: GPUDevice, pipelines: Map<Pass['entry'], GPUComputePipeline>, passes: Pass[], work: GPUBuffer, rows: GPUBuffer, alignment: number, buffers: GPUBuffer[], statsCount: number) {
     this.#device = device;
     this.#pipelines = pipelines;
     this.#passes = passes;
     this.#work = work;
+    this.#rows = rows;
+    this.#alignment = alignment;
     this.#buffers = buffers;
     this.statsCount = statsCount;
   }
@@ -95,9 +140,9 @@ export class SsimMapsKernel implements GpuExtractorKernel {
       let w = luma.width;
       let h = luma.height;
       const scale = layout.bitDepth === 8 ? 1 : 2 ** -(layout.bitDepth - 8);
-      const params = (values: Partial<Record<'src' | 'src2' | 'sw' | 'sh' | 'dst' | 'dw' | 'dh' | 'factor' | 'taps' | 'scale', number>>): Uint32Array =>
-        new Uint32Array([values.src ?? 0, values.src2 ?? 0, values.sw ?? 0, values.sh ?? 0, values.dst ?? 0, values.dw ?? 0, values.dh ?? 0, values.factor ?? 0, values.taps ?? 0, values.scale ?? 0, 0, 0]);
-      // Scale 0's float images, then each later scale's, then one row-filter scratch.
+      const params = (values: Partial<Record<'src' | 'src2' | 'sw' | 'sh' | 'dst' | 'dw' | 'dh' | 'factor' | 'taps' | 'scale' | 'row0', number>>): Uint32Array =>
+        new Uint32Array([values.src ?? 0, values.src2 ?? 0, values.sw ?? 0, values.sh ?? 0, values.dst ?? 0, values.dw ?? 0, values.dh ?? 0, values.factor ?? 0, values.taps ?? 0, values.scale ?? 0, values.row0 ?? 0, 0]);
+      // Scale 0's float images, then each later scale's; the row-filter scratch is its own buffer.
       let ref = words;
       let dis = ref + w * h;
       words = dis + w * h;
@@ -128,13 +173,27 @@ export class SsimMapsKernel implements GpuExtractorKernel {
           mapScales.push({ ref, dis, w, h });
         }
       });
-      const rows = words;
-      words += Math.max(0, ...mapScales.map((s) => QUANTITIES * s.h * (s.w - SSIM_WINDOW + 1)));
+      // Bands of output rows: each band's five filtered source rows (its output rows and the
+      // 10 below them) fit the scratch, and its maps (a subset of those bytes) one binding.
+      const budget = Math.min(BAND_SCRATCH_BYTES, gpu.limits.maxStorageBufferBindingSize - gpu.limits.minStorageBufferOffsetAlignment);
+      let rowsWords = 0;
       let mapsWord = 0;
       for (const s of mapScales) {
         const ow = s.w - SSIM_WINDOW + 1;
-        passes.push({ entry: 'filter_rows', params: params({ src: s.ref, src2: s.dis, sw: s.w, sh: s.h, dst: rows }), size: [ow, s.h] });
-        passes.push({ entry: 'filter_columns', params: params({ src: rows, sw: s.w, sh: s.h }), size: [ow, s.h - SSIM_WINDOW + 1], mapsWord });
+        const oh = s.h - SSIM_WINDOW + 1;
+        const perRow = 4 * QUANTITIES * ow;
+        const band = Math.max(1, Math.min(oh, Math.floor(budget / perRow) - (SSIM_WINDOW - 1)));
+        if (perRow * (band + SSIM_WINDOW - 1) > gpu.limits.maxStorageBufferBindingSize) {
+          throw new BackendError('E_GPU', `ssim maps: ${s.w}-sample rows exceed the adapter's storage binding limit (${gpu.limits.maxStorageBufferBindingSize})`);
+        }
+        for (let y0 = 0; y0 < oh; y0 += band) {
+          const out = Math.min(band, oh - y0);
+          const sourceRows = out + SSIM_WINDOW - 1;
+          rowsWords = Math.max(rowsWords, QUANTITIES * sourceRows * ow);
+          passes.push({ entry: 'filter_rows', params: params({ src: s.ref, src2: s.dis, sw: s.w, dh: sourceRows, row0: y0 }), size: [ow, sourceRows] });
+          const bandWords = QUANTITIES * out * ow;
+          passes.push({ entry: 'filter_columns', params: params({ sw: s.w, sh: sourceRows, dh: out }), size: [ow, out], mapsWord: mapsWord + QUANTITIES * y0 * ow, mapsWords: bandWords });
+        }
         mapsWord += mapFloats(s.w, s.h);
       }
       const maxGroups = gpu.limits.maxComputeWorkgroupsPerDimension;
@@ -148,13 +207,15 @@ export class SsimMapsKernel implements GpuExtractorKernel {
       }
       const work = d.createBuffer({ size: Math.max(16, 4 * words), usage: GPUBufferUsage.STORAGE, label: 'ssim maps work' });
       buffers.push(work);
+      const rows = d.createBuffer({ size: Math.max(16, 4 * rowsWords), usage: GPUBufferUsage.STORAGE, label: 'ssim maps row scratch' });
+      buffers.push(rows);
       const code = loadWgsl(SOURCE);
       const entries = ['to_float', 'decimate', 'filter_rows', 'filter_columns'] as const;
       const made = await Promise.all(
         entries.map((entry) => gpu.createComputePipeline(code, { label: `ssim ${entry} ${layout.bitDepth}-bit`, entryPoint: entry, constants: { BIT_DEPTH: layout.bitDepth } })),
       );
       const pipelines = new Map(entries.map((e, i) => [e, made[i]!] as const));
-      return new SsimMapsKernel(d, pipelines, passes, work, buffers, Math.ceil(mapsWord / 2));
+      return new SsimMapsKernel(d, pipelines, passes, work, rows, gpu.limits.minStorageBufferOffsetAlignment, buffers, Math.ceil(mapsWord / 2));
     } catch (e) {
       for (const b of buffers) b.destroy();
       throw e;
@@ -200,22 +261,27 @@ export class SsimMapsKernel implements GpuExtractorKernel {
   #bindGroup(index: number, p: Pass, inputs: GpuExtractorInputs, out: StatsSlot): GPUBindGroup {
     let key = String(index);
     let params: GPUBuffer;
-    const entries: GPUBindGroupEntry[] = [{ binding: 1, resource: { buffer: this.#work } }];
+    const entries: GPUBindGroupEntry[] = [];
     if (p.entry === 'to_float') {
       const picture: GpuPicture = p.of === 'ref' ? inputs.ref : inputs.dis;
       key += `,${this.#id(picture.buffer)}`;
       params = this.#paramsBuffer(String(index), p.params);
-      entries.push({ binding: 0, resource: { buffer: picture.buffer } });
+      entries.push({ binding: 0, resource: { buffer: picture.buffer } }, { binding: 1, resource: { buffer: this.#work } });
     } else if (p.entry === 'filter_columns') {
-      const dst = out.offset / 4 + p.mapsWord!;
-      key += `,${this.#id(out.buffer)},${dst}`;
+      // The band's maps alone: bound from the aligned offset at or below them.
+      const start = out.offset + 4 * p.mapsWord!;
+      const offset = start - (start % this.#alignment);
+      const dst = (start - offset) / 4;
+      key += `,${this.#id(out.buffer)},${start}`;
       const values = p.params.slice();
       values[4] = dst;
       params = this.#paramsBuffer(`${index},${dst}`, values);
-      entries.push({ binding: 2, resource: { buffer: out.buffer } });
+      entries.push({ binding: 5, resource: { buffer: this.#rows } }, { binding: 2, resource: { buffer: out.buffer, offset, size: start - offset + 4 * p.mapsWords! } });
     } else {
       params = this.#paramsBuffer(String(index), p.params);
+      entries.push({ binding: 1, resource: { buffer: this.#work } });
       if (p.weights) entries.push({ binding: 4, resource: { buffer: p.weights } });
+      if (p.entry === 'filter_rows') entries.push({ binding: 5, resource: { buffer: this.#rows } });
     }
     let group = this.#bindGroups.get(key);
     if (group) return group;

@@ -13,8 +13,12 @@
 //   to_float:        a picture's luma -> float image (libvmaf's picture_copy scaling)
 //   decimate:        float image -> every factor-th sample through a taps x taps kernel
 //   filter_rows:     ref and dis images -> horizontal 11-tap Gaussian of ref, dis, ref^2,
-//                    dis^2, ref*dis, where the window fits (ow = w - 10 per row)
-//   filter_columns:  those rows -> the vertical 11-tap Gaussian, into `maps`
+//                    dis^2, ref*dis, where the window fits (ow = w - 10 per row), for one
+//                    band of source rows, into `rows`
+//   filter_columns:  those rows -> the vertical 11-tap Gaussian of the band's output rows,
+//                    into `maps` (a binding of just that band's part of the stats)
+// Bands keep the row scratch and each maps binding under the storage binding limit, so a
+// picture of any height has its maps written (2160p's are 165 MB for one scale).
 
 override BIT_DEPTH: u32 = 8u;
 const WINDOW: u32 = 11u;
@@ -35,7 +39,7 @@ struct Params {
   factor: u32,     // decimate
   taps: u32,       // decimate: the kernel's side
   scale_bits: u32, // to_float: 1 / 2^(bitDepth - 8) as a float
-  pad0: u32,
+  row0: u32,       // filter_rows: the band's first source row
   pad1: u32,
 }
 
@@ -44,6 +48,7 @@ struct Params {
 @group(0) @binding(2) var<storage, read_write> maps: array<u32>;
 @group(0) @binding(3) var<uniform> params: Params;
 @group(0) @binding(4) var<storage, read> weights: array<u32>;
+@group(0) @binding(5) var<storage, read_write> rows: array<u32>;
 
 fn sample(i: u32) -> u32 {
   let at = params.src_word;
@@ -108,13 +113,14 @@ fn decimate(@builtin(global_invocation_id) id: vec3<u32>) {
   work[params.dst_word + id.y * params.dst_width + id.x] = f32_from_f64(acc);
 }
 
-// One source row, one output column: the five horizontal sums (the squares and the
-// product are float products of the samples, as the C++ forms them first).
+// One source row of the band (dst_height rows from row0), one output column: the five
+// horizontal sums (the squares and the product are float products of the samples, as the
+// C++ forms them first).
 @compute @workgroup_size(16, 16)
 fn filter_rows(@builtin(global_invocation_id) id: vec3<u32>) {
   let w = params.src_width;
   let ow = w - WINDOW + 1u;
-  let h = params.src_height;
+  let h = params.dst_height;
   if (id.x >= ow || id.y >= h) {
     return;
   }
@@ -122,7 +128,7 @@ fn filter_rows(@builtin(global_invocation_id) id: vec3<u32>) {
   for (var q = 0u; q < QUANTITIES; q = q + 1u) {
     acc[q] = F64_ZERO;
   }
-  let base = id.y * w + id.x;
+  let base = (params.row0 + id.y) * w + id.x;
   for (var k = 0u; k < WINDOW; k = k + 1u) {
     let a = work[params.src_word + base + k];
     let b = work[params.src2_word + base + k];
@@ -133,24 +139,24 @@ fn filter_rows(@builtin(global_invocation_id) id: vec3<u32>) {
     }
   }
   for (var q = 0u; q < QUANTITIES; q = q + 1u) {
-    work[params.dst_word + (q * h + id.y) * ow + id.x] = f32_from_f64(acc[q]);
+    rows[(q * h + id.y) * ow + id.x] = f32_from_f64(acc[q]);
   }
 }
 
-// One output sample: the vertical sums of the five row-filtered quantities, written as
-// row y's block of five ow-float maps in `maps`.
+// One output sample of the band (src_height filtered rows in `rows`, dst_height = those
+// less 10 output rows): the vertical sums of the five row-filtered quantities, written as
+// the row's block of five ow-float maps at dst_word of `maps`.
 @compute @workgroup_size(16, 16)
 fn filter_columns(@builtin(global_invocation_id) id: vec3<u32>) {
   let ow = params.src_width - WINDOW + 1u;
   let h = params.src_height;
-  let oh = h - WINDOW + 1u;
-  if (id.x >= ow || id.y >= oh) {
+  if (id.x >= ow || id.y >= params.dst_height) {
     return;
   }
   for (var q = 0u; q < QUANTITIES; q = q + 1u) {
     var acc = F64_ZERO;
     for (var k = 0u; k < WINDOW; k = k + 1u) {
-      let v = work[params.src_word + (q * h + id.y + k) * ow + id.x];
+      let v = rows[(q * h + id.y + k) * ow + id.x];
       acc = f64_add(acc, f64_from_f32_bits(f32_mul(v, GAUSSIAN[k])));
     }
     maps[params.dst_word + (id.y * QUANTITIES + q) * ow + id.x] = f32_from_f64(acc);

@@ -5,7 +5,7 @@
  * and combines the scales as extract() does.
  */
 import type { GpuImplementation } from '../../kernels/gpu/gpu-extractor.js';
-import { decimatedSize, mapFloats, SsimMapsKernel, type SsimScale } from '../common/ssim-maps-gpu.js';
+import { fitsOnGpu, SsimMapsKernel, type SsimScale } from '../common/ssim-maps-gpu.js';
 
 // libvmaf's 9x9 low-pass as float constants (float_ms_ssim.cpp's kLowPassKernel), row-major.
 const LOW_PASS = [
@@ -19,23 +19,10 @@ const LOW_PASS = [
   -0.000450, 0.000283, 0.001316, -0.004490, -0.010146, -0.004490, 0.001316, 0.000283, -0.000450,
   0.000714, -0.000450, -0.002090, 0.007132, 0.016114, 0.007132, -0.002090, -0.000450, 0.000714,
 ];
-const SCALES = 5;
-/** The largest maps the kernel writes (WebGPU's default storage binding limit, 128 MiB, with room for scratch). */
-const MAX_MAP_FLOATS = 8 << 20;
+const SCALES: SsimScale[] = Array.from({ length: 5 }, (_, i) => (i === 0 ? { maps: true } : { maps: true, decimate: { factor: 2, taps: 9, weights: LOW_PASS } }));
 
 export const floatMsSsimGpu: GpuImplementation = {
-  supports: (_options, format) => {
-    let [w, h, n] = [format.width, format.height, 0];
-    for (let i = 0; i < SCALES; i++) {
-      if (i > 0) [w, h] = [decimatedSize(w, 2), decimatedSize(h, 2)];
-      const m = mapFloats(w, h);
-      if (m === 0) return false;
-      n += m;
-    }
-    return n <= MAX_MAP_FLOATS;
-  },
-  create: (ctx) => {
-    const scales: SsimScale[] = Array.from({ length: SCALES }, (_, i) => (i === 0 ? { maps: true } : { maps: true, decimate: { factor: 2, taps: 9, weights: LOW_PASS } }));
-    return SsimMapsKernel.create(ctx, scales);
-  },
+  // Up to 2160p (the maps are made in bands; fitsOnGpu says which sizes).
+  supports: (_options, format) => fitsOnGpu(format.width, format.height, SCALES),
+  create: (ctx) => SsimMapsKernel.create(ctx, SCALES),
 };

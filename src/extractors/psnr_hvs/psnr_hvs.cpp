@@ -8,7 +8,9 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <stdexcept>
+#include <vector>
 
 #include "extractor.h"
 
@@ -176,65 +178,138 @@ float maskingLevel(const Block coeffs, float ratio, const Weights& w) {
   return static_cast<float>(std::sqrt(static_cast<double>(energy * ratio)) / 32.f);
 }
 
-// Mean weighted squared error of one plane over its blocks, on a [0, 1] sample scale
-// (NaN when the plane has no whole block, as libvmaf's 0 / 0).
+// Blocks start every 7 samples while a whole 8×8 block fits.
+constexpr int kStep = 7;
+inline int blocksAlong(int size) { return size > 7 ? (size - 7 + kStep - 1) / kStep : 0; }
+
+// One block pair's 64 terms (each coefficient's masked, CSF-weighted error, squared), in
+// coefficient order: what the plane's running total adds. The gpu kernel
+// (psnr_hvs-gpu.ts, psnr_hvs.wgsl) computes the same floats.
 template <typename T>
-double planeError(const PlaneView& ref, const PlaneView& dis, int bitDepth, const Weights& w) {
-  constexpr int step = 7;
-  float total = 0;
-  int count = 0;
+void blockTerms(const PlaneView& ref, const PlaneView& dis, int x, int y, const Weights& w, float terms[64]) {
   Block s, d;
-  for (int y = 0; y < ref.height - 7; y += step) {
-    for (int x = 0; x < ref.width - 7; x += step) {
-      loadBlock<T>(ref, x, y, s);
-      loadBlock<T>(dis, x, y, d);
-      const float sRatio = varianceRatio(s);
-      const float dRatio = varianceRatio(d);
-      dct8x8(s);
-      dct8x8(d);
-      float mask = maskingLevel(s, sRatio, w);
-      const float dMask = maskingLevel(d, dRatio, w);
-      if (dMask > mask) mask = dMask;
-      for (int k = 0; k < 64; k++) {
-        float err = static_cast<float>(std::abs(s[k] - d[k]));
-        if (k != 0) {
-          const float threshold = mask / w.mask[k];
-          err = err < threshold ? 0 : err - threshold;
-        }
-        const float weighted = err * w.csf[k];
-        total += weighted * weighted;
-        count++;
-      }
+  loadBlock<T>(ref, x, y, s);
+  loadBlock<T>(dis, x, y, d);
+  const float sRatio = varianceRatio(s);
+  const float dRatio = varianceRatio(d);
+  dct8x8(s);
+  dct8x8(d);
+  float mask = maskingLevel(s, sRatio, w);
+  const float dMask = maskingLevel(d, dRatio, w);
+  if (dMask > mask) mask = dMask;
+  for (int k = 0; k < 64; k++) {
+    float err = static_cast<float>(std::abs(s[k] - d[k]));
+    if (k != 0) {
+      const float threshold = mask / w.mask[k];
+      err = err < threshold ? 0 : err - threshold;
     }
+    const float weighted = err * w.csf[k];
+    terms[k] = weighted * weighted;
   }
-  total /= count;
-  const int32_t peak = (1 << bitDepth) - 1;
-  total /= peak * peak;
-  return total;
 }
+
+// A plane's error: its blocks' terms summed in float in block order (rows of blocks, then
+// coefficients), as libvmaf's running total does (so the sum cannot be split into
+// independent per-block parts), then the mean on a [0, 1] sample scale (NaN when the plane
+// has no whole block, as libvmaf's 0 / 0).
+class PlaneTotal {
+ public:
+  void add(const float* terms, int n) {
+    for (int i = 0; i < n; i++) total_ += terms[i];
+    count_ += n;
+  }
+  double error(int bitDepth) const {
+    float total = total_;
+    total /= count_;
+    const int32_t peak = (1 << bitDepth) - 1;
+    total /= peak * peak;
+    return total;
+  }
+
+ private:
+  float total_ = 0;
+  int count_ = 0;
+};
 
 class PsnrHvs final : public Extractor {
  public:
-  explicit PsnrHvs(const ExtractorGeometry& g) {
+  explicit PsnrHvs(const ExtractorGeometry& g) : bitDepth_(g.bitDepth) {
     if (g.chromaWidth == 0) throw std::invalid_argument("psnr_hvs reads the chroma planes: gray input has none");
     if (g.bitDepth > 12) throw std::invalid_argument("psnr_hvs takes at most 12 bits per sample");
+    for (int p = 0; p < 3; p++) {
+      blocksX_[p] = blocksAlong(p == 0 ? g.width : g.chromaWidth);
+      blocksY_[p] = blocksAlong(p == 0 ? g.height : g.chromaHeight);
+    }
   }
 
   size_t outputCount() const override { return 4; }
 
   void extract(const FrameWindow& f, double* out) const override {
-    double error[3];
+    PlaneTotal totals[3];
+    float terms[64];
     for (int p = 0; p < 3; p++) {
       const PlaneView& a = f.ref->plane[p];
       const PlaneView& b = f.dis->plane[p];
-      error[p] = f.ref->bitDepth == 8 ? planeError<uint8_t>(a, b, 8, weightsFor(p)) : planeError<uint16_t>(a, b, f.ref->bitDepth, weightsFor(p));
+      for (int by = 0; by < blocksY_[p]; by++) {
+        for (int bx = 0; bx < blocksX_[p]; bx++) {
+          if (bitDepth_ == 8) {
+            blockTerms<uint8_t>(a, b, bx * kStep, by * kStep, weightsFor(p), terms);
+          } else {
+            blockTerms<uint16_t>(a, b, bx * kStep, by * kStep, weightsFor(p), terms);
+          }
+          totals[p].add(terms, 64);
+        }
+      }
+    }
+    finish(totals, out);
+  }
+
+  // The gpu kernel gives every block's 64 terms, plane after plane, blocks in row order,
+  // two floats per accumulator (low word first); they are summed here in extract()'s order.
+  size_t statsCount() const override {
+    size_t blocks = 0;
+    for (int p = 0; p < 3; p++) blocks += static_cast<size_t>(blocksX_[p]) * blocksY_[p];
+    return blocks * 32;
+  }
+  void finishStats(const uint64_t* stats, double* out) const override {
+    PlaneTotal totals[3];
+    float terms[64];
+    const uint64_t* at = stats;
+    for (int p = 0; p < 3; p++) {
+      for (int b = 0; b < blocksX_[p] * blocksY_[p]; b++, at += 32) {
+        std::memcpy(terms, at, sizeof terms);
+        totals[p].add(terms, 64);
+      }
+    }
+    finish(totals, out);
+  }
+
+  // The kernel's tables: csf[64] then mask[64] for Y, Cb, Cr (floats, exact as doubles).
+  std::vector<double> gpuParams() const override {
+    std::vector<double> params;
+    for (int p = 0; p < 3; p++) {
+      const Weights& w = weightsFor(p);
+      params.insert(params.end(), w.csf, w.csf + 64);
+      params.insert(params.end(), w.mask, w.mask + 64);
+    }
+    return params;
+  }
+
+ private:
+  void finish(const PlaneTotal* totals, double* out) const {
+    double error[3];
+    for (int p = 0; p < 3; p++) {
+      error[p] = totals[p].error(bitDepth_);
       out[p] = toDecibels(error[p]);
     }
     out[3] = toDecibels(error[0] * .8 + .1 * (error[1] + error[2]));
   }
 
- private:
   static double toDecibels(double error) { return 10 * (-1 * std::log10(1.0 * error)); }
+
+  int bitDepth_;
+  int blocksX_[3];
+  int blocksY_[3];
 };
 
 std::unique_ptr<Extractor> makePsnrHvs(const ExtractorOptions&, const ExtractorGeometry& g) { return std::make_unique<PsnrHvs>(g); }

@@ -2,11 +2,12 @@
  * libvmaf's "psnr_hvs" (third_party/xiph/psnr_hvs.c, Xiph's PSNR-HVS-M): per plane, the
  * error of overlapping 8×8 integer DCT blocks (a step of 7) weighted by a contrast
  * sensitivity table after contrast masking, as dB; psnr_hvs weighs Y 0.8 and each chroma
- * plane 0.1. C++: psnr_hvs.cpp.
+ * plane 0.1. C++: psnr_hvs.cpp; GPU: psnr_hvs-gpu.ts (each block's terms, summed by psnr_hvs.cpp).
  */
 import { InputError } from '../../errors.js';
 import type { ExtractorDefinition } from '../extractor.js';
 import { refuseGray, refuseOddSubsampled } from '../common/chroma-refusals.js';
+import { psnrHvsGpu } from './psnr_hvs-gpu.js';
 
 export const psnrHvs: ExtractorDefinition = {
   name: 'psnr_hvs',
@@ -24,5 +25,5 @@ export const psnrHvs: ExtractorDefinition = {
     refuseGray('psnr_hvs', format);
     refuseOddSubsampled('psnr_hvs', format);
   },
-  implementation: { kind: 'native', native: 'psnr_hvs' },
+  implementation: { kind: 'native', native: 'psnr_hvs', gpu: psnrHvsGpu },
 };

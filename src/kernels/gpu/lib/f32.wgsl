@@ -64,23 +64,107 @@ fn f32_mul(a: u32, b: u32) -> u32 {
   return f32_from_f64(f64_mul(f64_from_f32_bits(a), f64_from_f32_bits(b)));
 }
 
-// The correctly rounded float sum, difference and quotient. Each goes through a double
-// and is rounded once more to a float; that second rounding never changes the result
-// because the double carries more than 2 * 24 + 2 bits (Figueroa's condition for +, -, /),
-// so these are addss, subss and divss, subnormals and NaNs included.
+// Sums, quotients and comparisons go through the double as the product does: a double
+// result rounded to float is the correctly rounded float result whenever the double keeps
+// at least 2p + 2 = 50 bits for p = 24 (double rounding is innocuous for +, -, *, / and
+// sqrt then: Figueroa, "When is double rounding innocuous?", 1995), and 53 >= 50. So each
+// gives what addss / subss / divss give, NaN, infinity, signed zero and subnormals included.
+
+// The correctly rounded float sum a + b.
 fn f32_add(a: u32, b: u32) -> u32 {
   return f32_from_f64(f64_add(f64_from_f32_bits(a), f64_from_f32_bits(b)));
 }
 
+// The correctly rounded float difference a - b.
 fn f32_sub(a: u32, b: u32) -> u32 {
   return f32_from_f64(f64_sub(f64_from_f32_bits(a), f64_from_f32_bits(b)));
 }
 
+// The correctly rounded float quotient a / b.
 fn f32_div(a: u32, b: u32) -> u32 {
   return f32_from_f64(f64_div(f64_from_f32_bits(a), f64_from_f32_bits(b)));
 }
 
-// a < b as C compares floats: false with a NaN, -0 == +0.
+// (float)i: an int32 is exact in the double, so this is its one rounding (cvtsi2ss).
+fn f32_from_i32(i: i32) -> u32 {
+  return f32_from_f64(f64_from_i32(i));
+}
+
+// C's a < b and a > b on floats (false with a NaN).
 fn f32_lt(a: u32, b: u32) -> bool {
   return f64_lt(f64_from_f32_bits(a), f64_from_f32_bits(b));
+}
+
+fn f32_gt(a: u32, b: u32) -> bool {
+  return f64_lt(f64_from_f32_bits(b), f64_from_f32_bits(a));
+}
+
+// The correctly rounded square root of a float (sqrtss), which is also what
+// (float)sqrt((double)a) gives (double rounding is innocuous for sqrt, see above): the
+// integer square root of the significand, scaled to 25 or 26 bits, with its remainder
+// deciding the rounding (a float's square root never lies exactly halfway between two
+// floats, so there is no tie). Negative numbers give the x86 default NaN, -0 gives -0.
+fn f32_sqrt(a: u32) -> u32 {
+  let e = (a >> 23u) & 0xffu;
+  var m = a & 0x7fffffu;
+  if (e == 0xffu) {
+    if (m != 0u) {
+      return a | 0x400000u; // a NaN, made quiet
+    }
+    return select(a, 0xffc00000u, (a >> 31u) == 1u);
+  }
+  if ((a & 0x7fffffffu) == 0u) {
+    return a;
+  }
+  if ((a >> 31u) == 1u) {
+    return 0xffc00000u;
+  }
+  // a = m * 2^x with m a 24-bit integer (subnormals normalized), then x made even.
+  var x = i32(e) - 150;
+  if (e == 0u) {
+    let shift = countLeadingZeros(m) - 8u;
+    m = m << shift;
+    x = -149 - i32(shift);
+  } else {
+    m = m | 0x800000u;
+  }
+  var sig = vec2<u32>(m, 0u);
+  if ((x & 1) != 0) {
+    sig = i64_shl(sig, 1u);
+    x = x - 1;
+  }
+  // n = sig * 2^24 (2^47 <= n < 2^49), so sqrt(a) = sqrt(n) * 2^((x - 24) / 2); digit by
+  // digit, root = floor(sqrt(n)) (2^23.5 <= root < 2^24.5) and rest = n - root^2.
+  var rest = i64_shl(sig, 24u);
+  var root = vec2<u32>(0u, 0u);
+  var bit = vec2<u32>(0u, 0x10000u); // 2^48, the largest power of 4 not above any n
+  for (var i = 0u; i < 25u; i = i + 1u) {
+    let t = i64_add(root, bit);
+    if (u64_ge(rest, t)) {
+      rest = i64_sub(rest, t);
+      root = i64_add(u64_shr(root, 1u), bit);
+    } else {
+      root = u64_shr(root, 1u);
+    }
+    bit = u64_shr(bit, 2u);
+  }
+  let r = root.x;
+  var scale = (x - 24) / 2;
+  var q = r;
+  if (r >= 0x1000000u) {
+    // 25 bits: the dropped bit and anything below it (rest > 0) decide.
+    q = r >> 1u;
+    scale = scale + 1;
+    if ((r & 1u) == 1u && (rest.x | rest.y) != 0u) {
+      q = q + 1u;
+    }
+  } else if (u64_gt(rest, vec2<u32>(r, 0u))) {
+    // sqrt(n) - r > 1/2 exactly when n > r^2 + r + 1/4, i.e. rest > r.
+    q = q + 1u;
+  }
+  if (q == 0x1000000u) {
+    q = 0x800000u;
+    scale = scale + 1;
+  }
+  return (u32(scale + 150) << 23u) | (q & 0x7fffffu);
 }
