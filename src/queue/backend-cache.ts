@@ -6,6 +6,9 @@
  * frame size takes it (each extractMany is a stream of its own, so a reused backend scores
  * exactly as a fresh one).
  *
+ * The run plan (models loaded, features planned) is kept the same way, for the latest plan
+ * only: every segment of a title would otherwise read and parse its models again.
+ *
  * Bounded: a backend is used by one segment at a time (a worker of concurrency N holds at
  * most N); one that waits `idleMs` unused is closed; a segment of another plan or size
  * closes every waiting backend of the old one; one whose segment failed is closed, not kept
@@ -29,6 +32,11 @@ interface Waiting {
   timer: NodeJS.Timeout;
 }
 
+/** What decides a segment's run plan: its models and features. */
+export function planKey(title: SegmentJobData['title']): string {
+  return JSON.stringify({ models: title.models, features: title.features, noPrediction: title.noPrediction });
+}
+
 /** What decides the backend a segment needs: its run plan (models, features) and its frame size. */
 export function backendKey(title: SegmentJobData['title']): string {
   const { width, height } = title.reference.index;
@@ -39,6 +47,8 @@ export class BackendCache {
   private readonly waiting: Waiting[] = [];
   private readonly idleMs: number;
   private closed = false;
+  /** The latest run plan, by planKey (a failed one is not kept). */
+  private latestPlan: { key: string; plan: Promise<unknown> } | undefined;
   /** Backends opened so far (a worker's log says so; the tests count them). */
   opened = 0;
 
@@ -61,6 +71,18 @@ export class BackendCache {
     this.opened++;
     this.options.onEvent?.(`backend opened (${backend.description})`);
     return backend;
+  }
+
+  /** The run plan for `key`: the latest one again, or a new one from `resolve`. */
+  plan<T>(key: string, resolve: () => Promise<T>): Promise<T> {
+    if (this.latestPlan?.key === key) return this.latestPlan.plan as Promise<T>;
+    const plan = resolve();
+    const entry = { key, plan };
+    this.latestPlan = entry;
+    plan.catch(() => {
+      if (this.latestPlan === entry) this.latestPlan = undefined;
+    });
+    return plan;
   }
 
   /** A segment is done with `backend`: kept for the next one if it `healthy`, else closed. */
