@@ -90,7 +90,9 @@ export async function scoreSegment(job: SegmentJobData, options: SegmentScorerOp
         const scored = index >= start && (job.last || index < end) && index % subsample === 0;
         yield { ...group, index, scored };
       }
-      options.onDecoded?.();
+      // A cpu backend serves the next segment beside this one's last frames (BackendCache);
+      // a gpu backend serves one segment at a time, so its worker waits for the end.
+      if (backend!.kind === 'cpu') options.onDecoded?.();
     }
     const credits = new Credits(inFlight);
     const kept: FrameResult[][] = title.renditions.map(() => []);
@@ -116,7 +118,7 @@ export async function scoreSegment(job: SegmentJobData, options: SegmentScorerOp
     return { renditions: kept, extraFrames: ref.skip + Math.max(0, decoded - own) };
   } finally {
     await Promise.all(sources.map((s) => s.close().catch(() => undefined)));
-    if (backend && options.backends) await options.backends.release(key, backend, healthy);
+    if (backend && options.backends) await options.backends.release(backend, healthy);
     else await backend?.close().catch(() => undefined);
   }
 }
