@@ -84,7 +84,8 @@ export class BackendCache {
     for (const stale of this.kept.filter((k) => k.key !== key && k.users === 0)) this.drop(stale, 'another plan or frame size');
     const found =
       this.kept.find((k) => k.key === key && !k.broken && k.users === 0) ??
-      this.kept.find((k) => k.key === key && !k.broken && k.backend.kind === 'cpu');
+      // (idleMs 0 asks for a backend per segment: none shared either.)
+      (this.idleMs > 0 ? this.kept.find((k) => k.key === key && !k.broken && k.backend.kind === 'cpu') : undefined);
     if (found) {
       if (found.timer) clearTimeout(found.timer);
       found.timer = undefined;
