@@ -26,7 +26,7 @@ function cli(args) {
 }
 
 function startWorker(url) {
-  const child = spawn(process.execPath, [BIN, 'worker', '--queue', url, '--threads', '1', '--lock-ms', '2000', '-q'], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(process.execPath, [BIN, 'worker', '--queue', url, '--threads', '1', '--lock-ms', '10000', '-q'], { stdio: ['ignore', 'ignore', 'pipe'] });
   let text = '';
   child.stderr.setEncoding('utf8');
   const ready = new Promise((resolve, reject) => {

@@ -70,8 +70,13 @@ function start(args, env = process.env) {
   return child;
 }
 
-async function startWorker(url, extra = []) {
-  const worker = start(['worker', '--queue', url, '--threads', '2', '--lock-ms', '1000', ...extra]);
+/**
+ * A worker of the CLI. Its lock: 1 s where a test needs a dead worker's segment handed on
+ * quickly (reliability), else 10 s, so that a worker starved of CPU on a loaded machine (its
+ * lock renewals late) does not lose segments it is still scoring.
+ */
+async function startWorker(url, extra = [], lockMs = 10000) {
+  const worker = start(['worker', '--queue', url, '--threads', '2', '--lock-ms', String(lockMs), ...extra]);
   await worker.waitFor(/ready/);
   return worker;
 }
@@ -290,14 +295,14 @@ function bothLogs(args, format, url, segment) {
       const single = out('json');
       const args = ['-r', clips.ladder.ref, '-d', clips.ladder.dis, '--json'];
       assert.equal(cli([...args, '-o', single, '-q', '--backend', 'cpu']).status, 0);
-      const worker = await startWorker(redis.current.url, ['--threads', '1']);
+      const worker = await startWorker(redis.current.url, ['--threads', '1'], 1000);
       children.push(worker);
       const queued = out('json');
       const run = start([...args, '-o', queued, '-q', '--queue', redis.current.url, '--segment', '100']);
       children.push(run);
       await worker.waitFor(when);
       await disrupt(worker);
-      children.push(await startWorker(redis.current.url));
+      children.push(await startWorker(redis.current.url, [], 1000));
       const result = await run.done;
       assert.equal(result.code, 0, result.stderr);
       assert.equal(readFileSync(queued, 'utf8'), readFileSync(single, 'utf8'));
