@@ -70,8 +70,13 @@ function start(args, env = process.env) {
   return child;
 }
 
-async function startWorker(url, extra = []) {
-  const worker = start(['worker', '--queue', url, '--threads', '2', '--lock-ms', '1000', ...extra]);
+/**
+ * A worker of the CLI. Its lock: 1 s where a test needs a dead worker's segment handed on
+ * quickly (reliability), else 10 s, so that a worker starved of CPU on a loaded machine (its
+ * lock renewals late) does not lose segments it is still scoring.
+ */
+async function startWorker(url, extra = [], lockMs = 10000) {
+  const worker = start(['worker', '--queue', url, '--threads', '2', '--lock-ms', String(lockMs), ...extra]);
   await worker.waitFor(/ready/);
   return worker;
 }
@@ -83,6 +88,21 @@ async function stopAll(children) {
       await c.done;
     }
   }));
+}
+
+/**
+ * A Redis of the test's own (startRedis options) and the children it starts, all stopped at
+ * the end; `redis.current` is the server now (a test may restart it).
+ */
+async function withRedis(options, body) {
+  const redis = { current: await startRedis(options) };
+  const children = [];
+  try {
+    return await body(redis, children);
+  } finally {
+    await stopAll(children);
+    await redis.current.stop();
+  }
 }
 
 const maskFps = (text) => text.replace(/"fps":[0-9.]+,"frameCount"/g, '"fps":X,"frameCount"');
@@ -218,10 +238,8 @@ function bothLogs(args, format, url, segment) {
 
     it('a gpu worker (lavapipe) scores five segments of a title: the single run\'s log, its device opened once', async function () {
       if (!backendsUnderTest().includes('gpu')) this.skip();
-      const redis = await startRedis();
-      const children = [];
       const env = { ...process.env, XDG_RUNTIME_DIR: process.env.XDG_RUNTIME_DIR ?? mkdtempSync(join(tmpdir(), 'xdg-')) };
-      try {
+      await withRedis({}, async ({ current: redis }, children) => {
         const worker = start(['worker', '--queue', redis.url, '--backend', 'gpu', '--lock-ms', '60000'], env);
         children.push(worker);
         await worker.waitFor(/ready/);
@@ -237,16 +255,11 @@ function bothLogs(args, format, url, segment) {
         assert.equal(opened(worker), 1, worker.stderrText);
         assert.equal(reused(worker), 4, worker.stderrText);
         assert.match(worker.stderrText, /backend opened \(gpu, /);
-      } finally {
-        await stopAll(children);
-        await redis.stop();
-      }
+      });
     });
 
-    it('a cpu worker: one backend per frame size, the waiting one closed when the size changes; --backend-idle-ms 0: one per segment', async () => {
-      const redis = await startRedis();
-      const children = [];
-      try {
+    it('a cpu worker: one backend per frame size, the waiting one closed when the size changes; --backend-idle-ms 0: one per segment', () =>
+      withRedis({}, async ({ current: redis }, children) => {
         const keeping = await startWorker(redis.url, ['--threads', '1']);
         children.push(keeping);
         // 48 frames by 16: three segments; 2 frames by 1: two (y4m: cut at any frame).
@@ -269,104 +282,76 @@ function bothLogs(args, format, url, segment) {
         children.push(fresh);
         await run(small, 16, fresh, 3);
         assert.deepEqual([opened(fresh), reused(fresh)], [3, 0], fresh.stderrText);
-      } finally {
-        await stopAll(children);
-        await redis.stop();
-      }
-    });
+      }));
   });
 
   describe('reliability', function () {
-    it('a worker killed with SIGKILL mid-segment: its segment is retried elsewhere, the log is the same', async () => {
-      const redis = await startRedis();
-      const children = [];
-      try {
-        const single = out('json');
-        const args = ['-r', clips.ladder.ref, '-d', clips.ladder.dis, '--json'];
-        assert.equal(cli([...args, '-o', single, '-q', '--backend', 'cpu']).status, 0);
-        const victim = await startWorker(redis.url, ['--threads', '1']);
-        children.push(victim);
-        const queued = out('json');
-        const run = start([...args, '-o', queued, '-q', '--queue', redis.url, '--segment', '100']);
-        children.push(run);
-        await victim.waitFor(/segment \d+ .*: started/);
-        victim.kill('SIGKILL');
-        await victim.done;
-        assert.doesNotMatch(victim.stderrText, /done in/, 'killed before finishing a segment');
-        children.push(await startWorker(redis.url));
-        const result = await run.done;
-        assert.equal(result.code, 0, result.stderr);
-        assert.equal(readFileSync(queued, 'utf8'), readFileSync(single, 'utf8'));
-      } finally {
-        await stopAll(children);
-        await redis.stop();
-      }
-    });
+    /**
+     * The ladder clip queued in segments of 100 on one worker (its Redis the test's own);
+     * `disrupt` runs once that worker's stderr matches `when`, then a second worker joins:
+     * the run must still write the single run's log.
+     */
+    async function disruptedRun(redis, children, when, disrupt) {
+      const single = out('json');
+      const args = ['-r', clips.ladder.ref, '-d', clips.ladder.dis, '--json'];
+      assert.equal(cli([...args, '-o', single, '-q', '--backend', 'cpu']).status, 0);
+      const worker = await startWorker(redis.current.url, ['--threads', '1'], 1000);
+      children.push(worker);
+      const queued = out('json');
+      const run = start([...args, '-o', queued, '-q', '--queue', redis.current.url, '--segment', '100']);
+      children.push(run);
+      await worker.waitFor(when);
+      await disrupt(worker);
+      children.push(await startWorker(redis.current.url, [], 1000));
+      const result = await run.done;
+      assert.equal(result.code, 0, result.stderr);
+      assert.equal(readFileSync(queued, 'utf8'), readFileSync(single, 'utf8'));
+    }
 
-    it('Redis restarted mid-run (with persistence): the run resumes, the log is the same', async () => {
-      const first = await startRedis({ persist: true });
-      let redis = first;
-      const children = [];
-      try {
-        const single = out('json');
-        const args = ['-r', clips.ladder.ref, '-d', clips.ladder.dis, '--json'];
-        assert.equal(cli([...args, '-o', single, '-q', '--backend', 'cpu']).status, 0);
-        const worker = await startWorker(redis.url, ['--threads', '1']);
-        children.push(worker);
-        const queued = out('json');
-        const run = start([...args, '-o', queued, '-q', '--queue', redis.url, '--segment', '100']);
-        children.push(run);
-        await worker.waitFor(/done in/);
-        await redis.stop();
-        redis = await startRedis({ persist: true, port: first.port, dir: first.dir });
-        children.push(await startWorker(redis.url));
-        const result = await run.done;
-        assert.equal(result.code, 0, result.stderr);
-        assert.equal(readFileSync(queued, 'utf8'), readFileSync(single, 'utf8'));
-      } finally {
-        await stopAll(children);
-        await redis.stop();
-      }
-    });
+    it('a worker killed with SIGKILL mid-segment: its segment is retried elsewhere, the log is the same', () =>
+      withRedis({}, (redis, children) =>
+        disruptedRun(redis, children, /segment \d+ .*: started/, async (victim) => {
+          victim.kill('SIGKILL');
+          await victim.done;
+          assert.doesNotMatch(victim.stderrText, /done in/, 'killed before finishing a segment');
+        }),
+      ));
 
-    it('Redis restarted without persistence: the run fails with a clear error, never a wrong log', async () => {
-      const first = await startRedis();
-      let redis = first;
-      const children = [];
-      try {
-        const run = start(['-r', clips.src01.ref, '-d', clips.src01.dis, '--json', '-o', out('json'), '-q', '--queue', redis.url, '--segment', '10']);
+    it('Redis restarted mid-run (with persistence): the run resumes, the log is the same', () =>
+      withRedis({ persist: true }, (redis, children) =>
+        disruptedRun(redis, children, /done in/, async () => {
+          const first = redis.current;
+          await first.stop();
+          redis.current = await startRedis({ persist: true, port: first.port, dir: first.dir });
+        }),
+      ));
+
+    it('Redis restarted without persistence: the run fails with a clear error, never a wrong log', () =>
+      withRedis({}, async (redis, children) => {
+        const run = start(['-r', clips.src01.ref, '-d', clips.src01.dis, '--json', '-o', out('json'), '-q', '--queue', redis.current.url, '--segment', '10']);
         children.push(run);
         // Enqueued (no worker yet): the status lists the title.
         for (;;) {
-          const status = cli(['status', '--queue', redis.url, '--json']);
+          const status = cli(['status', '--queue', redis.current.url, '--json']);
           if (status.status === 0 && JSON.parse(status.stdout).titles.length > 0) break;
           await new Promise((r) => setTimeout(r, 100));
         }
-        await redis.stop();
-        redis = await startRedis({ port: first.port });
+        const first = redis.current;
+        await first.stop();
+        redis.current = await startRedis({ port: first.port });
         const result = await run.done;
         assert.equal(result.code, 1);
         assert.match(result.stderr, /lost segment \d+ .*Redis restarted without persistence/);
-      } finally {
-        await stopAll(children);
-        await redis.stop();
-      }
-    });
+      }));
 
-    it('--allow: a worker refuses inputs outside, with an error on the job that fails the run', async () => {
-      const redis = await startRedis();
-      const children = [];
-      try {
-        children.push(await startWorker(redis.url, ['--allow', tmp]));
-        const r = start(['-r', clips.src01.ref, '-d', clips.src01.dis, '--json', '-o', out('json'), '-q', '--queue', redis.url]);
+    it('--allow: a worker refuses inputs outside, with an error on the job that fails the run', () =>
+      withRedis({}, async (redis, children) => {
+        children.push(await startWorker(redis.current.url, ['--allow', tmp]));
+        const r = start(['-r', clips.src01.ref, '-d', clips.src01.dis, '--json', '-o', out('json'), '-q', '--queue', redis.current.url]);
         children.push(r);
         const result = await r.done;
         assert.equal(result.code, 1);
         assert.match(result.stderr, /refuses .*ref\.y4m: outside the directories this worker may read \(--allow /);
-      } finally {
-        await stopAll(children);
-        await redis.stop();
-      }
-    });
+      }));
   });
 });

@@ -22,7 +22,11 @@
  *   lasting offset, a harder scene); from a normal level, `collapseFrames` scores in a row
  *   as far above the baseline as a low one is below it count as a recovery too.
  * Each collapse and each recovery queues a local search around its start c, run once the
- * pairs up to c + after + localRange have been observed (or the pairs have ended):
+ * score of a frame at or past c + after − 1 + localRange (plus the offset known so far, when
+ * positive) has been observed, the pairs up to there too, or at end(): placed in frame
+ * terms, so a run reports it right after the same frame however far its decoding ran ahead
+ * of its scores (with metric 'psnr' the scores are the pairs': right after that pair, or at
+ * endPairs()):
  * - S[p][o] = PSNR(dis thumbnail of pair p, ref thumbnail of pair p + o) for pairs p in
  *   [c − before, c + after) and offsets o in [cur − n, cur + n] (cur: the offset known so
  *   far, 0 at the start; n = localRange);
@@ -171,6 +175,8 @@ export class DriftMonitor {
   private disRing: ThumbRing | undefined;
   private newestPair = -1;
   private pairsEnded = false;
+  /** end() was called (or, with metric 'psnr', endPairs()): searches still waiting run now. */
+  private finished = false;
 
   private currentOffset = 0;
   private normal: number[] = [];
@@ -261,9 +267,14 @@ export class DriftMonitor {
     this.runReady();
   }
 
-  /** No more pairs: searches waiting for later pairs run with what the rings hold. */
+  /**
+   * No more pairs. With metric 'psnr' that is the end of the scores too: searches waiting for
+   * later pairs run with what the rings hold. With metric 'score' they wait for the scores
+   * (or end()), so where a report lands does not depend on when decoding ended.
+   */
   endPairs(): void {
     this.pairsEnded = true;
+    if (this.metric === 'psnr') this.finished = true;
     this.runReady();
   }
 
@@ -277,7 +288,9 @@ export class DriftMonitor {
 
   /** The end of the run: whatever is queued runs now. */
   end(): void {
-    this.endPairs();
+    this.pairsEnded = true;
+    this.finished = true;
+    this.runReady();
   }
 
   /** Passes pairs through, observing each before it goes on; endPairs() when they end. */
@@ -374,7 +387,9 @@ export class DriftMonitor {
     while (this.jobs.length > 0) {
       const job = this.jobs[0]!;
       const needed = job.start + this.after - 1 + Math.max(0, this.currentOffset + this.localRange);
-      if (!this.pairsEnded && this.newestPair < needed) return;
+      // In frame terms: the score at or past `needed` (its pairs are in by then in any run
+      // that scores frames after decoding them), not whichever pair decoding reached first.
+      if (!this.finished && (this.lastScoreIndex < needed || (!this.pairsEnded && this.newestPair < needed))) return;
       this.jobs.shift();
       this.analyse(job);
     }

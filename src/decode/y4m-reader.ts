@@ -162,6 +162,11 @@ export interface Y4mReaderOptions extends Partial<StreamFrameSourceOptions> {
   lumaOf?: { chroma: ChromaSubsampling; bitDepth: BitDepth };
   /** Called with the parsed header; may throw to refuse the stream. */
   onHeader?: (header: Y4mHeader) => void;
+  /**
+   * The stream header (its line, newline included), read already: the input starts at a
+   * FRAME line instead (a queued segment reads a file from a frame's byte offset).
+   */
+  knownHeader?: string;
 }
 
 export class Y4mReader extends StreamFrameSource {
@@ -170,15 +175,20 @@ export class Y4mReader extends StreamFrameSource {
 
   private readonly lumaOf: Y4mReaderOptions['lumaOf'];
   private readonly onHeader: Y4mReaderOptions['onHeader'];
+  private readonly knownHeader: string | undefined;
 
   constructor(input: ByteInput, options: Y4mReaderOptions = {}) {
     super(input, { ...options, label: options.label ?? 'y4m' });
     this.lumaOf = options.lumaOf;
     this.onHeader = options.onHeader;
+    this.knownHeader = options.knownHeader;
   }
 
   protected async readHeader(): Promise<FrameLayout> {
-    const line = await this.reader.readLine(MAX_HEADER_BYTES);
+    const known = this.knownHeader;
+    const line = known !== undefined
+      ? { text: known.endsWith('\n') ? known.slice(0, -1) : known, terminated: known.endsWith('\n'), eof: false }
+      : await this.reader.readLine(MAX_HEADER_BYTES);
     if (line === null) throw new InputError('E_INPUT_EMPTY', this.label, 'is empty: no YUV4MPEG2 header, no frames');
     if (!line.text.startsWith(Y4M_MAGIC) && !(line.eof && Y4M_MAGIC.startsWith(line.text))) {
       parseY4mHeader(line.text, this.label); // throws: not a YUV4MPEG2 stream

@@ -10,7 +10,10 @@
  * `frame` event first), to rollingWindows() and alerts(), and calls onWindow / onAlert with
  * what they emit, so a window or an alert always comes right after the frame that
  * completes it (with the async iterator and the Readable, "handed on" is "queued for the
- * consumer": the callback may run before the consumer has taken the frame). At the end of the run the last window (the flush) and the drift monitors'
+ * consumer": the callback may run before the consumer has taken the frame). A drift report
+ * comes right after the frame whose result lets its search run (DriftMonitor: a frame in
+ * terms of the search's window, never how far decoding had run ahead), so a single run and a
+ * queued one (src/queue) place it alike. At the end of the run the last window (the flush) and the drift monitors'
  * pending reports come before completion (before `end`). In a ladder each rendition has
  * its own windows, alerts and monitor, and every notice names its rendition; a single pair
  * (score()) gives notices without `rendition`.
@@ -197,6 +200,14 @@ export class RunQc {
   private live = true;
   /** Monitors running: none means the decode side skips them altogether. */
   private readonly watching: number;
+  /** While the decode side calls the monitors: the group it observes (Infinity: the groups ended). */
+  private decodingAt: number | undefined;
+  /**
+   * Reports made on the decode side (metric 'psnr': a search runs at a pair), held until
+   * their rendition's result of that frame has gone on: so they land after the same frame
+   * whatever the read-ahead, as the score-side reports do.
+   */
+  private readonly held: Array<{ k: number; at: number; notice: DriftNotice }> = [];
 
   constructor(private readonly options: QcOptions, setup: RunQcSetup) {
     this.names = setup.names;
@@ -213,7 +224,9 @@ export class RunQc {
             ...settings,
             metric,
             onEvent: (event) => {
-              if (this.live) options.onDrift?.(this.single ? { ...event } : { ...event, rendition: name });
+              const notice: DriftNotice = this.single ? { ...event } : { ...event, rendition: name };
+              if (this.decodingAt !== undefined) this.held.push({ k, at: this.decodingAt, notice });
+              else if (this.live) options.onDrift?.(notice);
             },
           }),
     );
@@ -257,15 +270,36 @@ export class RunQc {
   /** Before the backend: each rendition's pair of the group, to the drift monitors (thumbnails only). */
   observeGroup(group: FrameGroup): void {
     if (this.watching === 0) return;
-    for (let k = 0; k < this.monitors.length; k++) {
-      const dis = group.dis[k];
-      if (dis) this.monitors[k]?.observePair({ index: group.index, ref: group.ref, dis });
+    this.decodingAt = group.index;
+    try {
+      for (let k = 0; k < this.monitors.length; k++) {
+        const dis = group.dis[k];
+        if (dis) this.monitors[k]?.observePair({ index: group.index, ref: group.ref, dis });
+      }
+    } finally {
+      this.decodingAt = undefined;
     }
   }
 
-  /** The groups have ended: searches waiting for later pairs run now. */
+  /** The groups have ended (metric 'psnr': searches waiting for later pairs run now, their reports held). */
   endGroups(): void {
-    for (const monitor of this.monitors) monitor?.endPairs();
+    this.decodingAt = Infinity;
+    try {
+      for (const monitor of this.monitors) monitor?.endPairs();
+    } finally {
+      this.decodingAt = undefined;
+    }
+  }
+
+  /** Hands on the held reports of rendition k up to frame `index` (every rendition's, in order, with k undefined). */
+  private releaseHeld(k: number | undefined, index: number): void {
+    for (let i = 0; i < this.held.length; ) {
+      const h = this.held[i]!;
+      if ((k === undefined || h.k === k) && h.at <= index) {
+        this.held.splice(i, 1);
+        if (this.live) this.options.onDrift?.(h.notice);
+      } else i++;
+    }
   }
 
   /**
@@ -295,9 +329,11 @@ export class RunQc {
             subscriber.next(delivery);
             if (subscriber.closed) return;
             const { rendition, result } = delivery.result;
+            const k = index.get(rendition)!;
+            if (this.held.length > 0) this.releaseHeld(k, result.index);
             if (this.driftMetric !== undefined) {
               const value = result.scores[this.driftMetric];
-              if (value !== undefined) this.monitors[index.get(rendition)!]?.observeScore(result.index, value);
+              if (value !== undefined) this.monitors[k]?.observeScore(result.index, value);
             }
             if (feeding) feed.next(this.single ? result : delivery.result);
           },
@@ -307,6 +343,7 @@ export class RunQc {
           },
           complete: () => {
             try {
+              this.releaseHeld(undefined, Infinity);
               for (const monitor of this.monitors) monitor?.end();
               feed.complete();
             } catch (error) {

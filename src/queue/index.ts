@@ -94,10 +94,7 @@ export function runLadderOnQueue(reference: FrameInput, renditions: readonly Res
         const drift = options.drift ?? true;
         const settings = typeof drift === 'object' ? drift : {};
         const metric = drift === false || modelNames.length === 0 || (settings.metric ?? 'score') !== 'score' ? undefined : modelNames[0];
-        // The single run's frames in flight (ladder.ts): how far its decoding runs ahead.
-        const threads = options.threads ?? defaultThreads();
-        const inFlight = options.maxFramesInFlight ?? Math.max(4, threads * 2 + 2);
-        feed = new DriftFeed({ spec: title.spec, names, metric, options, qc, inFlight, ffmpegPath: options.ffmpegPath });
+        feed = new DriftFeed({ spec: title.spec, names, metric, options, qc, ffmpegPath: options.ffmpegPath });
         return runTitleOnQueue(title, {
           queue: q.url,
           ...(q.attempts !== undefined ? { attempts: q.attempts } : {}),

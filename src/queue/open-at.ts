@@ -5,8 +5,6 @@
  * The frames keep the indices, presentation times and error messages of the whole input.
  */
 import type { PlaneSelection } from '../types.js';
-import { createReadStream } from 'node:fs';
-import { Readable } from 'node:stream';
 import { FfmpegSource, type ScaleTo } from '../decode/ffmpeg-source.js';
 import { openFrameSource } from '../decode/open-source.js';
 import { RawReader, type RawGeometry } from '../decode/raw-reader.js';
@@ -30,29 +28,19 @@ export interface OpenedAt {
   skip: number;
 }
 
-const CHUNK = 1 << 20;
-
 export function openInputAt(input: string, index: InputIndex, frame: number, options: OpenAtOptions): OpenedAt {
   const common = { label: options.label, ...(options.poolSlots !== undefined ? { poolSlots: options.poolSlots } : {}), ...(options.planes !== undefined ? { planes: options.planes } : {}) };
   switch (index.kind) {
-    case 'y4m': {
-      const header = Buffer.from(index.header, 'latin1');
-      const body = createReadStream(input, { start: index.header.length + frame * index.frameStride, highWaterMark: CHUNK });
-      // The header, then the frames from this one on: a y4m stream as the reader expects.
-      const stream = Readable.from(
-        (async function* () {
-          yield header;
-          yield* body;
-        })(),
-        { objectMode: false },
-      );
-      stream.once('close', () => body.destroy());
-      return { source: new Y4mReader(stream, { ...common, firstIndex: frame }), skip: 0 };
-    }
-    case 'raw': {
-      const stream = createReadStream(input, { start: frame * index.frameBytes, highWaterMark: CHUNK });
-      return { source: new RawReader(stream, { ...options.raw!, ...common, firstIndex: frame }), skip: 0 };
-    }
+    case 'y4m':
+      // Read by descriptor, as the single run reads a file (FileByteReader: planes straight
+      // into the pool slots, nothing for the garbage collector), from this frame's FRAME line;
+      // the header, read once when the title was indexed, comes with the job.
+      return {
+        source: new Y4mReader({ file: input, start: Buffer.byteLength(index.header, 'latin1') + frame * index.frameStride }, { ...common, firstIndex: frame, knownHeader: index.header }),
+        skip: 0,
+      };
+    case 'raw':
+      return { source: new RawReader({ file: input, start: frame * index.frameBytes }, { ...options.raw!, ...common, firstIndex: frame }), skip: 0 };
     case 'ffmpeg': {
       let at = 0;
       for (let k = 0; k < index.keyframes.length && index.keyframes[k]! <= frame; k++) at = k;

@@ -18,7 +18,7 @@ import { pullWithCredits } from '../pipeline/pull-observable.js';
 import type { FrameResult } from '../pipeline/writers/types.js';
 import type { FrameGroup, FrameSource } from '../types.js';
 import { openInputAt } from './open-at.js';
-import { backendKey, type BackendCache } from './backend-cache.js';
+import { backendKey, planKey, type BackendCache } from './backend-cache.js';
 import type { SegmentJobData } from './jobs.js';
 
 export interface SegmentScorerOptions {
@@ -29,6 +29,8 @@ export interface SegmentScorerOptions {
   onWarning?: (message: string) => void;
   /** Backends kept between segments (the worker's); without it each segment opens and closes its own. */
   backends?: BackendCache;
+  /** Called once the segment has decoded its last frame (the rest is the backend's): the worker may start its next one. */
+  onDecoded?: () => void;
 }
 
 export interface ScoredSegment {
@@ -48,7 +50,8 @@ export async function scoreSegment(job: SegmentJobData, options: SegmentScorerOp
   const threads = options.threads ?? availableParallelism();
   const inFlight = Math.max(4, threads * 2 + 2);
   // Every worker plans the same run from the title: its models and --feature requests.
-  const { plan, models } = await resolveRun({ models: title.models, features: title.features, noPrediction: title.noPrediction });
+  const resolve = () => resolveRun({ models: title.models, features: title.features, noPrediction: title.noPrediction });
+  const { plan, models } = await (options.backends ? options.backends.plan(planKey(title), resolve) : resolve());
   const open = (input: SegmentJobData['title']['reference'], scaleTo?: { width: number; height: number }) =>
     openInputAt(input.input, input.index, first + input.skip, {
       label: input.label,
@@ -87,6 +90,9 @@ export async function scoreSegment(job: SegmentJobData, options: SegmentScorerOp
         const scored = index >= start && (job.last || index < end) && index % subsample === 0;
         yield { ...group, index, scored };
       }
+      // A cpu backend serves the next segment beside this one's last frames (BackendCache);
+      // a gpu backend serves one segment at a time, so its worker waits for the end.
+      if (backend!.kind === 'cpu') options.onDecoded?.();
     }
     const credits = new Credits(inFlight);
     const kept: FrameResult[][] = title.renditions.map(() => []);
@@ -112,7 +118,7 @@ export async function scoreSegment(job: SegmentJobData, options: SegmentScorerOp
     return { renditions: kept, extraFrames: ref.skip + Math.max(0, decoded - own) };
   } finally {
     await Promise.all(sources.map((s) => s.close().catch(() => undefined)));
-    if (backend && options.backends) await options.backends.release(key, backend, healthy);
+    if (backend && options.backends) await options.backends.release(backend, healthy);
     else await backend?.close().catch(() => undefined);
   }
 }

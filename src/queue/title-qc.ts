@@ -12,9 +12,9 @@
  *   the scores. The coordinator never decodes the title; instead a shadow monitor per
  *   rendition (the same score logic, no pairs) sees each score just before it is handed on,
  *   and when it queues a search, the coordinator decodes the few pairs that search reads
- *   (openInputAt, a keyframe away at most) and shows them to the run's monitors first. The
- *   search then runs as the single run's does when its decoding is ahead of its scores
- *   (the usual case): right after the frame that triggers it. A run with no model (the
+ *   (openInputAt, a keyframe away at most) and shows them to the run's monitors before the
+ *   frames they belong to go on. The search then runs where the single run's does, in frame
+ *   terms (DriftMonitor): right after the frame whose score lets it run. A run with no model (the
  *   monitor scores luma PSNR of every pair) has no drift monitor on a queue: that would
  *   decode the whole title here.
  */
@@ -114,8 +114,6 @@ export interface DriftFeedSetup {
   metric: string | undefined;
   options: LadderOptions;
   qc: RunQc;
-  /** The single run's frames in flight: how far its decoding runs ahead of its results. */
-  inFlight: number;
   ffmpegPath?: string | undefined;
 }
 
@@ -131,13 +129,12 @@ interface Feeding {
 }
 
 /**
- * Feeds the run's drift monitors the pairs their searches read, when the single run's
- * decoding would have shown them: before frame g is handed on, the single run has observed
- * every pair up to g − 1 + inFlight (a group's credit comes back once its results are
- * handed on, and the next group is then decoded), and its decoding ends (endGroups) once
- * that passes the title's last frame. So each drift notice lands where the single run of
- * the same command (the same --threads) puts it. `offsets` follows the monitors' offsets
- * through their notices (noticeDrift), which widen the pairs a search reads.
+ * Feeds the run's drift monitors the pairs their searches read: before frame g is handed on,
+ * every wanted pair up to g (the single run has decoded at least those by then). A search
+ * runs at the score of a frame past the pairs it reads (DriftMonitor), so each drift notice
+ * lands after the same frame as in the single run, whatever its --threads. `offsets`
+ * follows the monitors' offsets through their notices (noticeDrift), which widen the pairs
+ * a search reads.
  */
 export class DriftFeed {
   private readonly shadows: DriftMonitor[];
@@ -148,7 +145,6 @@ export class DriftFeed {
   /** Pairs shown to the monitors so far: 0..fedUpTo, where wanted. */
   private fedUpTo = -1;
   private feeding: Feeding | undefined;
-  private ended = false;
 
   constructor(private readonly setup: DriftFeedSetup) {
     const drift = setup.options.drift ?? true;
@@ -171,7 +167,18 @@ export class DriftFeed {
   operator(): (source: Observable<Delivery<LadderResult>>) => Observable<Delivery<LadderResult>> {
     return (source) =>
       new Observable<Delivery<LadderResult>>((subscriber) => {
-        const subscription = source.pipe(concatMap((delivery) => from(this.before(delivery).then(() => delivery)))).subscribe(subscriber);
+        const subscription = source.pipe(concatMap((delivery) => from(this.before(delivery).then(() => delivery)))).subscribe({
+          next: (delivery) => subscriber.next(delivery),
+          error: (error: unknown) => subscriber.error(error),
+          // The rest of the wanted pairs (past the last frame scored, with --subsample), as the
+          // single run's rings hold them when its last searches run at the end.
+          complete: () => {
+            this.feedUpTo(Infinity).then(
+              () => subscriber.complete(),
+              (error: unknown) => subscriber.error(error),
+            );
+          },
+        });
         return () => {
           subscription.unsubscribe();
           void this.feeding?.close();
@@ -183,14 +190,9 @@ export class DriftFeed {
     if (this.setup.metric === undefined) return;
     const { result } = delivery.result;
     const last = this.setup.spec.frames - 1;
-    // What the single run's decoding has shown its monitors before this frame is handed on.
-    const horizon = this.ended ? Infinity : result.index - 1 + this.setup.inFlight;
+    // The pairs up to this frame, before its score reaches the monitors.
+    const horizon = result.index;
     await this.feedUpTo(horizon);
-    if (!this.ended && horizon > last) {
-      // Its decoding has ended: searches that wait for later pairs run with what they have.
-      this.ended = true;
-      this.setup.qc.endGroups();
-    }
     const value = result.scores[this.setup.metric];
     if (value === undefined || !Number.isFinite(value)) return;
     const k = this.index.get(delivery.result.rendition)!;

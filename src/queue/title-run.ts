@@ -160,31 +160,31 @@ export function runTitleOnQueue(title: PlannedTitle, options: TitleRunOptions): 
     const removeTitle = async (): Promise<void> => {
       const parent = await Job.fromId(titlesQueue, title.id);
       if (parent) await parent.remove({ removeChildren: true });
-      for (const id of ids) {
+      // Round trips at once, not one after another: a long title has many segments.
+      await Promise.all(ids.map(async (id) => {
         const job = await Job.fromId(segmentsQueue, id);
         if (job) await job.remove().catch(() => undefined);
-      }
+      }));
     };
 
-    /** Looks at one segment: takes its result, or fails the run if it failed for good or vanished. */
+    const lost = (position: number): VmafError =>
+      new VmafError('E_QUEUE', `the queue at ${displayUrl(url)} lost segment ${position} of ${label} (was Redis restarted without persistence?); run the command again`);
+
+    /**
+     * Looks at one segment: takes its result, or fails the run if it failed for good or
+     * vanished. Its state first (a small reply): the job itself, whose data carries the
+     * title's index, is read only once it has finished.
+     */
     const check = async (position: number): Promise<void> => {
       if (arrived.has(position) || position < nextPosition || stopped) return;
-      const job = await Job.fromId<SegmentJobData, SegmentJobResult>(segmentsQueue, ids[position]!);
+      const state = await segmentsQueue.getJobState(ids[position]!);
       lastContact = Date.now();
-      if (!job) {
-        throw new VmafError('E_QUEUE', `the queue at ${displayUrl(url)} lost segment ${position} of ${label} (was Redis restarted without persistence?); run the command again`);
-      }
-      if (job.finishedOn && job.returnvalue && !job.failedReason) {
-        accept(position, job.returnvalue);
-        return;
-      }
-      const state = await job.getState();
+      if (state === 'unknown') throw lost(position);
+      if (state !== 'completed' && state !== 'failed') return;
+      const job = await Job.fromId<SegmentJobData, SegmentJobResult>(segmentsQueue, ids[position]!);
+      if (!job) throw lost(position);
       if (state === 'completed' && job.returnvalue) accept(position, job.returnvalue);
-      else if (state === 'failed') {
-        // The job may have failed between the read above and getState(): read its reason afresh.
-        const failed = job.failedReason ? job : await Job.fromId<SegmentJobData, SegmentJobResult>(segmentsQueue, ids[position]!);
-        throw segmentError(failed?.failedReason || 'failed', label, position);
-      }
+      else if (state === 'failed') throw segmentError(job.failedReason || 'failed', label, position);
     };
 
     const checkAll = async (): Promise<void> => {
@@ -216,11 +216,9 @@ export function runTitleOnQueue(title: PlannedTitle, options: TitleRunOptions): 
       const existing = await Job.fromId(titlesQueue, title.id);
       if (existing && (await existing.getState()) === 'failed') await existing.remove({ removeChildren: true });
       await connection.del(cancelKey(QUEUE_PREFIX, title.id));
-      for (const [position, id] of ids.entries()) {
-        const job = await Job.fromId(segmentsQueue, id);
-        if (job && (await job.getState()) === 'failed') await job.remove();
-        void position;
-      }
+      await Promise.all(ids.map(async (id) => {
+        if ((await segmentsQueue.getJobState(id)) === 'failed') await (await Job.fromId(segmentsQueue, id))?.remove();
+      }));
       await flows.add({
         name: TITLE_JOB,
         queueName: TITLE_QUEUE,

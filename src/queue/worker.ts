@@ -9,6 +9,13 @@
  * fails the title; anything else (a lost GPU) is retried up to the job's attempts. A worker
  * that dies mid-job stops renewing its lock, and BullMQ's stalled-job check gives the job to
  * another worker. A segment of a title that has failed meanwhile is skipped.
+ *
+ * Pipelined: a worker takes its next segment as soon as a running one has decoded its last
+ * frame, not once it has finished (SegmentWorker). The frames still in the backend then
+ * finish beside the next segment's first ones, so the threads do not idle at every segment
+ * edge while a segment drains, its result is stored and the next one opens its inputs. At
+ * most `concurrency` segments decode at once; a worker never holds a segment it has not
+ * started (the others stay in the queue for other workers).
  */
 import { hostname } from 'node:os';
 import { UnrecoverableError, Worker, type Job } from 'bullmq';
@@ -20,6 +27,7 @@ import { connectRedis } from './redis-connection.js';
 import { encodeFrames } from './result-codec.js';
 import { scoreSegment } from './segment-scorer.js';
 import { BackendCache } from './backend-cache.js';
+import { Credits } from '../pipeline/credits.js';
 
 export interface WorkerOptions {
   queue: string;
@@ -53,6 +61,80 @@ export function jobFailureMessage(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
+/**
+ * BullMQ's Worker with its fetch loop replaced: a segment's decoding slot (one of
+ * `concurrency`) comes back when the segment has decoded its last frame (decoded()) or
+ * ended, and the loop then takes the next job. Jobs are processed by BullMQ's own
+ * processJob (lock renewal, completion, retries, events), fetched with getNextJob, and the
+ * stalled-job check runs as in run(); close() waits for the loop, which waits for the
+ * segments in progress.
+ */
+class SegmentWorker extends Worker<SegmentJobData, SegmentJobResult> {
+  private readonly slots: Credits;
+  private readonly slotOf = new Map<string, () => void>();
+
+  constructor(processor: (job: Job<SegmentJobData, SegmentJobResult>, token?: string) => Promise<SegmentJobResult>, options: ConstructorParameters<typeof Worker<SegmentJobData, SegmentJobResult>>[2] & { concurrency: number }) {
+    super(SEGMENT_QUEUE, processor, { ...options, autorun: false });
+    this.slots = new Credits(options.concurrency);
+  }
+
+  /** Starts taking segments (instead of run()). */
+  start(): void {
+    this.running = true;
+    void this.startStalledCheckTimer().catch((error: unknown) => this.emit('error', error as Error));
+    if (!this.opts.skipLockRenewal) this.lockManager.start();
+    this.mainLoopRunning = this.takeSegments();
+  }
+
+  /** The segment that holds `token` has decoded its last frame: the next one may start. */
+  decoded(token: string | undefined): void {
+    if (token !== undefined) this.slotOf.get(token)?.();
+  }
+
+  private async takeSegments(): Promise<void> {
+    const inProgress = new Set<Promise<unknown>>();
+    let count = 0;
+    while (!this.closing) {
+      await this.slots.acquire();
+      if (this.closing) {
+        this.slots.release();
+        break;
+      }
+      const token = `${this.id}:${count++}`;
+      let job: Job<SegmentJobData, SegmentJobResult> | undefined;
+      try {
+        // Blocks until a job comes (BullMQ's marker) or drainDelay passes.
+        job = await this.getNextJob(token);
+      } catch (error) {
+        if (!this.closing) {
+          this.emit('error', error as Error);
+          await new Promise((resolve) => setTimeout(resolve, 500)); // Redis away: ioredis reconnects
+        }
+      }
+      if (!job) {
+        this.slots.release();
+        continue;
+      }
+      let held = true;
+      const release = (): void => {
+        if (!held) return;
+        held = false;
+        this.slots.release();
+      };
+      this.slotOf.set(token, release);
+      const processing: Promise<unknown> = this.processJob(job, token, () => false)
+        .catch((error: unknown) => this.emit('error', error as Error))
+        .finally(() => {
+          this.slotOf.delete(token);
+          release();
+          inProgress.delete(processing);
+        });
+      inProgress.add(processing);
+    }
+    await Promise.allSettled([...inProgress]);
+  }
+}
+
 export interface RunningWorker {
   worker: Worker<SegmentJobData, SegmentJobResult>;
   /** The backends it keeps between segments. */
@@ -69,7 +151,8 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     ...(options.backendIdleMs !== undefined ? { idleMs: options.backendIdleMs } : {}),
     ...(options.onEvent ? { onEvent: options.onEvent } : {}),
   });
-  const processor = async (job: Job<SegmentJobData, SegmentJobResult>): Promise<SegmentJobResult> => {
+  let worker: SegmentWorker | undefined;
+  const processor = async (job: Job<SegmentJobData, SegmentJobResult>, token?: string): Promise<SegmentJobResult> => {
     const data = job.data;
     if (await control.exists(cancelKey(QUEUE_PREFIX, data.titleId))) {
       throw new UnrecoverableError(`segment ${data.position} skipped: its title has failed`);
@@ -92,6 +175,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
         ...(options.ffmpegPath !== undefined ? { ffmpegPath: options.ffmpegPath } : {}),
         ...(options.gpuAdapter !== undefined ? { gpuAdapter: options.gpuAdapter } : {}),
         backends,
+        onDecoded: () => worker?.decoded(token),
       });
       const seconds = (performance.now() - startedAt) / 1000;
       options.onEvent?.(`segment ${data.position} of ${data.titleId}: done in ${seconds.toFixed(2)} s`);
@@ -105,22 +189,23 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
       throw new Error(jobFailureMessage(error), { cause: error });
     }
   };
-  const worker = new Worker<SegmentJobData, SegmentJobResult>(SEGMENT_QUEUE, processor, {
+  worker = new SegmentWorker(processor, {
     connection,
     prefix: QUEUE_PREFIX,
     concurrency: options.concurrency ?? 1,
     lockDuration,
     stalledInterval: lockDuration,
     maxStalledCount: 2,
-    autorun: true,
   });
   worker.on('error', () => undefined); // connection trouble: ioredis reconnects
   await worker.waitUntilReady();
+  worker.start();
+  const started = worker;
   return {
-    worker,
+    worker: started,
     backends,
     async close() {
-      await worker.close();
+      await started.close();
       await backends.close();
       await Promise.all([connection.quit().catch(() => undefined), control.quit().catch(() => undefined)]);
     },
