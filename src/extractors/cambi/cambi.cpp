@@ -26,6 +26,7 @@
 #include <array>
 #include <cerrno>
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -164,6 +165,15 @@ void toTenBits(const PlaneView& in, int bpc, uint16_t* out, int ow, int oh) {
     return wide ? in.row<uint16_t>(y)[x] : in.row<uint8_t>(y)[x];
   };
   if (in.width == ow && in.height == oh) {
+    if (!wide) {  // the common case, in a loop that vectorises
+      const int shift = 10 - bpc;
+      for (int y = 0; y < oh; y++) {
+        const uint8_t* row = in.row<uint8_t>(y);
+        uint16_t* to = out + static_cast<size_t>(y) * ow;
+        for (int x = 0; x < ow; x++) to[x] = static_cast<uint16_t>(row[x] << shift);
+      }
+      return;
+    }
     for (int y = 0; y < oh; y++)
       for (int x = 0; x < ow; x++) out[static_cast<size_t>(y) * ow + x] = convert(sample(y, x));
     return;
@@ -204,23 +214,40 @@ uint32_t maskThreshold(int w, int h) {
       (kMaskSide * kMaskSide + 3 * (ceilLog2(static_cast<uint32_t>(w >> 6) * static_cast<uint32_t>(h >> 6)) - 11) - 1) >> 1);
 }
 
-void flatMask(const uint16_t* p, int w, int h, uint8_t* mask) {
+// Buffers a worker keeps between pictures: fresh pages for every frame cost more than the work.
+struct Scratch {
+  std::vector<uint16_t> image, hist, ring;
+  std::vector<uint8_t> mask, zero;
+  std::vector<int16_t> bins;
+  std::vector<uint32_t> column, prefix;
+  std::vector<float> c;
+};
+
+void flatMask(const uint16_t* p, int w, int h, uint8_t* mask, Scratch& k) {
   const uint32_t threshold = maskThreshold(w, h);
   const int r = kMaskSide / 2;
-  std::vector<uint8_t> zero(static_cast<size_t>(w) * h);
+  k.zero.resize(static_cast<size_t>(w) * h);  // every element is written below
+  uint8_t* zero = k.zero.data();
+  // Loops split at the edges so that the inner ones vectorise.
   for (int i = 0; i < h; i++) {
     const uint16_t* row = p + static_cast<size_t>(i) * w;
-    const uint16_t* below = i + 1 < h ? row + w : nullptr;
-    uint8_t* z = zero.data() + static_cast<size_t>(i) * w;
-    for (int j = 0; j < w; j++) {
-      const bool right = j + 1 == w || row[j] == row[j + 1];
-      const bool down = below == nullptr || row[j] == below[j];
-      z[j] = right && down;
+    uint8_t* z = zero + static_cast<size_t>(i) * w;
+    if (i + 1 < h) {
+      const uint16_t* below = row + w;
+      for (int j = 0; j + 1 < w; j++) z[j] = (row[j] == row[j + 1]) & (row[j] == below[j]);
+      z[w - 1] = row[w - 1] == below[w - 1];
+    } else {
+      for (int j = 0; j + 1 < w; j++) z[j] = row[j] == row[j + 1];
+      z[w - 1] = 1;
     }
   }
-  std::vector<uint32_t> column(w, 0), prefix(w + 1, 0);
+  k.column.assign(static_cast<size_t>(w), 0);
+  k.prefix.assign(static_cast<size_t>(w) + 1, 0);
+  uint32_t* column = k.column.data();
+  uint32_t* prefix = k.prefix.data();
   for (int i = 0; i < std::min(r, h); i++)
     for (int j = 0; j < w; j++) column[j] += zero[static_cast<size_t>(i) * w + j];
+  const int innerEnd = std::max(w - r - 1, r);  // columns j in [r, innerEnd) have the whole span
   for (int i = 0; i < h; i++) {
     if (i + r < h)
       for (int j = 0; j < w; j++) column[j] += zero[static_cast<size_t>(i + r) * w + j];
@@ -228,10 +255,10 @@ void flatMask(const uint16_t* p, int w, int h, uint8_t* mask) {
       for (int j = 0; j < w; j++) column[j] -= zero[static_cast<size_t>(i - r - 1) * w + j];
     for (int j = 0; j < w; j++) prefix[j + 1] = prefix[j] + column[j];
     uint8_t* m = mask + static_cast<size_t>(i) * w;
-    for (int j = 0; j < w; j++) {
-      const uint32_t count = prefix[std::min(j + r + 1, w)] - prefix[std::max(j - r, 0)];
-      m[j] = count > threshold;
-    }
+    auto clipped = [&](int j) { m[j] = prefix[std::min(j + r + 1, w)] - prefix[std::max(j - r, 0)] > threshold; };
+    for (int j = 0; j < std::min(r, w); j++) clipped(j);
+    for (int j = r; j < innerEnd; j++) m[j] = prefix[j + r + 1] - prefix[j - r] > threshold;
+    for (int j = std::max(innerEnd, std::min(r, w)); j < w; j++) clipped(j);
   }
 }
 
@@ -303,29 +330,32 @@ struct Settings {
   std::vector<int> visible;  // per step d+1: the largest (sample + diffs) where it is visible
   int lowestLuma;            // vlt luma (0: none)
   int bandBase, bandSize;    // the sample values any c value can depend on
+  // Per sample value in the band (bandBase + bandSize entries): bit d set where a step of
+  // d + 1 is visible there (sample + diffs, at most visible[d], plus d + 1 above lowestLuma).
+  std::vector<uint32_t> stepsAt;
   std::vector<float> reciprocal;
-};
-
-struct Scratch {
-  std::vector<uint16_t> image, hist, ring;
-  std::vector<uint8_t> mask;
-  std::vector<float> c;
 };
 
 // The contrast values of one scale: per masked pixel, from the counts of masked pixels of
 // each value in its window (rows and columns within `pad`, clipped), kept per column and
 // slid down the rows.
 void contrastValues(const Settings& s, const uint16_t* img, const uint8_t* mask, int w, int h, int pad, Scratch& k) {
-  const int base = s.bandBase, band = s.bandSize, n = s.diffs;
-  k.hist.assign(static_cast<size_t>(band) * w, 0);
-  k.c.resize(static_cast<size_t>(w) * h);  // every element is written below
-  uint16_t* hist = k.hist.data();
-  auto bin = [&](int i, int j) -> int {  // histogram row of pixel (i, j), or -1
-    const size_t at = static_cast<size_t>(i) * w + j;
-    if (!mask[at]) return -1;
+  const int base = s.bandBase, band = s.bandSize;
+  const size_t area = static_cast<size_t>(w) * h;
+  // Each pixel's histogram row, or -1 where it counts in no histogram (unmasked, or outside
+  // the band any c value depends on).
+  k.bins.resize(area);
+  int16_t* bins = k.bins.data();
+  for (size_t at = 0; at < area; at++) {
     const unsigned b = static_cast<unsigned>(img[at]) - static_cast<unsigned>(base);
-    return b < static_cast<unsigned>(band) ? static_cast<int>(b) : -1;
-  };
+    bins[at] = mask[at] && b < static_cast<unsigned>(band) ? static_cast<int16_t>(b) : static_cast<int16_t>(-1);
+  }
+  // The band's rows between `diffs` rows of zeros above and below, which the c values read
+  // as the counts of values outside the band, without a bounds check.
+  const int n = s.diffs;
+  k.hist.assign(static_cast<size_t>(band + 2 * n) * w, 0);
+  k.c.resize(area);  // every element is written below
+  uint16_t* hist = k.hist.data() + static_cast<size_t>(n) * w;
   auto spread = [&](int b, int j, int delta) {
     uint16_t* row = hist + static_cast<size_t>(b) * w;
     const int lo = std::max(j - pad, 0), hi = std::min(j + pad + 1, w);
@@ -334,36 +364,41 @@ void contrastValues(const Settings& s, const uint16_t* img, const uint8_t* mask,
     else
       for (int c = lo; c < hi; c++) row[c]--;
   };
-  for (int i = 0; i <= std::min(pad, h - 1); i++)
-    for (int j = 0; j < w; j++) {
-      const int b = bin(i, j);
-      if (b >= 0) spread(b, j, +1);
-    }
+  for (int i = 0; i <= std::min(pad, h - 1); i++) {
+    const int16_t* brow = bins + static_cast<size_t>(i) * w;
+    for (int j = 0; j < w; j++)
+      if (brow[j] >= 0) spread(brow[j], j, +1);
+  }
   const float* recip = s.reciprocal.data();
+  const uint32_t* steps = s.stepsAt.data();
   for (int i = 0; i < h; i++) {
     if (i > 0) {
       const int out = i - pad - 1, in = i + pad;
+      const int16_t* leaving = out >= 0 ? bins + static_cast<size_t>(out) * w : nullptr;
+      const int16_t* entering = in < h ? bins + static_cast<size_t>(in) * w : nullptr;
       for (int j = 0; j < w; j++) {
-        const int bo = out >= 0 ? bin(out, j) : -1;
-        const int bi = in < h ? bin(in, j) : -1;
+        const int bo = leaving ? leaving[j] : -1;
+        const int bi = entering ? entering[j] : -1;
         if (bo == bi) continue;  // same value leaves and enters: no change
         if (bo >= 0) spread(bo, j, -1);
         if (bi >= 0) spread(bi, j, +1);
       }
     }
+    const int16_t* brow = bins + static_cast<size_t>(i) * w;
+    const uint16_t* irow = img + static_cast<size_t>(i) * w;
     float* crow = k.c.data() + static_cast<size_t>(i) * w;
     for (int j = 0; j < w; j++) {
-      const int b = bin(i, j);
+      const int b = brow[j];
       crow[j] = 0.0f;
       if (b < 0) continue;
-      const int value = img[static_cast<size_t>(i) * w + j] + n;
-      const int p0 = hist[static_cast<size_t>(b) * w + j];
+      const uint16_t* column = hist + static_cast<size_t>(b) * w + j;
+      const int p0 = *column;
       float best = 0.0f;
-      for (int d = 0; d < n; d++) {
-        if (value > s.visible[d] || value + d + 1 <= s.lowestLuma) continue;
-        const int up = b + d + 1, down = b - d - 1;
-        const int p1 = up < band ? hist[static_cast<size_t>(up) * w + j] : 0;
-        const int p2 = down >= 0 ? hist[static_cast<size_t>(down) * w + j] : 0;
+      // The steps d + 1 visible at this value (the largest c is the same in any order).
+      for (uint32_t todo = steps[irow[j]]; todo != 0; todo &= todo - 1) {
+        const int d = __builtin_ctz(todo);
+        const int p1 = column[static_cast<ptrdiff_t>(d + 1) * w];
+        const int p2 = column[-static_cast<ptrdiff_t>(d + 1) * w];
         const int p = std::max(p1, p2);
         const float v = static_cast<float>(kContrastWeight[d] * p0 * p) * recip[p + p0];
         if (v > best) best = v;
@@ -486,7 +521,7 @@ double cambiOf(const Settings& s, const PlaneView& in, int bpc, int w, int h, in
   k.mask.resize(static_cast<size_t>(w) * h);
   toTenBits(in, bpc, k.image.data(), w, h);
   if (s.encBitDepth < 10) antiDither(k.image.data(), w, h);
-  flatMask(k.image.data(), w, h, k.mask.data());
+  flatMask(k.image.data(), w, h, k.mask.data(), k);
   const int pad = window >> 1;
   double pooled[kScales];
   int sw = w, sh = h;
@@ -512,7 +547,6 @@ class Cambi final : public Extractor {
       : s_(std::move(s)), bitDepth_(bitDepth), heatmaps_(std::move(heatmaps)) {}
   size_t outputCount() const override { return s_.fullRef ? 3 : 1; }
   void extract(const FrameWindow& f, double* out) const override {
-    // Per worker thread, kept between frames: fresh pages for every frame cost more than the work.
     thread_local Scratch k;
     if (heatmaps_ && f.index < 0) throw std::invalid_argument("heatmaps_path needs the frame's index");
     // libvmaf writes the distorted picture's heatmaps only.
@@ -610,6 +644,12 @@ std::unique_ptr<Extractor> make(const ExtractorOptions& o, const ExtractorGeomet
   s.lowestLuma = lowestVisibleLuma(o.number("cambi_vis_lum_threshold"), eotf);
   s.bandBase = std::max(s.lowestLuma - 3 * s.diffs + 1, 0);
   s.bandSize = s.visible[s.diffs - 1] + 1 - s.bandBase;
+  s.stepsAt.assign(static_cast<size_t>(s.bandBase + s.bandSize), 0);
+  for (int sample = 0; sample < s.bandBase + s.bandSize; sample++) {
+    const int value = sample + s.diffs;
+    for (int d = 0; d < s.diffs; d++)
+      if (value <= s.visible[d] && value + d + 1 > s.lowestLuma) s.stepsAt[sample] |= 1u << d;
+  }
   s.window = adjustedWindow(integer("window_size"), s.encWidth, s.encHeight, s.halveFirst);
   s.srcWindow = adjustedWindow(integer("window_size"), s.srcWidth, s.srcHeight, s.halveFirst);
   const int widest = std::max(s.window, s.srcWindow);

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "cpu_features.h"
 #include "float-filter.h"
 #include "float-scale.h"
 
@@ -272,7 +273,10 @@ bool solveByQr(const std::vector<float>& k, int n, const std::vector<float>& y, 
 // (the one its x86-64 build runs): per row, 16 samples at a time into two 8-lane fused
 // multiply-add accumulators, then 8 at a time into the first, the rest into a plain scalar
 // sum; at the end the lanes are added pairwise (lane i + lane i+8, then halves, quarters).
-double centredCrossSum(const float* x, const float* y, int stride, int height, int width, double mx, double my) {
+// Inlined into two copies below: std::fma is exact in both, but without FMA in the target it
+// is a call into libm per term.
+__attribute__((always_inline)) inline double centredCrossSumBody(const float* x, const float* y, int stride, int height, int width,
+                                                                 double mx, double my) {
   double lo[8] = {0}, hi[8] = {0};
   double tail = 0.0;
   for (int i = 0; i < height; i++) {
@@ -298,6 +302,49 @@ double centredCrossSum(const float* x, const float* y, int stride, int height, i
   const double pair1 = quad[3] + quad[1];
   return pair0 + pair1 + tail;
 }
+
+double centredCrossSumPortable(const float* x, const float* y, int stride, int height, int width, double mx, double my) {
+  return centredCrossSumBody(x, y, stride, height, width, mx, my);
+}
+
+#if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__)
+__attribute__((target("avx2,fma"))) double centredCrossSumFma(const float* x, const float* y, int stride, int height, int width,
+                                                              double mx, double my) {
+  return centredCrossSumBody(x, y, stride, height, width, mx, my);
+}
+
+bool hardwareFma() {
+  static const bool has = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  }();
+  return has && activeIsa() >= IsaLevel::kAvx2;
+}
+#endif
+
+double centredCrossSum(const float* x, const float* y, int stride, int height, int width, double mx, double my) {
+#if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__)
+  if (hardwareFma()) return centredCrossSumFma(x, y, stride, height, width, mx, my);
+#endif
+  return centredCrossSumPortable(x, y, stride, height, width, mx, my);
+}
+
+// A packed float plane (the prescaled one).
+class PackedSource final : public SpeedSource {
+ public:
+  PackedSource(const float* data, int width) : data_(data), width_(width) {}
+  void gather(int y, const int* columns, int count, float* out) const override {
+    const float* r = data_ + static_cast<size_t>(y) * width_;
+    for (int i = 0; i < count; i++) out[i] = r[columns[i]];
+  }
+  void row(int y, int width, float* out) const override {
+    std::memcpy(out, data_ + static_cast<size_t>(y) * width_, sizeof(float) * static_cast<size_t>(width));
+  }
+
+ private:
+  const float* data_;
+  int width_;
+};
 
 }  // namespace
 
@@ -333,27 +380,57 @@ SpeedScorer::SpeedScorer(int width, int height, const SpeedParams& params)
   antialias_ = gaussianTaps(aaLength, static_cast<float>(std::sqrt(4.0) * aaLength / 5.0f));
   const int meanLength = windowLength(4, ks);
   localMean_ = gaussianTaps(meanLength, meanLength / 5.0f);
+  const int taps = static_cast<int>(antialias_.size());
+  keptColumnTaps_.resize(static_cast<size_t>(geometry_.decimatedWidth) * taps);
+  for (int j = 0; j < geometry_.decimatedWidth; j++)
+    for (int k = 0; k < taps; k++)
+      keptColumnTaps_[static_cast<size_t>(j) * taps + k] = mirrorIndex(j * 16 - taps / 2 + k, geometry_.scaledWidth);
 }
 
-void SpeedScorer::decimate(std::vector<float>& plane) const {
+// The antialias filter (vertical pass, then horizontal, as filterPlane) evaluated only at the
+// samples the decimation keeps, (16 i, 16 j): the same float steps in the same order as
+// filtering the whole plane, so the same values, for 1/256 of the work.
+void SpeedScorer::antialiasDecimated(const SpeedSource& plane, float* out) const {
   const SpeedGeometry& g = geometry_;
-  std::vector<float> tmp;
-  if (std::fabs(params_.prescale - 1.0) >= 1.0e-3) {
-    std::vector<float> scaled(static_cast<size_t>(g.scaledWidth) * g.scaledHeight);
-    scalePlane(static_cast<ScaleMethod>(scaleMethod_), plane.data(), g.width, g.height, scaled.data(), g.scaledWidth, g.scaledHeight);
-    plane.swap(scaled);
+  const int taps = static_cast<int>(antialias_.size());
+  const int radius = taps / 2;
+  const int dw = g.decimatedWidth, dh = g.decimatedHeight;
+  const int count = dw * taps;
+  std::vector<float> rows(static_cast<size_t>(count)), vertical(static_cast<size_t>(count));
+  for (int i = 0; i < dh; i++) {
+    std::fill(vertical.begin(), vertical.end(), 0.0f);
+    for (int k = 0; k < taps; k++) {
+      plane.gather(mirrorIndex(i * 16 - radius + k, g.scaledHeight), keptColumnTaps_.data(), count, rows.data());
+      const float f = antialias_[k];
+      for (int c = 0; c < count; c++) vertical[c] += f * rows[c];
+    }
+    for (int j = 0; j < dw; j++) {
+      const float* v = &vertical[static_cast<size_t>(j) * taps];
+      float accum = 0;
+      for (int k = 0; k < taps; k++) accum += antialias_[k] * v[k];
+      out[static_cast<size_t>(i) * dw + j] = accum;
+    }
   }
-  std::vector<float> blurred(static_cast<size_t>(g.scaledWidth) * g.scaledHeight);
-  filterPlane(antialias_.data(), static_cast<int>(antialias_.size()), plane.data(), blurred.data(), g.scaledWidth, g.scaledHeight, tmp);
-  // libvmaf keeps every 16th sample of the first (scaledHeight / 16) x (scaledWidth / 16).
+}
+
+std::vector<float> SpeedScorer::decimate(const SpeedSource& plane) const {
+  const SpeedGeometry& g = geometry_;
   const int dw = g.decimatedWidth, dh = g.decimatedHeight;
   std::vector<float> small(static_cast<size_t>(dw) * dh);
-  for (int i = 0; i < dh; i++)
-    for (int j = 0; j < dw; j++) small[static_cast<size_t>(i) * dw + j] = blurred[static_cast<size_t>(i * 16) * g.scaledWidth + j * 16];
-  std::vector<float> mean(small.size());
+  if (std::fabs(params_.prescale - 1.0) >= 1.0e-3) {
+    // The scaler reads the whole plane.
+    std::vector<float> whole(static_cast<size_t>(g.width) * g.height);
+    for (int y = 0; y < g.height; y++) plane.row(y, g.width, &whole[static_cast<size_t>(y) * g.width]);
+    std::vector<float> scaled(static_cast<size_t>(g.scaledWidth) * g.scaledHeight);
+    scalePlane(static_cast<ScaleMethod>(scaleMethod_), whole.data(), g.width, g.height, scaled.data(), g.scaledWidth, g.scaledHeight);
+    antialiasDecimated(PackedSource(scaled.data(), g.scaledWidth), small.data());
+  } else {
+    antialiasDecimated(plane, small.data());
+  }
+  std::vector<float> mean(small.size()), tmp;
   filterPlane(localMean_.data(), static_cast<int>(localMean_.size()), small.data(), mean.data(), dw, dh, tmp);
   for (size_t i = 0; i < small.size(); i++) small[i] -= mean[i];
-  plane.swap(small);
+  return small;
 }
 
 SpeedPlaneStats SpeedScorer::blockStats(const std::vector<float>& plane) const {
@@ -452,11 +529,9 @@ float SpeedScorer::compare(const SpeedPlaneStats& ref, const SpeedPlaneStats& di
   return total / static_cast<float>(blocks);
 }
 
-float SpeedScorer::score(std::vector<float>& ref, std::vector<float>& dis, bool* singular) const {
-  decimate(ref);
-  const SpeedPlaneStats r = blockStats(ref);
-  decimate(dis);
-  const SpeedPlaneStats d = blockStats(dis);
+float SpeedScorer::score(const SpeedSource& ref, const SpeedSource& dis, bool* singular) const {
+  const SpeedPlaneStats r = blockStats(decimate(ref));
+  const SpeedPlaneStats d = blockStats(decimate(dis));
   if (singular) *singular = r.singular || d.singular;
   // One plane singular alone (rare): 0 rather than an inflated score.
   if (r.singular != d.singular) return 0.0f;

@@ -15,6 +15,15 @@
 
 namespace vmafs {
 
+// A plane SpEED scores, read on demand: row y's samples at the given columns (gather), or its
+// first `width` samples (row), as floats.
+class SpeedSource {
+ public:
+  virtual ~SpeedSource() = default;
+  virtual void gather(int y, const int* columns, int count, float* out) const = 0;
+  virtual void row(int y, int width, float* out) const = 0;
+};
+
 struct SpeedParams {
   double kernelScale = 1.0;
   double prescale = 1.0;
@@ -48,15 +57,18 @@ class SpeedScorer {
   // method) and for planes too small for one block.
   SpeedScorer(int width, int height, const SpeedParams& params);
 
-  // The score of a pair of planes (width x height each, packed), which it overwrites.
-  // `singular` (optional) says whether either plane's covariance was singular (libvmaf's
-  // speed_extract_score's error return).
-  float score(std::vector<float>& ref, std::vector<float>& dis, bool* singular) const;
+  // The score of a pair of planes (width x height each). `singular` (optional) says whether
+  // either plane's covariance was singular (libvmaf's speed_extract_score's error return).
+  // Safe to call from several threads at once.
+  float score(const SpeedSource& ref, const SpeedSource& dis, bool* singular) const;
 
   const SpeedGeometry& geometry() const { return geometry_; }
 
  private:
-  void decimate(std::vector<float>& plane) const;
+  // The plane antialiased, decimated by 16 and minus its local mean (decimatedWidth x
+  // decimatedHeight, packed).
+  std::vector<float> decimate(const SpeedSource& plane) const;
+  void antialiasDecimated(const SpeedSource& plane, float* out) const;
   SpeedPlaneStats blockStats(const std::vector<float>& plane) const;
   float compare(const SpeedPlaneStats& ref, const SpeedPlaneStats& dis) const;
 
@@ -65,6 +77,9 @@ class SpeedScorer {
   int scaleMethod_ = 0;
   std::vector<float> antialias_;
   std::vector<float> localMean_;
+  // For each kept column (every 16th of the scaled plane), the columns the antialias filter's
+  // taps read, mirrored at the edges: decimatedWidth x taps.
+  std::vector<int> keptColumnTaps_;
 };
 
 }  // namespace vmafs

@@ -55,8 +55,8 @@ class SpeedChroma final : public Extractor {
 
  private:
   float channel(const FrameWindow& f, int plane, bool* singular) const {
-    std::vector<float> ref = speedPlane(f.ref->plane[plane], f.ref->bitDepth, width_, height_);
-    std::vector<float> dis = speedPlane(f.dis->plane[plane], f.dis->bitDepth, width_, height_);
+    const PictureSpeedSource ref(f.ref->plane[plane], f.ref->bitDepth);
+    const PictureSpeedSource dis(f.dis->plane[plane], f.dis->bitDepth);
     return scorer_.score(ref, dis, singular);
   }
 

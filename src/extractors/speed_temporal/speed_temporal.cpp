@@ -26,7 +26,7 @@ SpeedParams paramsOf(const ExtractorOptions& o) {
 class SpeedTemporal final : public Extractor {
  public:
   SpeedTemporal(const ExtractorOptions& o, const ExtractorGeometry& g)
-      : width_(g.width), height_(g.height), useRefDiff_(o.flag("speed_use_ref_diff")), scorer_(g.width, g.height, paramsOf(o)) {}
+      : useRefDiff_(o.flag("speed_use_ref_diff")), scorer_(g.width, g.height, paramsOf(o)) {}
 
   size_t outputCount() const override { return 1; }
 
@@ -36,21 +36,13 @@ class SpeedTemporal final : public Extractor {
       return;
     }
     const int depth = f.ref->bitDepth;
-    const std::vector<float> ref = luma(*f.ref, depth);
-    std::vector<float> refDiff = luma(*f.previousRef[0], depth);
-    std::vector<float> disDiff = luma(*f.previousDis[0], depth);
-    const std::vector<float> disNow = useRefDiff_ ? ref : luma(*f.dis, depth);
-    for (size_t i = 0; i < refDiff.size(); i++) {
-      refDiff[i] -= ref[i];
-      disDiff[i] -= disNow[i];
-    }
+    const PlaneView& disNow = useRefDiff_ ? f.ref->plane[0] : f.dis->plane[0];
+    const DifferenceSpeedSource refDiff(f.previousRef[0]->plane[0], f.ref->plane[0], depth);
+    const DifferenceSpeedSource disDiff(f.previousDis[0]->plane[0], disNow, depth);
     out[0] = scorer_.score(refDiff, disDiff, nullptr);
   }
 
  private:
-  std::vector<float> luma(const Picture& p, int depth) const { return speedPlane(p.plane[0], depth, width_, height_); }
-
-  int width_, height_;
   bool useRefDiff_;
   SpeedScorer scorer_;
 };
