@@ -1,7 +1,8 @@
 // Differential test of lib/f32.wgsl (the integer-only float operations the SSIM kernels use)
 // against the host's IEEE arithmetic: f32_from_f64 against Math.fround (a double rounded to
 // a float, to nearest even, subnormals kept), f32_mul against Math.fround(a * b) (the double
-// product of two floats is exact, so that is the correctly rounded float product). Over a
+// product of two floats is exact, so that is the correctly rounded float product), f32_add and
+// f32_sub against Math.fround(a +- b) (correctly rounded too: see the test). Over a
 // million operands per op: random bits, the subnormal and overflow boundaries, exact ties
 // and their neighbours, zeros, infinities, NaNs. GPU_F32_SEED replays a run.
 // XDG_RUNTIME_DIR must be set for Mesa's lavapipe (any writable folder).
@@ -65,7 +66,7 @@ function randomDouble(R) {
   }
 }
 
-describe('lib/f32.wgsl: integer-exact float rounding and products (gpu)', function () {
+describe('lib/f32.wgsl: integer-exact float rounding, products and sums (gpu)', function () {
   this.timeout(600000);
   let gpu;
   before(async () => (gpu = await openGpuDevice({ label: 'f32 tests' })));
@@ -154,4 +155,30 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     const got = await run('outp[i] = f32_mul(inp[2u * i], inp[2u * i + 1u]);', 2, input);
     check('f32_mul', N, got, (i) => floatBits(Math.fround(floatOf(input[2 * i]) * floatOf(input[2 * i + 1]))), (i) => `${hex(input[2 * i])} * ${hex(input[2 * i + 1])} (${floatOf(input[2 * i])} * ${floatOf(input[2 * i + 1])})`);
   });
+
+  // The host's reference for a float sum is Math.fround(a + b): the double sum of two floats
+  // rounded to float is the correctly rounded float sum (53 >= 2 * 24 + 2 bits, Figueroa 1995).
+  for (const [name, op, sign] of [['f32_add', '+', 1], ['f32_sub', '-', -1]]) {
+    it(`${name} == Math.fround(a ${op} b) on ${N} float pairs (cancellation, far exponents, subnormals, specials)`, async function () {
+      const R = makeRng(SEED + 2 + (sign < 0 ? 1 : 0));
+      const input = new Uint32Array(2 * N);
+      for (let i = 0; i < N; i++) {
+        let a = randomFloatWord(R);
+        let b = randomFloatWord(R);
+        const shape = R.int(4);
+        if (shape === 0) { // nearly equal magnitudes: cancellation (opposite signs for the sum)
+          b = (a ^ (R.int(1 << (1 + R.int(12))) & 0x7fffff) ^ (sign > 0 ? 0x80000000 : 0)) >>> 0;
+        } else if (shape === 1) { // exponents 20 to 30 apart: sticky bits and ties at the rounding point
+          const ea = 40 + R.int(170);
+          a = ((a & 0x807fffff) | (ea << 23)) >>> 0;
+          b = ((b & 0x807fffff) | ((ea - 20 - R.int(11)) << 23)) >>> 0;
+        }
+        input[2 * i] = a;
+        input[2 * i + 1] = b;
+      }
+      const got = await run(`outp[i] = ${name}(inp[2u * i], inp[2u * i + 1u]);`, 2, input);
+      // Bits compared exactly: a zero sum's sign too (+0 unless both are -0, as addss gives it).
+      check(name, N, got, (i) => floatBits(Math.fround(floatOf(input[2 * i]) + sign * floatOf(input[2 * i + 1]))), (i) => `${hex(input[2 * i])} ${op} ${hex(input[2 * i + 1])} (${floatOf(input[2 * i])} ${op} ${floatOf(input[2 * i + 1])})`);
+    });
+  }
 });

@@ -63,3 +63,16 @@ fn f32_from_f64(a: vec2<u32>) -> u32 {
 fn f32_mul(a: u32, b: u32) -> u32 {
   return f32_from_f64(f64_mul(f64_from_f32_bits(a), f64_from_f32_bits(b)));
 }
+
+// The correctly rounded float sum a + b (bit patterns), as addss gives it. The sum is taken
+// in double and rounded once more to float: with 53 >= 2 * 24 + 2 significand bits that
+// second rounding never differs from rounding the exact sum (Figueroa, "When is double
+// rounding innocuous?", 1995), and a zero sum gets addss's sign (+0 unless both are -0).
+fn f32_add(a: u32, b: u32) -> u32 {
+  return f32_from_f64(f64_add(f64_from_f32_bits(a), f64_from_f32_bits(b)));
+}
+
+// The correctly rounded float difference a - b, as subss gives it (see f32_add).
+fn f32_sub(a: u32, b: u32) -> u32 {
+  return f32_from_f64(f64_sub(f64_from_f32_bits(a), f64_from_f32_bits(b)));
+}
