@@ -2,7 +2,7 @@
  * The gpu backend: VIF, ADM and motion as WGSL kernels through WebGPU (Dawn, npm `webgpu`),
  * producing the very same int64 accumulators as the cpu backend, finished by the same native
  * step (finishFeatures), so the two agree bit for bit. Registered extractors with gpu
- * kernels (gpu-extractors.ts: psnr, float_psnr, float_moment) run in the same command
+ * kernels (gpu-extractors.ts: psnr, float_psnr, float_moment, float_ansnr, ...) run in the same command
  * buffers, their accumulators in each rendition's block of the stats (stats-layout.ts),
  * finished by their C++ extractors; a run whose plan has no core instance runs only them.
  *

@@ -1,0 +1,153 @@
+// float_ansnr (and float_motion) on the gpu backend: their float work in integer-exact soft
+// float (lib/f32.wgsl) in the C++'s order, finished by the C++ extractors' finishStats. Every
+// value equal to the cpu backend's, bit for bit, and to libvmaf 3.2.0's on every frame of
+// every carried clip; and on seeded random pictures of random sizes (odd ones included),
+// depths and chroma formats, with flat, extreme and noisy content. Nothing runs on the host.
+// (Frames are 33x33 at least: the pipeline refuses smaller ones.) GPU_FLOAT_SEED replays a randomized run. XDG_RUNTIME_DIR must be set for Mesa's lavapipe.
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { lastValueFrom, toArray } from 'rxjs';
+import { score } from '../dist/index.js';
+import { carriedClipNames, goldenClip } from './helpers/golden.mjs';
+import { makeRng } from './helpers/gpu.mjs';
+
+const tmp = mkdtempSync(join(tmpdir(), 'vmaf-gpu-float-'));
+after(() => rmSync(tmp, { recursive: true, force: true }));
+const SEED = Number(process.env.GPU_FLOAT_SEED ?? 20261124) >>> 0;
+
+async function run(ref, dis, options) {
+  const warnings = [];
+  const frames = await lastValueFrom(
+    score(ref, dis, { noPrediction: true, threads: 2, ...options, onWarning: (m) => warnings.push(m) }).pipe(toArray()),
+  );
+  return { frames, warnings };
+}
+
+function assertSame(got, want, what) {
+  assert.equal(got.length, want.length, `${what}: ${got.length} frames, want ${want.length}`);
+  for (let i = 0; i < want.length; i++) {
+    assert.deepEqual(Object.keys(got[i].features), Object.keys(want[i].features), `${what}: frame ${i} keys`);
+    for (const [k, v] of Object.entries(want[i].features)) {
+      assert.ok(Object.is(got[i].features[k], v), `${what}: frame ${want[i].index} ${k}: gpu ${got[i].features[k]} cpu ${v}`);
+    }
+  }
+}
+
+/** Nothing ran on the host: the extractors had their gpu kernels. */
+function assertOnGpu(warnings, what) {
+  assert.deepEqual(warnings.filter((w) => /host's cpu|run on the host/.test(w)), [], `${what}: ${warnings.join('\n')}`);
+}
+
+const CHROMA = { '420': [2, 2], '422': [2, 1], '444': [1, 1] };
+
+/**
+ * A seeded y4m pair: `frames` frames of a textured gradient with flat blocks (equal in both),
+ * full-range extremes (0 and max stripes), and noise and outliers in the distorted; chroma
+ * planes random.
+ */
+function randomPair(R, name, { width, height, bitDepth, chroma, frames }) {
+  const max = 2 ** bitDepth - 1;
+  const [sx, sy] = CHROMA[chroma];
+  const cw = Math.ceil(width / sx);
+  const ch = Math.ceil(height / sy);
+  const per = width * height + 2 * cw * ch;
+  const tag = bitDepth === 8 ? (chroma === '420' ? '420jpeg' : chroma) : `${chroma}p${bitDepth}`;
+  const header = Buffer.from(`YUV4MPEG2 W${width} H${height} F25:1 Ip A1:1 C${tag}\n`, 'latin1');
+  const parts = [[header], [header]];
+  const fx = R.float() * 3;
+  const fy = R.float() * 3;
+  for (let f = 0; f < frames; f++) {
+    const ref = bitDepth > 8 ? new Uint16Array(per) : new Uint8Array(per);
+    const dis = bitDepth > 8 ? new Uint16Array(per) : new Uint8Array(per);
+    const still = R.int(3) === 0; // sometimes a frame equal to the previous one (motion 0)
+    for (let y = 0; y < height; y++) {
+      for (let x = 0; x < width; x++) {
+        const i = y * width + x;
+        const flat = ((x >> 3) + (y >> 3)) % 5 === 0;
+        const stripe = (x + y) % 29 === 0 ? ((x >> 1) & 1) * max : -1;
+        const shift = still ? 0 : f * 3;
+        const v = flat ? Math.floor(max / 3) : stripe >= 0 ? stripe : Math.min(max, Math.floor(max * (0.5 + 0.45 * Math.sin(((x + shift) * fx) / 7 + (y * fy) / 5))) + R.int(Math.max(2, max >> 5)));
+        ref[i] = v;
+        dis[i] = flat ? v : R.int(23) === 0 ? R.int(max + 1) : Math.min(max, Math.max(0, v + R.range(-(max >> 5) - 1, (max >> 5) + 1)));
+      }
+    }
+    for (let i = width * height; i < per; i++) {
+      ref[i] = R.int(max + 1);
+      dis[i] = R.int(max + 1);
+    }
+    parts[0].push(Buffer.from('FRAME\n', 'latin1'), Buffer.from(ref.buffer));
+    parts[1].push(Buffer.from('FRAME\n', 'latin1'), Buffer.from(dis.buffer));
+  }
+  return parts.map((p, k) => {
+    const file = join(tmp, `${name}-${k}.y4m`);
+    writeFileSync(file, Buffer.concat(p));
+    return file;
+  });
+}
+
+/**
+ * The golden parity and randomized tests of one extractor: `feature` its --feature argument,
+ * `keys` its log keys in libvmaf-extra's naming (`logKey` maps a feature key to it).
+ */
+function extractorTests({ feature, keys, logKey = (k) => k, cases = 8, minSide = 33, options = [] }) {
+  describe(`${feature}`, function () {
+    describe('golden parity: gpu == cpu == libvmaf 3.2.0, every frame of every carried clip', function () {
+      const totals = {};
+      after(() => console.log(`      ${feature} gpu vs libvmaf:`, Object.entries(totals).map(([k, [e, t, d]]) => `${k} ${e}/${t} (max |diff| ${d})`).join(', ')));
+      for (const name of carriedClipNames) {
+        it(name, async function () {
+          const clip = goldenClip(name);
+          const gold = clip.log('libvmaf-extra').frames;
+          const gpu = await run(clip.ref, clip.dis, { backend: 'gpu', features: [feature] });
+          const cpu = await run(clip.ref, clip.dis, { backend: 'cpu', features: [feature] });
+          assertSame(gpu.frames, cpu.frames, name);
+          assertOnGpu(gpu.warnings, name);
+          assert.equal(gpu.frames.length, gold.length, `${name}: every frame`);
+          for (const f of gpu.frames) {
+            for (const k of keys) {
+              const want = gold[f.index].metrics[logKey(k)];
+              assert.equal(typeof want, 'number', `${name}: libvmaf's ${logKey(k)}`);
+              const got = f.features[k];
+              totals[k] ??= [0, 0, 0];
+              totals[k][1]++;
+              if (Object.is(got, want)) totals[k][0]++;
+              else totals[k][2] = Math.max(totals[k][2], Math.abs(got - want));
+              assert.ok(Object.is(got, want), `${name} frame ${f.index} ${k}: gpu ${got}, libvmaf ${want}`);
+            }
+          }
+        });
+      }
+    });
+
+    it(`randomized: ${cases} seeded pairs of random sizes, depths and chroma formats, gpu == cpu exactly`, async function () {
+      const R = makeRng((SEED ^ feature.length * 7919) >>> 0);
+      let compared = 0;
+      for (let c = 0; c < cases; c++) {
+        const width = c === 0 ? minSide : R.range(minSide, 97);
+        const height = c === 1 ? minSide : R.range(minSide, 71);
+        const bitDepth = [8, 10, 12, 16][c % 4];
+        const chroma = ['420', '422', '444'][R.int(3)];
+        const frames = R.range(2, 4);
+        const what = `case ${c}: ${width}x${height} ${bitDepth}-bit ${chroma}, ${frames} frames (seed ${SEED})`;
+        const [ref, dis] = randomPair(R, `${feature}-${c}`, { width, height, bitDepth, chroma, frames });
+        const args = [feature, ...options.map((o) => o(R))];
+        for (const arg of args) {
+          const g = await run(ref, dis, { features: [arg], backend: 'gpu' });
+          const k = await run(ref, dis, { features: [arg], backend: 'cpu' });
+          assert.equal(g.frames.length, frames, `${what} ${arg}`);
+          assertSame(g.frames, k.frames, `${what} ${arg}`);
+          assertOnGpu(g.warnings, `${what} ${arg}`);
+          compared += frames * Object.keys(k.frames[0].features).length;
+        }
+      }
+      console.log(`      ${feature}: ${compared} randomized values, gpu == cpu`);
+    });
+  });
+}
+
+describe('float extractors on the gpu backend', function () {
+  this.timeout(1800000);
+  extractorTests({ feature: 'float_ansnr', keys: ['float_ansnr', 'float_anpsnr'] });
+});
