@@ -92,6 +92,7 @@ import { openGpuDevice, type GpuDevice } from './device.js';
 import type { FrameGeometry, FrameKernel } from './frame-kernel.js';
 import { statsLayout, type StatsLayout } from './stats-layout.js';
 import type { GpuExtractorSet } from './gpu-extractors.js';
+import { withExtractorLookahead, type GroupOwnValues } from './extractor-lookahead.js';
 import { pictureLayout, planesOf, type PictureLayout } from './picture-planes.js';
 import { MotionKernel } from './motion/motion-kernel.js';
 import { VifKernel } from './vif/vif-kernel.js';
@@ -274,6 +275,7 @@ export class GpuBackend implements FeatureBackend {
           orderedMergeMap((job) => stream.run(job), this.depth),
           map((r) => stream.finish(r)),
           withGroupMotion(this.motion),
+          withExtractorLookahead(() => stream.extractors, (index) => stream.takeOwnValues(index)),
         )
         .subscribe(subscriber);
 
@@ -427,6 +429,8 @@ class GpuStream {
   /** The registered extractors this stream computes (asked for at its first group). */
   readonly #extractorSource: (() => GpuExtractorSet | undefined) | undefined;
   #extractors: GpuExtractorSet | undefined;
+  /** Per group index, until taken: the lookahead extractors' own values (extractor-lookahead.ts). */
+  readonly #ownValues = new Map<number, GroupOwnValues>();
   /** Set by the first group: the planes uploaded per picture. */
   #picture: PictureLayout | undefined;
   /** Set by the first group: how many renditions every group of this stream has. */
@@ -518,16 +522,31 @@ class GpuStream {
     }
   }
 
+  /** The registered extractors this stream computes (known from its first group on). */
+  get extractors(): GpuExtractorSet | undefined {
+    return this.#extractors;
+  }
+
+  /** A group's lookahead extractor values (finish() keeps them for every group), once. */
+  takeOwnValues(index: number): GroupOwnValues | undefined {
+    const own = this.#ownValues.get(index);
+    this.#ownValues.delete(index);
+    return own;
+  }
+
   finish({ stats: r, words }: StreamStats): MotionGroup {
     try {
       const L = this.#layout!;
       const group: MotionGroup = L.core ? finishGroup(this.#native, r, this.#backend.motion) : withoutCore(r);
       const set = this.#extractors;
       if (!set) return group;
+      const firstAt = L.extractorsInBlock / 4;
+      // Every group's, scored or not: the frames before and after it read them.
+      if (set.lookahead) this.#ownValues.set(r.index, { own: set.ownValues(words, firstAt), present: group.renditions.map((entry) => entry !== undefined) });
       // The registered extractors' values join each scored frame's core features.
       const renditions = group.renditions.map((entry, k) => {
         if (!entry) return entry;
-        const values = set.finish(k, words, (k * L.blockBytes + L.extractorsInBlock) / 4);
+        const values = set.finish(k, words, (k * L.blockBytes + L.extractorsInBlock) / 4, firstAt);
         return { ...entry, features: { ...entry.features, ...values } };
       });
       return { ...group, renditions };
@@ -695,6 +714,11 @@ class GpuStream {
             core.adm.encode(enc, planes, { buffer: stats, offset: k * L.blockBytes + L.admInBlock });
           }
           this.#extractors?.encode(enc, { ref: { buffer: refBuf, layout: picture }, dis: { buffer: disBuf, layout: picture } }, { buffer: stats, offset: k * L.blockBytes + L.extractorsInBlock });
+        }
+        if (this.#extractors?.referenceOnly) {
+          // Extractors of the reference alone (float_motion): once per group, scored or not, into the first block.
+          const previousRef = prevRef ? { buffer: prevRef, layout: picture } : undefined;
+          this.#extractors.encodeReference(enc, { ref: { buffer: refBuf, layout: picture }, previousRef }, { buffer: stats, offset: L.extractorsInBlock });
         }
         if (core) {
           // Motion reads the reference planes only: once per group.
