@@ -1,15 +1,18 @@
-// float_ansnr (and float_motion) on the gpu backend: their float work in integer-exact soft
-// float (lib/f32.wgsl) in the C++'s order, finished by the C++ extractors' finishStats. Every
+// float_ansnr and float_motion on the gpu backend: their float work in integer-exact soft
+// float (lib/f32.wgsl) in the C++'s order, finished by the C++ extractors' finishStats (and
+// float_motion's motion2/motion3 by its finishFrame, from the next frame's score). Every
 // value equal to the cpu backend's, bit for bit, and to libvmaf 3.2.0's on every frame of
 // every carried clip; and on seeded random pictures of random sizes (odd ones included),
-// depths and chroma formats, with flat, extreme and noisy content. Nothing runs on the host.
+// depths and chroma formats, with flat, extreme, still and noisy content, float_motion at
+// random options too; float_motion in a ladder, with --subsample and beside the core's
+// integer motion. Nothing runs on the host (but float_motion's chroma and scale-1 terms).
 // (Frames are 33x33 at least: the pipeline refuses smaller ones.) GPU_FLOAT_SEED replays a randomized run. XDG_RUNTIME_DIR must be set for Mesa's lavapipe.
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { lastValueFrom, toArray } from 'rxjs';
-import { score } from '../dist/index.js';
+import { score, scoreLadder } from '../dist/index.js';
 import { carriedClipNames, goldenClip } from './helpers/golden.mjs';
 import { makeRng } from './helpers/gpu.mjs';
 
@@ -150,4 +153,60 @@ function extractorTests({ feature, keys, logKey = (k) => k, cases = 8, minSide =
 describe('float extractors on the gpu backend', function () {
   this.timeout(1800000);
   extractorTests({ feature: 'float_ansnr', keys: ['float_ansnr', 'float_anpsnr'] });
+
+  const motionOptions = (R) => {
+    if (R.int(5) === 0) return `float_motion=motion_force_zero=true:debug=${R.bool()}`;
+    const opts = [`motion_filter_size=${R.pick([1, 3, 5, 0, 7])}`, `debug=${R.bool()}`];
+    if (R.bool()) opts.push(`motion_fps_weight=${R.pick([0.5, 2, 4.75])}`);
+    if (R.bool()) opts.push(`motion_blend_factor=${R.pick([0, 0.25, 0.8])}:motion_blend_offset=${R.pick([0, 1, 3.5])}`);
+    if (R.bool()) opts.push(`motion_max_val=${R.pick([0.5, 2, 10000])}`);
+    return `float_motion=${opts.join(':')}`;
+  };
+  extractorTests({ feature: 'float_motion', keys: ['motion2', 'motion', 'motion3'], options: [motionOptions, motionOptions] });
+
+  describe('float_motion: ladders, --subsample, the core beside it, what stays on the host', function () {
+    it('a ladder (renditions of different lengths), with --subsample, gives each rendition the cpu backend\'s values', async function () {
+      const clip = goldenClip('src01_160x90_8bit');
+      const features = ['float_motion', 'float_motion=motion_filter_size=3:debug=false', 'float_ansnr'];
+      const ladder = async (backend, subsample) => {
+        const warnings = [];
+        const out = await lastValueFrom(
+          scoreLadder(clip.ref, [{ input: clip.dis, name: 'dis' }, { input: clip.ref, name: 'same', frameSkip: 41 }], {
+            backend, features, noPrediction: true, threads: 2, frameCnt: 16, subsample, onWarning: (m) => warnings.push(m),
+          }).pipe(toArray()),
+        );
+        const by = {};
+        for (const { rendition, result } of out) (by[rendition] ??= []).push(result);
+        return { by, warnings };
+      };
+      for (const subsample of [1, 3]) {
+        const gpu = await ladder('gpu', subsample);
+        const cpu = await ladder('cpu', subsample);
+        for (const name of ['dis', 'same']) {
+          assert.ok(cpu.by[name].length > 1, `${name}: ${cpu.by[name].length} frames`);
+          assertSame(gpu.by[name], cpu.by[name], `ladder ${name} subsample ${subsample}`);
+        }
+        assertOnGpu(gpu.warnings, `ladder subsample ${subsample}`);
+        if (subsample === 3) assert.deepEqual(gpu.by.dis.map((f) => f.index), [0, 3, 6, 9, 12, 15]);
+      }
+    });
+
+    it('beside the core (VMAF v0.6.1, its integer motion) with --subsample: gpu == cpu; motion_add_uv and motion_add_scale1 stay on the host, named', async function () {
+      const clip = goldenClip('testsrc_640x360_x264_12f');
+      const options = { features: ['float_motion=motion_fps_weight=2', 'float_ansnr'], noPrediction: false, models: ['version=vmaf_v0.6.1:name=vmaf'], frameCnt: 6, subsample: 2 };
+      const gpu = await run(clip.ref, clip.dis, { ...options, backend: 'gpu' });
+      const cpu = await run(clip.ref, clip.dis, { ...options, backend: 'cpu' });
+      assertSame(gpu.frames, cpu.frames, 'with the core');
+      assert.ok('integer_motion2' in gpu.frames[0].features && 'motion2_mfw_2' in gpu.frames[0].features, Object.keys(gpu.frames[0].features).join(' '));
+      assertOnGpu(gpu.warnings, 'with the core');
+
+      const host = { features: ['float_motion=motion_add_uv=true', 'float_motion=motion_add_scale1=true', 'float_motion'], frameCnt: 4 };
+      const g = await run(clip.ref, clip.dis, { ...host, backend: 'gpu' });
+      const c = await run(clip.ref, clip.dis, { ...host, backend: 'cpu' });
+      assertSame(g.frames, c.frames, 'chroma and scale 1 on the host');
+      const warned = g.warnings.filter((w) => /host's cpu/.test(w));
+      assert.equal(warned.length, 1, g.warnings.join('\n'));
+      assert.match(warned[0], /float_motion/);
+    });
+  });
 });

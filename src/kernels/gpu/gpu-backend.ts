@@ -2,7 +2,7 @@
  * The gpu backend: VIF, ADM and motion as WGSL kernels through WebGPU (Dawn, npm `webgpu`),
  * producing the very same int64 accumulators as the cpu backend, finished by the same native
  * step (finishFeatures), so the two agree bit for bit. Registered extractors with gpu
- * kernels (gpu-extractors.ts: psnr, float_psnr, float_moment, float_ansnr, ...) run in the same command
+ * kernels (gpu-extractors.ts: psnr, float_psnr, float_moment, float_ansnr, float_motion, ...) run in the same command
  * buffers, their accumulators in each rendition's block of the stats (stats-layout.ts),
  * finished by their C++ extractors; a run whose plan has no core instance runs only them.
  *
@@ -24,8 +24,11 @@
  *      the readback slot;
  *   5. (without holding up the next frame's steps 1-4) await the readback: [vif 20, adm 60]
  *      int64 -> finishFeatures, the motion SADs -> each motion instance's score -> features;
- *      then each instance's motion2 and motion3 (pipeline/motion-finish.ts) in frame order.
- * Pairs with `scored: false` (--subsample) upload only the reference and run only motion.
+ *      then each instance's motion2 and motion3 (pipeline/motion-finish.ts) in frame order,
+ *      and the registered extractors' values that wait for the next frame
+ *      (extractor-lookahead.ts: float_motion's motion2 and motion3).
+ * Pairs with `scored: false` (--subsample) upload only the reference and run only motion
+ * and the registered extractors of the reference alone (referenceOnly: float_motion).
  *
  * A ladder (extractMany: one reference, several distorted inputs per frame) is the same
  * steps per group: the reference is uploaded once per frame, into the one reference ring
