@@ -191,6 +191,23 @@ describe('float extractors on the gpu backend', function () {
       }
     });
 
+    it('a float model (vmaf_float_v0.6.1: its float_motion on the gpu, float_vif and float_adm on the host) scores as the cpu backend and libvmaf', async function () {
+      const clip = goldenClip('src01_288x162_10bit');
+      const gold = clip.log('libvmaf-extra').frames;
+      const options = { noPrediction: false, models: ['version=vmaf_float_v0.6.1:name=vmaf_float'] };
+      const gpu = await run(clip.ref, clip.dis, { ...options, backend: 'gpu' });
+      const cpu = await run(clip.ref, clip.dis, { ...options, backend: 'cpu' });
+      assert.equal(gpu.frames.length, gold.length);
+      gpu.frames.forEach((f, i) => {
+        assert.ok(Object.is(f.scores.vmaf_float, cpu.frames[i].scores.vmaf_float), `frame ${i}: gpu ${f.scores.vmaf_float} cpu ${cpu.frames[i].scores.vmaf_float}`);
+        for (const k of ['motion2', 'motion3']) assert.ok(Object.is(f.features[k], gold[i].metrics[k]), `frame ${i} ${k}: gpu ${f.features[k]} libvmaf ${gold[i].metrics[k]}`);
+        assert.ok(Math.abs(f.scores.vmaf_float - gold[i].metrics.vmaf_float) < 1e-9, `frame ${i}: vmaf_float ${f.scores.vmaf_float}, libvmaf ${gold[i].metrics.vmaf_float}`);
+      });
+      const warned = gpu.warnings.filter((w) => /host's cpu/.test(w));
+      assert.equal(warned.length, 1, gpu.warnings.join('\n'));
+      assert.doesNotMatch(warned[0], /float_motion/);
+    });
+
     it('beside the core (VMAF v0.6.1, its integer motion) with --subsample: gpu == cpu; motion_add_uv and motion_add_scale1 stay on the host, named', async function () {
       const clip = goldenClip('testsrc_640x360_x264_12f');
       const options = { features: ['float_motion=motion_fps_weight=2', 'float_ansnr'], noPrediction: false, models: ['version=vmaf_v0.6.1:name=vmaf'], frameCnt: 6, subsample: 2 };
