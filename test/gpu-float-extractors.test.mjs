@@ -191,7 +191,7 @@ describe('float extractors on the gpu backend', function () {
       }
     });
 
-    it('a float model (vmaf_float_v0.6.1: its float_motion on the gpu, float_vif and float_adm on the host) scores as the cpu backend and libvmaf', async function () {
+    it('a float model (vmaf_float_v0.6.1: its float_motion on the gpu, what has no gpu kernel on the host) scores as the cpu backend and libvmaf', async function () {
       const clip = goldenClip('src01_288x162_10bit');
       const gold = clip.log('libvmaf-extra').frames;
       const options = { noPrediction: false, models: ['version=vmaf_float_v0.6.1:name=vmaf_float'] };
