@@ -7,6 +7,8 @@
 // cap per bit depth.
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <vector>
 
 #include "extractor.h"
@@ -76,11 +78,30 @@ class FloatAnsnr final : public Extractor {
       signal += rowSignal;
       noise += rowNoise;
     }
+    fromEnergies(signal, noise, out);
+  }
+
+  // The GPU kernel (float_ansnr-gpu.ts) gives the two float energies themselves, summed in
+  // the order above with integer-exact float arithmetic: their bit patterns, one per slot.
+  size_t statsCount() const override { return 2; }
+  void finishStats(const uint64_t* stats, double* out) const override {
+    fromEnergies(floatOfBits(stats[0]), floatOfBits(stats[1]), out);
+  }
+
+ private:
+  static float floatOfBits(uint64_t bits) {
+    const uint32_t word = static_cast<uint32_t>(bits);
+    float f;
+    std::memcpy(&f, &word, sizeof f);
+    return f;
+  }
+
+  void fromEnergies(float signal, float noise, double* out) const {
+    const int w = width_, h = height_;
     out[0] = noise == 0 ? max_ : 10.0 * std::log10(static_cast<double>(signal / noise));
     out[1] = std::min(10 * std::log10(peak_ * peak_ * w * h / std::max(static_cast<double>(noise), 1e-10)), max_);
   }
 
- private:
   int width_, height_;
   double peak_, max_;
 };

@@ -1,9 +1,10 @@
 /**
  * libvmaf's "float_ansnr" (float_ansnr.c, ansnr.c): the SNR and PSNR of the luma after
  * filtering the reference and the distorted by different low-pass kernels (anti-noise SNR).
- * C++: float_ansnr.cpp.
+ * C++: float_ansnr.cpp; on the gpu backend float_ansnr-gpu.ts.
  */
 import type { ExtractorDefinition } from '../extractor.js';
+import { floatAnsnrGpu } from './float_ansnr-gpu.js';
 
 export const floatAnsnr: ExtractorDefinition = {
   name: 'float_ansnr',
@@ -13,5 +14,5 @@ export const floatAnsnr: ExtractorDefinition = {
   planes: () => 'luma',
   neighbours: () => ({ previous: 0, next: 0 }),
   outputs: () => ['float_ansnr', 'float_anpsnr'],
-  implementation: { kind: 'native', native: 'float_ansnr' },
+  implementation: { kind: 'native', native: 'float_ansnr', gpu: floatAnsnrGpu },
 };

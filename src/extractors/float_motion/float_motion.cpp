@@ -9,6 +9,8 @@
 // frame's, so here their slots carry the raw score; motion is final.
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <stdexcept>
 #include <vector>
 
@@ -63,8 +65,9 @@ class FloatMotion final : public Extractor {
       std::fill(out, out + outputCount(), 0.0);
       return;
     }
+    const bool hasPrevious = !f.previousRef.empty();
     double score = 0;
-    if (!f.previousRef.empty()) {
+    if (hasPrevious) {
       const Picture& prev = *f.previousRef[0];
       score = planeScore(f.ref->plane[0], prev.plane[0], f.ref->bitDepth);
       if (addUv_) {
@@ -74,13 +77,35 @@ class FloatMotion final : public Extractor {
         score += v;
       }
     }
-    size_t k = 0;
-    out[k++] = score;
-    if (debug_) out[k++] = f.previousRef.empty() ? 0.0 : std::min(score * fpsWeight_, maxVal_);
-    out[k++] = score;
+    fromScore(hasPrevious, score, out);
+  }
+
+  // The GPU kernel (float_motion-gpu.ts; luma at scale 0 only: without motion_add_scale1 and
+  // motion_add_uv) gives whether there was a previous frame and the float sum of the per-row
+  // float sums of |a - b| (meanAbsDiff's accum, summed in its order), as its bit pattern.
+  size_t statsCount() const override { return 2; }
+  void finishStats(const uint64_t* stats, double* out) const override {
+    if (forceZero_) {
+      std::fill(out, out + outputCount(), 0.0);
+      return;
+    }
+    if (addScale1_ || addUv_) throw std::logic_error("float_motion's GPU accumulators cover luma at scale 0 only");
+    const bool hasPrevious = stats[0] != 0;
+    const uint32_t word = static_cast<uint32_t>(stats[1]);
+    float accum;
+    std::memcpy(&accum, &word, sizeof accum);
+    const double score = hasPrevious ? static_cast<double>(accum / (geometry_.width * geometry_.height)) : 0.0;
+    fromScore(hasPrevious, score, out);
   }
 
  private:
+  void fromScore(bool hasPrevious, double score, double* out) const {
+    size_t k = 0;
+    out[k++] = score;
+    if (debug_) out[k++] = hasPrevious ? std::min(score * fpsWeight_, maxVal_) : 0.0;
+    out[k++] = score;
+  }
+
   std::vector<float> blurred(const PlaneView& plane, int bitDepth, std::vector<float>& tmp) const {
     const std::vector<float> samples = floatPlane(plane, bitDepth, -128);
     std::vector<float> out(samples.size());

@@ -4,10 +4,12 @@
  * frame and the previous one; motion2 the smaller of this frame's and the next frame's
  * (0 for the first frame), so it waits one frame; motion3 a blend of motion2 with an offset.
  * The C++ (float_motion.cpp) gives each frame's own score; finishFrame completes motion2 and
- * motion3 once the next frame's score is known (the plan backend's lookahead stage).
+ * motion3 once the next frame's score is known (the plan backend's lookahead stage; on the
+ * gpu backend, float_motion-gpu.ts and gpu/extractor-lookahead.ts).
  */
 import type { ExtractorDefinition } from '../extractor.js';
 import type { OptionDef, OptionValues } from '../option.js';
+import { floatMotionGpu } from './float_motion-gpu.js';
 
 const OPTIONS: readonly OptionDef[] = [
   { name: 'debug', type: 'bool', default: true, param: false, help: 'debug mode: enable additional output' },
@@ -69,5 +71,5 @@ export const floatMotion: ExtractorDefinition = {
     out[at(MOTION3)] = Math.min(blend(low * weight, factor, offset), max);
     return out;
   },
-  implementation: { kind: 'native', native: 'float_motion' },
+  implementation: { kind: 'native', native: 'float_motion', gpu: floatMotionGpu },
 };

@@ -2,7 +2,7 @@
  * The gpu backend: VIF, ADM and motion as WGSL kernels through WebGPU (Dawn, npm `webgpu`),
  * producing the very same int64 accumulators as the cpu backend, finished by the same native
  * step (finishFeatures), so the two agree bit for bit. Registered extractors with gpu
- * kernels (gpu-extractors.ts: psnr, float_psnr, float_moment) run in the same command
+ * kernels (gpu-extractors.ts: psnr, float_psnr, float_moment, float_ansnr, float_motion, ...) run in the same command
  * buffers, their accumulators in each rendition's block of the stats (stats-layout.ts),
  * finished by their C++ extractors; a run whose plan has no core instance runs only them.
  *
@@ -24,8 +24,11 @@
  *      the readback slot;
  *   5. (without holding up the next frame's steps 1-4) await the readback: [vif 20, adm 60]
  *      int64 -> finishFeatures, the motion SADs -> each motion instance's score -> features;
- *      then each instance's motion2 and motion3 (pipeline/motion-finish.ts) in frame order.
- * Pairs with `scored: false` (--subsample) upload only the reference and run only motion.
+ *      then each instance's motion2 and motion3 (pipeline/motion-finish.ts) in frame order,
+ *      and the registered extractors' values that wait for the next frame
+ *      (extractor-lookahead.ts: float_motion's motion2 and motion3).
+ * Pairs with `scored: false` (--subsample) upload only the reference and run only motion
+ * and the registered extractors of the reference alone (referenceOnly: float_motion).
  *
  * A ladder (extractMany: one reference, several distorted inputs per frame) is the same
  * steps per group: the reference is uploaded once per frame, into the one reference ring
@@ -92,6 +95,7 @@ import { openGpuDevice, type GpuDevice } from './device.js';
 import type { FrameGeometry, FrameKernel } from './frame-kernel.js';
 import { statsLayout, type StatsLayout } from './stats-layout.js';
 import type { GpuExtractorSet } from './gpu-extractors.js';
+import { withExtractorLookahead, type GroupOwnValues } from './extractor-lookahead.js';
 import { pictureLayout, planesOf, type PictureLayout } from './picture-planes.js';
 import { MotionKernel } from './motion/motion-kernel.js';
 import { VifKernel } from './vif/vif-kernel.js';
@@ -274,6 +278,7 @@ export class GpuBackend implements FeatureBackend {
           orderedMergeMap((job) => stream.run(job), this.depth),
           map((r) => stream.finish(r)),
           withGroupMotion(this.motion),
+          withExtractorLookahead(() => stream.extractors, (index) => stream.takeOwnValues(index)),
         )
         .subscribe(subscriber);
 
@@ -427,6 +432,8 @@ class GpuStream {
   /** The registered extractors this stream computes (asked for at its first group). */
   readonly #extractorSource: (() => GpuExtractorSet | undefined) | undefined;
   #extractors: GpuExtractorSet | undefined;
+  /** Per group index, until taken: the lookahead extractors' own values (extractor-lookahead.ts). */
+  readonly #ownValues = new Map<number, GroupOwnValues>();
   /** Set by the first group: the planes uploaded per picture. */
   #picture: PictureLayout | undefined;
   /** Set by the first group: how many renditions every group of this stream has. */
@@ -518,16 +525,31 @@ class GpuStream {
     }
   }
 
+  /** The registered extractors this stream computes (known from its first group on). */
+  get extractors(): GpuExtractorSet | undefined {
+    return this.#extractors;
+  }
+
+  /** A group's lookahead extractor values (finish() keeps them for every group), once. */
+  takeOwnValues(index: number): GroupOwnValues | undefined {
+    const own = this.#ownValues.get(index);
+    this.#ownValues.delete(index);
+    return own;
+  }
+
   finish({ stats: r, words }: StreamStats): MotionGroup {
     try {
       const L = this.#layout!;
       const group: MotionGroup = L.core ? finishGroup(this.#native, r, this.#backend.motion) : withoutCore(r);
       const set = this.#extractors;
       if (!set) return group;
+      const firstAt = L.extractorsInBlock / 4;
+      // Every group's, scored or not: the frames before and after it read them.
+      if (set.lookahead) this.#ownValues.set(r.index, { own: set.ownValues(words, firstAt), present: group.renditions.map((entry) => entry !== undefined) });
       // The registered extractors' values join each scored frame's core features.
       const renditions = group.renditions.map((entry, k) => {
         if (!entry) return entry;
-        const values = set.finish(k, words, (k * L.blockBytes + L.extractorsInBlock) / 4);
+        const values = set.finish(k, words, (k * L.blockBytes + L.extractorsInBlock) / 4, firstAt);
         return { ...entry, features: { ...entry.features, ...values } };
       });
       return { ...group, renditions };
@@ -695,6 +717,11 @@ class GpuStream {
             core.adm.encode(enc, planes, { buffer: stats, offset: k * L.blockBytes + L.admInBlock });
           }
           this.#extractors?.encode(enc, { ref: { buffer: refBuf, layout: picture }, dis: { buffer: disBuf, layout: picture } }, { buffer: stats, offset: k * L.blockBytes + L.extractorsInBlock });
+        }
+        if (this.#extractors?.referenceOnly) {
+          // Extractors of the reference alone (float_motion): once per group, scored or not, into the first block.
+          const previousRef = prevRef ? { buffer: prevRef, layout: picture } : undefined;
+          this.#extractors.encodeReference(enc, { ref: { buffer: refBuf, layout: picture }, previousRef }, { buffer: stats, offset: L.extractorsInBlock });
         }
         if (core) {
           // Motion reads the reference planes only: once per group.

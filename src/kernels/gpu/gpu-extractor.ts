@@ -18,6 +18,14 @@
  * The kernels must give exactly the accumulators the C++ extractor's finishStats takes, in
  * fixed-order reductions (no atomics whose result depends on order), so a run is
  * deterministic and equal to the cpu backend's.
+ *
+ * A temporal extractor that reads only reference pictures (float_motion: this frame's and the
+ * previous one's) declares `referenceOnly`: the gpu backend, which keeps no distorted
+ * history, runs it once per frame, scored or not (libvmaf runs temporal extractors on every
+ * frame), with the previous frame's reference from its reference ring (`previousRef`,
+ * absent for a stream's first frame), into the first rendition's block, and every rendition
+ * takes its values from there; values that wait for the next frame are finished by the
+ * definition's finishFrame, as on the cpu backend (gpu-extractors.ts, extractor-lookahead.ts).
  */
 import type { FrameFormat } from '../../types.js';
 import type { OptionValues } from '../../extractors/option.js';
@@ -35,7 +43,10 @@ export interface GpuPicture {
 /** What one frame's passes read. */
 export interface GpuExtractorInputs {
   ref: GpuPicture;
+  /** A referenceOnly kernel is given the reference here too: it must not read it as distorted. */
   dis: GpuPicture;
+  /** For referenceOnly kernels: the previous frame's reference (absent for the first frame). */
+  previousRef?: GpuPicture;
 }
 
 /** What an implementation gets when it is created. */
@@ -59,6 +70,12 @@ export interface GpuExtractorKernel {
 }
 
 export interface GpuImplementation {
+  /**
+   * It reads only the reference, this frame's and (inputs.previousRef) the previous one's:
+   * run once per frame, scored or not. Required of an extractor with neighbours (at most one
+   * previous frame, at most one next one through finishFrame).
+   */
+  readonly referenceOnly?: boolean;
   /**
    * Whether the kernel is exact for these options and format (e.g. a float extractor whose
    * integer accumulation reproduces libvmaf's double sums only up to some bit depth). An

@@ -5,17 +5,22 @@
  *
  * An instance runs on the GPU when its extractor has a gpu part that supports the options
  * and format, and it reads no neighbouring frames (the gpu backend keeps no distorted
- * history); the others run on the host (native-extractors.ts). Values are finished per
+ * history) or its gpu part is referenceOnly (at most the previous reference, and one next
+ * frame's values through finishFrame); the others run on the host (native-extractors.ts).
+ * referenceOnly instances run once per frame into the first rendition's block, and every
+ * rendition reads its values there. Values are finished per
  * rendition through that rendition's own C++ instance (finishExtractor), so what an
  * instance accumulates over the run (APSNR) is per input, as on the cpu backend.
  */
 import { VmafError } from '../../errors.js';
 import type { ExtractorInstance, InstanceOutputs } from '../../extractors/plan.js';
 import type { FeatureValues, FrameFormat } from '../../types.js';
+import type { ExtractorDefinition } from '../../extractors/extractor.js';
+import type { OptionValues } from '../../extractors/option.js';
 import { chromaSize } from '../../decode/frame-layout.js';
 import { loadNative, type NativeAddon, type NativeExtractorHandle } from '../native.js';
 import type { GpuDevice } from './device.js';
-import { statsAt, type GpuExtractorInputs, type GpuExtractorKernel, type GpuImplementation } from './gpu-extractor.js';
+import { statsAt, type GpuExtractorInputs, type GpuExtractorKernel, type GpuImplementation, type GpuPicture } from './gpu-extractor.js';
 import type { StatsSlot } from './frame-kernel.js';
 import { pictureLayout, type PictureLayout } from './picture-planes.js';
 import { I64Reducer } from './reduce-i64.js';
@@ -26,7 +31,9 @@ export function gpuImplementationFor(instance: ExtractorInstance, format: FrameF
   const impl = definition.implementation;
   if (impl.kind !== 'native' || !impl.gpu) return undefined;
   const n = definition.neighbours(options);
-  if (n.previous > 0 || n.next > 0) return undefined;
+  if (n.previous > 0 || n.next > 0) {
+    if (!impl.gpu.referenceOnly || n.previous > 1 || n.next > 1 || (n.next > 0 && !definition.finishFrame)) return undefined;
+  }
   return impl.gpu.supports(options, format) ? impl.gpu : undefined;
 }
 
@@ -37,9 +44,15 @@ interface Member {
   handles: NativeExtractorHandle[];
   create(): NativeExtractorHandle;
   statsCount: number;
-  /** Its first word in a rendition's block. */
+  /** Its first word in a rendition's block (referenceOnly ones: in the first rendition's only). */
   wordAt: number;
   kernel?: GpuExtractorKernel;
+  /** Run once per frame on the reference alone (GpuImplementation.referenceOnly). */
+  referenceOnly: boolean;
+  /** Its values wait for the next frame's (finishFrame). */
+  lookahead: boolean;
+  definition: ExtractorDefinition;
+  options: OptionValues;
 }
 
 export class GpuExtractorSet {
@@ -75,7 +88,8 @@ export class GpuExtractorSet {
       const first = create();
       const statsCount = this.#native.extractorStatsCount(first);
       if (statsCount === 0) throw new VmafError('E_NATIVE', `${definition.name}: the C++ extractor cannot finish GPU accumulators (no statsCount)`);
-      const m: Member = { outputs: o, gpu, handles: [first], create, statsCount, wordAt: words };
+      const n = definition.neighbours(options);
+      const m: Member = { outputs: o, gpu, handles: [first], create, statsCount, wordAt: words, referenceOnly: gpu.referenceOnly === true, lookahead: n.next > 0, definition, options };
       words += 2 * statsCount;
       return m;
     });
@@ -109,17 +123,64 @@ export class GpuExtractorSet {
     return this.#compiled;
   }
 
-  /** Records every instance's passes for one rendition; `out` is the start of its block. */
-  encode(encoder: GPUCommandEncoder, inputs: GpuExtractorInputs, out: StatsSlot): void {
-    for (const m of this.#members) m.kernel!.encode(encoder, inputs, { buffer: out.buffer, offset: out.offset + 4 * m.wordAt });
+  /** Whether some instance runs once per frame on the reference alone (encodeReference). */
+  get referenceOnly(): boolean {
+    return this.#members.some((m) => m.referenceOnly);
   }
 
-  /** Rendition `k`'s values, keyed by log key, from its block of the readback (`words`, at word `at`). */
-  finish(k: number, words: Uint32Array, at: number): FeatureValues {
+  /** Whether some instance's values wait for the next frame's (finishLookahead). */
+  get lookahead(): boolean {
+    return this.#members.some((m) => m.lookahead);
+  }
+
+  /** Records the per-rendition instances' passes for one rendition; `out` is the start of its block. */
+  encode(encoder: GPUCommandEncoder, inputs: GpuExtractorInputs, out: StatsSlot): void {
+    for (const m of this.#members) if (!m.referenceOnly) m.kernel!.encode(encoder, inputs, { buffer: out.buffer, offset: out.offset + 4 * m.wordAt });
+  }
+
+  /**
+   * Records the referenceOnly instances' passes, once per frame, scored or not; `out` is the
+   * start of the first rendition's block.
+   */
+  encodeReference(encoder: GPUCommandEncoder, inputs: { ref: GpuPicture; previousRef?: GpuPicture | undefined }, out: StatsSlot): void {
+    const given: GpuExtractorInputs = inputs.previousRef ? { ref: inputs.ref, dis: inputs.ref, previousRef: inputs.previousRef } : { ref: inputs.ref, dis: inputs.ref };
+    for (const m of this.#members) if (m.referenceOnly) m.kernel!.encode(encoder, given, { buffer: out.buffer, offset: out.offset + 4 * m.wordAt });
+  }
+
+  /**
+   * The lookahead instances' own values for a frame (every rendition's: they read the
+   * reference alone), from the first rendition's block (word `firstAt`), scored or not; per
+   * instance, undefined for the others.
+   */
+  ownValues(words: Uint32Array, firstAt: number): Array<number[] | undefined> {
+    return this.#members.map((m) => (m.lookahead ? Array.from(this.#native.finishExtractor(m.handles[0]!, statsAt(words, firstAt + m.wordAt, m.statsCount))) : undefined));
+  }
+
+  /**
+   * The lookahead instances' final values for a frame, keyed by log key, from its own values,
+   * the next frame's of the same input (undefined: it was the last) and whether it is the
+   * input's first frame (the definitions' finishFrame, as the cpu backend finishes them).
+   */
+  finishLookahead(own: ReadonlyArray<number[] | undefined>, next: ReadonlyArray<number[] | undefined> | undefined, first: boolean): FeatureValues {
+    const values: FeatureValues = {};
+    this.#members.forEach((m, i) => {
+      const mine = own[i];
+      if (!m.lookahead || !mine) return;
+      const out = m.definition.finishFrame!(mine, next?.[i], first, m.options);
+      m.outputs.keys.forEach((key, j) => (values[key] = out[j]!));
+    });
+    return values;
+  }
+
+  /**
+   * Rendition `k`'s values, keyed by log key, from its block of the readback (`words`, at
+   * word `at`; the referenceOnly instances' from the first rendition's, at `firstAt`).
+   */
+  finish(k: number, words: Uint32Array, at: number, firstAt: number): FeatureValues {
     const values: FeatureValues = {};
     for (const m of this.#members) {
       while (m.handles.length <= k) m.handles.push(m.create());
-      const out = this.#native.finishExtractor(m.handles[k]!, statsAt(words, at + m.wordAt, m.statsCount));
+      const out = this.#native.finishExtractor(m.handles[k]!, statsAt(words, (m.referenceOnly ? firstAt : at) + m.wordAt, m.statsCount));
       const keys = m.outputs.keys;
       if (out.length !== keys.length) {
         throw new VmafError('E_NATIVE', `${m.outputs.instance.definition.name}: the native extractor gave ${out.length} values for ${keys.length} outputs`);

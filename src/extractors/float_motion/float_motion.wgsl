@@ -1,0 +1,151 @@
+// #include "../../kernels/gpu/lib/f32.wgsl"
+//
+// float_motion's own score on the GPU (driven by float_motion-gpu.ts), bit for bit as
+// float_motion.cpp computes it for luma at scale 0: every float operation is lib/f32.wgsl's
+// integer-exact one (no FMA contraction, no flushed subnormals), in the C++'s order.
+//   to_float:   a picture's luma -> floats on the 8-bit scale, offset by -128
+//   blur_rows:  the vertical pass of the separable filter (each tap added in filter order to
+//               a float that starts at 0; edges mirrored without repeating: -1 -> 1, n -> n - 2)
+//   blur_cols:  the horizontal pass, on the vertical pass's output
+//   row_sums:   one invocation per row: |prev - cur| added left to right, each in double onto
+//               the float running sum and rounded back to float (fabs's promotion)
+//   total:      one invocation: the row sums added top to bottom in float; writes the
+//               instance's two accumulators: 1 (there was a previous frame) and the sum's bits
+//   no_previous: the stream's first frame: 0 and 0
+// The sums are sequential, as the C++'s: exact reproductions, not reductions in another order.
+
+override BIT_DEPTH: u32 = 8u;
+
+const MINUS_128: u32 = 0xc3000000u;
+
+struct Params {
+  src_word: u32,   // to_float: the plane in the picture; blur_*: the image in work
+  dst_word: u32,   // to_float, blur_*: the image written in work; row_sums: the row sums
+  width: u32,
+  height: u32,
+  taps: u32,       // blur_*: the filter's length
+  scale_bits: u32, // to_float: 1 / 2^(bitDepth - 8) as a float
+  a_word: u32,     // row_sums: the previous frame's blurred image; total: the row sums
+  b_word: u32,     // row_sums: this frame's
+  out_word: u32,   // total, no_previous: the instance's first stats word
+  pad0: u32,
+  pad1: u32,
+  pad2: u32,
+}
+
+@group(0) @binding(0) var<storage, read> pic: array<u32>;
+@group(0) @binding(1) var<storage, read_write> work: array<u32>;
+@group(0) @binding(2) var<storage, read_write> stats: array<u32>;
+@group(0) @binding(3) var<uniform> params: Params;
+@group(0) @binding(4) var<storage, read> taps: array<u32>;
+
+fn sample(i: u32) -> u32 {
+  let at = params.src_word;
+  if (BIT_DEPTH == 8u) {
+    return (pic[at + (i >> 2u)] >> ((i & 3u) * 8u)) & 0xffu;
+  }
+  return (pic[at + (i >> 1u)] >> ((i & 1u) * 16u)) & 0xffffu;
+}
+
+// A sample (below 2^16) as a float, exactly, from its bits.
+fn f32_of_sample(s: u32) -> u32 {
+  if (s == 0u) {
+    return 0u;
+  }
+  let top = 31u - countLeadingZeros(s);
+  return ((127u + top) << 23u) | (((s << (31u - top)) >> 8u) & 0x7fffffu);
+}
+
+@compute @workgroup_size(16, 16)
+fn to_float(@builtin(global_invocation_id) id: vec3<u32>) {
+  let w = params.width;
+  if (id.x >= w || id.y >= params.height) {
+    return;
+  }
+  let i = id.y * w + id.x;
+  var v = f32_of_sample(sample(i));
+  if (BIT_DEPTH != 8u) {
+    v = f32_mul(v, params.scale_bits); // s / 2^k: a power-of-two scaling, exact
+  }
+  work[params.dst_word + i] = f32_add(v, MINUS_128);
+}
+
+fn mirror(i: i32, n: i32) -> u32 {
+  if (i < 0) {
+    return u32(-i);
+  }
+  if (i >= n) {
+    return u32(2 * n - i - 2);
+  }
+  return u32(i);
+}
+
+@compute @workgroup_size(16, 16)
+fn blur_rows(@builtin(global_invocation_id) id: vec3<u32>) {
+  let w = params.width;
+  let h = params.height;
+  if (id.x >= w || id.y >= h) {
+    return;
+  }
+  let radius = i32(params.taps / 2u);
+  var acc = 0u;
+  for (var k = 0u; k < params.taps; k = k + 1u) {
+    let row = mirror(i32(id.y) - radius + i32(k), i32(h));
+    acc = f32_add(acc, f32_mul(taps[k], work[params.src_word + row * w + id.x]));
+  }
+  work[params.dst_word + id.y * w + id.x] = acc;
+}
+
+@compute @workgroup_size(16, 16)
+fn blur_cols(@builtin(global_invocation_id) id: vec3<u32>) {
+  let w = params.width;
+  let h = params.height;
+  if (id.x >= w || id.y >= h) {
+    return;
+  }
+  let radius = i32(params.taps / 2u);
+  let base = params.src_word + id.y * w;
+  var acc = 0u;
+  for (var k = 0u; k < params.taps; k = k + 1u) {
+    let col = mirror(i32(id.x) - radius + i32(k), i32(w));
+    acc = f32_add(acc, f32_mul(taps[k], work[base + col]));
+  }
+  work[params.dst_word + id.y * w + id.x] = acc;
+}
+
+@compute @workgroup_size(64)
+fn row_sums(@builtin(global_invocation_id) id: vec3<u32>) {
+  let w = params.width;
+  if (id.x >= params.height) {
+    return;
+  }
+  let base = id.x * w;
+  var sum = 0u;
+  for (var j = 0u; j < w; j = j + 1u) {
+    let diff = f32_sub(work[params.a_word + base + j], work[params.b_word + base + j]);
+    sum = f32_from_f64(f64_add(f64_from_f32_bits(sum), f64_abs(f64_from_f32_bits(diff))));
+  }
+  work[params.dst_word + id.x] = sum;
+}
+
+@compute @workgroup_size(1)
+fn total() {
+  var sum = 0u;
+  for (var i = 0u; i < params.height; i = i + 1u) {
+    sum = f32_add(sum, work[params.a_word + i]);
+  }
+  let at = params.out_word;
+  stats[at] = 1u;
+  stats[at + 1u] = 0u;
+  stats[at + 2u] = sum;
+  stats[at + 3u] = 0u;
+}
+
+@compute @workgroup_size(1)
+fn no_previous() {
+  let at = params.out_word;
+  stats[at] = 0u;
+  stats[at + 1u] = 0u;
+  stats[at + 2u] = 0u;
+  stats[at + 3u] = 0u;
+}
