@@ -154,6 +154,39 @@ describe('faults of the parts around us', function () {
       assert.ok(!running(decoder), 'the stopped ffmpeg was killed');
     });
 
+    it('a named pipe read natively (y4m) whose writer stops, with --stall-timeout: E_INPUT_STALLED naming it and the frame, exit 1', async () => {
+      const { ref, dis } = liveInputs();
+      const log = join(dir, 'out.json');
+      const run = start(['-r', ref, '-d', dis, '--backend', 'cpu', '--threads', '2', '--json', '-o', log, '-q', '--stall-timeout', '1.5']);
+      await waitForFrames(log, 10, run);
+      process.kill(feeders[0].pid, 'SIGSTOP'); // the reference's writer: the pipe stays open, silent
+      const { code, stderr } = await run.exited;
+      assert.equal(code, 1, stderr);
+      const frame = errorFrame(stderr, ref, /no frame for 1\.5 s \(the stall timeout\): the input stalled$/);
+      assert.ok(frame >= 10, stderr);
+      assertCompleteLog(log, frame);
+      assertGone(run);
+    });
+
+    it('standard input (y4m) that stops sending, with --stall-timeout: E_INPUT_STALLED naming - and the frame, exit 1', async () => {
+      const y4m = readFileSync(join(media, 'ref.y4m'));
+      const headerEnd = y4m.indexOf(0x0a) + 1;
+      const frameBytes = 'FRAME\n'.length + 320 * 180 * 3 / 2;
+      const log = join(dir, 'out.json');
+      const cli = spawn(process.execPath, [BIN, '-r', '-', '-d', join(media, 'ref.y4m'), '--backend', 'cpu', '--json', '-o', log, '-q', '--stall-timeout', '1'], { stdio: ['pipe', 'ignore', 'pipe'] });
+      let stderr = '';
+      cli.stderr.setEncoding('utf8');
+      cli.stderr.on('data', (text) => (stderr += text));
+      cli.stdin.on('error', () => {});
+      // Six frames, then nothing: standard input stays open.
+      cli.stdin.write(y4m.subarray(0, headerEnd + 6 * frameBytes));
+      const code = await new Promise((resolve) => cli.on('exit', resolve));
+      cli.stdin.destroy();
+      assert.equal(code, 1, stderr);
+      assert.equal(errorFrame(stderr, '-', /no frame for 1 s \(the stall timeout\): the input stalled$/), 6);
+      assertCompleteLog(log, 6);
+    });
+
     it('--stall-timeout takes a positive number of seconds (exit 2 otherwise)', () => {
       for (const bad of ['0', 'soon', '2s']) {
         const r = spawnSync(process.execPath, [BIN, '-r', 'a.y4m', '-d', 'b.y4m', '--stall-timeout', bad], { encoding: 'utf8' });

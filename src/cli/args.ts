@@ -106,8 +106,9 @@ vmaf-stream's own:
  --protocols LIST           what inputs may be, comma separated: file (local paths), pipe
                             ('-'), URL schemes (https, ...); also ffmpeg's protocol whitelist
                             (e.g. --protocols file,https); default anything ffmpeg reads
- --stall-timeout SECONDS    an input decoded by ffmpeg that sends no frame for this long is
-                            an error naming it and the frame (default: wait for ever)
+ --stall-timeout SECONDS    an input (a pipe, standard input, a stream decoded by ffmpeg) that
+                            sends no frame for this long is an error naming it and the frame
+                            (default: wait for ever)
  --scale                    scale the distorted input to the reference's size (bicubic);
                             the default with several -d
  --no-scale                 with several -d: a rendition of another size is an error

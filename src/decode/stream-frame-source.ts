@@ -68,6 +68,13 @@ export interface StreamFrameSourceOptions {
    * times and its error messages as the whole input would.
    */
   firstIndex?: number;
+  /**
+   * A read that brings no frame for this many milliseconds (a live pipe or standard input
+   * whose writer stopped sending) ends the stream with E_INPUT_STALLED naming the input and
+   * the frame, and the stream is closed. Timed only while the caller waits for a frame (or
+   * for the header, in format()). Default: no limit. (The ffmpeg source times its own.)
+   */
+  stallTimeoutMs?: number;
 }
 
 export abstract class StreamFrameSource implements FrameSource {
@@ -112,13 +119,47 @@ export abstract class StreamFrameSource implements FrameSource {
   }
 
   format(): Promise<FrameFormat> {
-    return this.layoutTask().then((layout) => layout.format);
+    return this.within(this.layoutTask()).then((layout) => layout.format);
   }
 
   [Symbol.asyncIterator](): AsyncIterator<Frame> {
     if (this.iterated) throw new Error(`${this.label}: a FrameSource can be iterated only once`);
     this.iterated = true;
-    return this.frames();
+    const frames = this.frames();
+    if (this.stallLimit() === undefined) return frames;
+    return {
+      next: () => this.within(frames.next()),
+      return: (value?: unknown) => frames.return(value as undefined),
+    };
+  }
+
+  /** The stall timeout in ms, when one applies. */
+  private stallLimit(): number | undefined {
+    const limit = this.options.stallTimeoutMs;
+    return limit !== undefined && limit > 0 && Number.isFinite(limit) ? limit : undefined;
+  }
+
+  /**
+   * `step`, or E_INPUT_STALLED when it takes longer than the stall timeout: the source is
+   * closed then (its stream destroyed, so the pending read ends and nothing is left waiting).
+   */
+  private async within<T>(step: Promise<T>): Promise<T> {
+    const limit = this.stallLimit();
+    if (limit === undefined) return step;
+    let timer: NodeJS.Timeout | undefined;
+    const stalled = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        step.catch(() => {}); // ends once the stream is destroyed: the stall is the error
+        const frame = (this.options.firstIndex ?? 0) + this.framesRead;
+        reject(new InputError('E_INPUT_STALLED', this.label, `no frame for ${limit / 1000} s (the stall timeout): the input stalled`, frame));
+        void this.close();
+      }, limit);
+    });
+    try {
+      return await Promise.race([step, stalled]);
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   async close(): Promise<void> {

@@ -56,9 +56,9 @@ export interface ScoreOptions extends QcOptions {
   /** ffmpeg binary; default FFMPEG_PATH, then @ffmpeg-installer/ffmpeg. */
   ffmpegPath?: string;
   /**
-   * An input decoded by ffmpeg that sends no frame for this many milliseconds (a stalled
-   * live source, a stopped ffmpeg) ends the run with E_INPUT_STALLED naming it and the
-   * frame; ffmpeg is stopped. Default: no limit.
+   * An input that sends no frame for this many milliseconds (a stalled live source, a
+   * stopped ffmpeg, a named pipe or standard input whose writer went quiet) ends the run
+   * with E_INPUT_STALLED naming it and the frame; ffmpeg is stopped. Default: no limit.
    */
   stallTimeoutMs?: number;
   /**
