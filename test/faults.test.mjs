@@ -187,11 +187,13 @@ describe('faults of the parts around us', function () {
       assertCompleteLog(log, 6);
     });
 
-    it('--stall-timeout takes a positive number of seconds (exit 2 otherwise)', () => {
-      for (const bad of ['0', 'soon', '2s']) {
-        const r = spawnSync(process.execPath, [BIN, '-r', 'a.y4m', '-d', 'b.y4m', '--stall-timeout', bad], { encoding: 'utf8' });
-        assert.equal(r.status, 2, r.stderr);
-        assert.match(r.stderr, /--stall-timeout needs a positive number of seconds/);
+    it('--stall-timeout and --gpu-timeout take a positive number of seconds (exit 2 otherwise)', () => {
+      for (const option of ['--stall-timeout', '--gpu-timeout']) {
+        for (const bad of ['0', 'soon', '2s']) {
+          const r = spawnSync(process.execPath, [BIN, '-r', 'a.y4m', '-d', 'b.y4m', option, bad], { encoding: 'utf8' });
+          assert.equal(r.status, 2, r.stderr);
+          assert.match(r.stderr, new RegExp(`${option} needs a positive number of seconds`));
+        }
       }
     });
 
@@ -295,6 +297,19 @@ describe('faults of the parts around us', function () {
       assert.equal(frame, 5);
       assert.equal(assertCompleteLog(log, frame), 5);
       assert.doesNotMatch(stderr, /ended before/);
+      assertGone(run);
+    });
+
+    // The timeout is well above a frame's time on a loaded software adapter: only the hang meets it.
+    it('a GPU that stops answering (its fences never settle) with --gpu-timeout: E_GPU naming input and frame, exit 1, the log valid, ffmpeg gone', async () => {
+      const dis = join(media, 'dis.ts');
+      const log = join(dir, 'out.json');
+      const run = start(['-r', join(media, 'ref.y4m'), '-d', dis, '--backend', 'gpu', '--json', '-o', log, '-q', '--frame_cnt', '12', '--gpu-timeout', '20'], { VMAF_STREAM_TEST_HANG_GPU_AT: '5' });
+      const { code, stderr } = await run.exited;
+      assert.equal(code, 1, stderr);
+      const frame = errorFrame(stderr, dis, /.*: no answer from the GPU in 20 s \(the GPU timeout\) \(frames before it were scored\)$/);
+      assert.ok(frame >= 5 && frame < 12, stderr);
+      assert.equal(assertCompleteLog(log, frame), frame);
       assertGone(run);
     });
 

@@ -28,7 +28,7 @@ import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { Observable, catchError, defer, finalize, map, mergeMap, tap, throwError } from '../rx.js';
-import { backendErrorAt, loseDevice, testDeviceLossAt } from './backend-fault.js';
+import { backendErrorAt, hangDevice, loseDevice, testDeviceHangAt, testDeviceLossAt } from './backend-fault.js';
 import type { FeatureBackend } from '../kernels/backend.js';
 import { createPlanBackend } from '../kernels/create-backend.js';
 import { resolveRun } from './run-plan.js';
@@ -229,6 +229,7 @@ export function runLadder(reference: FrameInput, renditions: readonly ResolvedRe
       const backend = await createPlanBackend(plan, options.backend ?? 'auto', {
         threads,
         gpuAdapter: options.gpuAdapter,
+        ...(options.gpuTimeoutMs !== undefined ? { gpuTimeoutMs: options.gpuTimeoutMs } : {}),
         onWarning: options.onWarning,
         ...(onAggregate ? { onAggregate: (k: number, metrics: Record<string, number>) => onAggregate(names[k]!, metrics) } : {}),
       });
@@ -286,11 +287,13 @@ export function runLadder(reference: FrameInput, renditions: readonly ResolvedRe
         // The frame a backend failure stopped at: the one after the last that came back.
         let nextFrame = 0;
         const loseAt = testDeviceLossAt();
+        const hangAt = testDeviceHangAt();
         const inputs = renditions.length === 1 ? renditions[0]!.label : `${labelOf(reference, 'reference')} and its renditions`;
         const results = opened.backend.extractMany(pullWithCredits(groups, credits)).pipe(
           tap((group) => {
             nextFrame = Math.max(nextFrame, group.index + 1);
             if (loseAt !== undefined && nextFrame === loseAt) loseDevice(opened.backend);
+            if (hangAt !== undefined && nextFrame === hangAt) hangDevice(opened.backend);
           }),
           catchError((error: unknown) => throwError(() => backendErrorAt(error, inputs, nextFrame))),
           mergeMap((group): Array<Delivery<LadderResult>> => {

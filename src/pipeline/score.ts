@@ -74,6 +74,12 @@ export interface ScoreOptions extends QcOptions {
   scale?: boolean;
   /** WebGPU adapter name (substring) for the gpu backend. */
   gpuAdapter?: string;
+  /**
+   * The gpu backend's bound on one wait for the GPU (a frame's fences), in milliseconds: a
+   * device that stops answering ends the run with E_GPU naming the input and the frame.
+   * Default 300000 (five minutes: far above a frame's work even on a software adapter).
+   */
+  gpuTimeoutMs?: number;
   /** Frames in flight: decoded, computing or awaiting a slow consumer. Bounds memory. */
   maxFramesInFlight?: number;
   /**

@@ -108,7 +108,11 @@ export interface GpuBackendOptions {
   depth?: number;
   /** Record per-stage GPU timestamps (where 'timestamp-query' exists); see stageTimings(). */
   timing?: boolean;
-  /** Longest wait on one GPU fence before it counts as a hang, in ms (0: none). Default 300000. */
+  /**
+   * Longest wait on a frame's fences (staging, readback, its error scope) before it counts
+   * as a hang, in ms (0: none). Default 300000. The device's other waits (compiling the
+   * kernels, which takes seconds on a software adapter) keep the device's default bound.
+   */
   fenceTimeoutMs?: number;
   /** Extra Dawn options (create()). */
   dawnFlags?: readonly string[];
@@ -241,6 +245,10 @@ export class GpuBackend implements FeatureBackend {
 
   extract(pairs: Observable<FramePair>): Observable<FrameFeatures> {
     return extractPairs(this, pairs);
+  }
+
+  gpuDevice(): GpuDevice {
+    return this.gpu;
   }
 
   /**
