@@ -10,12 +10,13 @@
 // vmaf-stream decodes with an ffmpeg child of its own.
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { resolveFfmpegPath } from '../dist/decode/ffmpeg-path.js';
+import { openGpuDevice } from '../dist/kernels/gpu/device.js';
 import { score } from '../dist/index.js';
 import { backendsUnderTest } from './helpers/env.mjs';
 import { goldenClip } from './helpers/golden.mjs';
@@ -278,6 +279,45 @@ describe('faults of the parts around us', function () {
       assert.equal(code, 1, stderr);
       assert.match(stderr, /^vmaf-stream: \/dev\/full: cannot write the log: ENOSPC/m);
       assertGone(run);
+    });
+  });
+
+  describe('frames too large', () => {
+    /** A y4m whose header declares `fields`, with `frames` frames of `frameBytes` (a sparse file: holes, no disk used). */
+    function largeY4m(fields, frameBytes, frames) {
+      const file = join(dir, 'large.y4m');
+      const header = Buffer.from(`YUV4MPEG2 ${fields} F25:1 Ip A1:1\n`, 'latin1');
+      writeFileSync(file, Buffer.concat([header, Buffer.from('FRAME\n', 'latin1'), Buffer.alloc(64, 16)]));
+      if (frames > 0) truncateSync(file, header.length + frames * (6 + frameBytes));
+      return file;
+    }
+
+    it('for the host (a 32768x32768 4:4:4 16-bit header, a few bytes of data): E_FRAME_TOO_LARGE naming input, frame and bytes, exit 1, at once', () => {
+      const file = largeY4m('W32768 H32768 C444p16', 0, 0);
+      const log = join(dir, 'out.json');
+      // psnr reads chroma: the frame's slot holds all three planes, 6 GiB.
+      const r = spawnSync(process.execPath, [BIN, '-r', file, '-d', file, '--feature', 'psnr', '--backend', 'cpu', '--json', '-o', log, '-q'], { encoding: 'utf8', timeout: 60000 });
+      assert.equal(r.status, 1, r.stderr);
+      const escaped = file.replace(/[.]/g, '\\.');
+      assert.match(r.stderr, new RegExp(`^vmaf-stream: ${escaped}: frame 0: a 32768x32768 16-bit frame needs a 6442450944-byte buffer: over the \\d+ bytes one buffer can hold on this host$`, 'm'));
+      assert.doesNotMatch(r.stderr, /internal error|RangeError/);
+    });
+
+    it('for the GPU (planes over the adapter\'s storage binding limit): E_GPU naming input, frame, sizes and the limit, exit 1', async function () {
+      if (!backendsUnderTest().includes('gpu')) this.skip();
+      process.env.XDG_RUNTIME_DIR ??= '/tmp/xdg-runtime-0';
+      const gpu = await openGpuDevice();
+      const limit = Math.min(gpu.limits.maxStorageBufferBindingSize, gpu.limits.maxBufferSize);
+      gpu.destroy();
+      // Luma of 16-bit samples just over the limit, 8192 wide (lavapipe: 128 MiB, 8192x8200).
+      const height = Math.floor(limit / (8192 * 2)) + 8;
+      if (8192 * height * 2 > 1 << 30) this.skip(); // an adapter with large bindings: not a test-sized frame
+      const frameBytes = 8192 * height * 3; // 4:2:0, 2 bytes a sample
+      const file = largeY4m(`W8192 H${height} C420p16`, frameBytes, 1);
+      const r = spawnSync(process.execPath, [BIN, '-r', file, '-d', file, '--backend', 'gpu', '-q'], { encoding: 'utf8', timeout: 120000 });
+      assert.equal(r.status, 1, r.stderr);
+      const escaped = file.replace(/[.]/g, '\\.');
+      assert.match(r.stderr, new RegExp(`^vmaf-stream: ${escaped}: frame 0: .*a 8192x${height} 16-bit frame's planes take ${8192 * height * 2} bytes, over this adapter's (maxBufferSize|maxStorageBufferBindingSize) \\(${limit}\\): too large for `, 'm'));
     });
   });
 

@@ -5,10 +5,11 @@
  * rest of the frame, yield. Subclasses say how the stream starts (readHeader) and what
  * precedes each frame.
  */
+import { constants as bufferConstants } from 'node:buffer';
 import type { Readable } from 'node:stream';
 
 import { InputError, VmafError } from '../errors.js';
-import { FramePool, bytesOf, pooledFrame } from '../pool/frame-pool.js';
+import { FramePool, bytesOf, pooledFrame, type LumaBuffer } from '../pool/frame-pool.js';
 import type { Frame, FrameFormat, FrameSource, PlaneSelection } from '../types.js';
 import { ByteReader, type DirectFeed, type PullByteReader } from './byte-reader.js';
 import { FileByteReader } from './file-byte-reader.js';
@@ -31,6 +32,9 @@ export type ByteInput = Readable | FileInput;
 export function isFileInput(input: unknown): input is FileInput {
   return typeof input === 'object' && input !== null && typeof (input as FileInput).file === 'string';
 }
+
+/** The most bytes one frame buffer may take: a typed array's limit on this Node (4 GiB on 64-bit). */
+const MAX_BUFFER_BYTES = bufferConstants.MAX_LENGTH;
 
 /** Slots per source when the caller does not say. */
 export const DEFAULT_POOL_SLOTS = 8;
@@ -171,6 +175,25 @@ export abstract class StreamFrameSource implements FrameSource {
     await this.options.onClose?.();
   }
 
+  /**
+   * A pool slot for frame `index`. A frame too large for the host (a huge size in a header:
+   * over what one JavaScript buffer can hold, or memory that cannot be had) is
+   * E_FRAME_TOO_LARGE naming the input, the frame and the bytes, rather than a RangeError.
+   */
+  private async slotFor(pool: FramePool, index: number, format: FrameFormat, bytes: number): Promise<LumaBuffer> {
+    const tooLarge = (why: string, cause?: unknown): InputError =>
+      new InputError('E_FRAME_TOO_LARGE', this.label, `a ${format.width}x${format.height} ${format.bitDepth}-bit frame needs a ${bytes}-byte buffer: ${why}`, index, cause === undefined ? undefined : { cause });
+    if (bytes > MAX_BUFFER_BYTES) throw tooLarge(`over the ${MAX_BUFFER_BYTES} bytes one buffer can hold on this host`);
+    try {
+      const buffer = await pool.acquire(this.abort.signal);
+      bytesOf(buffer); // the view every read takes: fails here, not mid-read, if it cannot be made
+      return buffer;
+    } catch (err) {
+      if (err instanceof RangeError) throw tooLarge(`this host cannot allocate it (${err.message})`, err);
+      throw err;
+    }
+  }
+
   protected truncated(index: number, layout: FrameLayout, bytesRead: number): InputError {
     const missing = layout.frameBytes - bytesRead;
     return new InputError(
@@ -219,7 +242,7 @@ export abstract class StreamFrameSource implements FrameSource {
     try {
       for (;; index++) {
         if (!(await this.readFrameHeader(index, layout))) break;
-        const buffer = await pool.acquire(this.abort.signal);
+        const buffer = await this.slotFor(pool, index, format, keptBytes);
         let handedOut = false;
         try {
           const got = await this.reader.read(bytesOf(buffer));

@@ -14,7 +14,8 @@ import type { FeatureBackend } from '../kernels/backend.js';
 /** The backend's error with the inputs and the frame added; other errors as they are. */
 export function backendErrorAt(error: unknown, inputs: string, frame: number): unknown {
   if (!(error instanceof VmafError) || (error.code !== 'E_GPU' && error.code !== 'E_NATIVE')) return error;
-  return new BackendError(error.code, `${inputs}: frame ${frame}: ${error.message} (frames before it were scored)`, { cause: error });
+  const scored = frame > 0 ? ' (frames before it were scored)' : '';
+  return new BackendError(error.code, `${inputs}: frame ${frame}: ${error.message}${scored}`, { cause: error });
 }
 
 /** After how many scored frames the test hook named by `variable` strikes, or undefined. */
