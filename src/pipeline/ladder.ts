@@ -44,60 +44,11 @@ import { Credits } from './credits.js';
 import { pullWithCredits } from './pull-observable.js';
 import { MIN_FRAME_DIMENSION } from '../kernels/limits.js';
 import { UsageError } from '../errors.js';
-import type { ScoreOptions } from './score.js';
-import { alignSources, type AlignMode } from '../align/align-pairs.js';
+import type { Delivery, LadderOptions, LadderResult, Rendition, RenditionInput, ResolvedRendition } from './ladder-types.js';
+import { alignSources } from '../align/align-pairs.js';
 import { RunQc } from './qc.js';
 
-/** One rendition of a ladder: its input, and optionally its name and its own frame skip. */
-export interface Rendition {
-  input: FrameInput;
-  /**
-   * Names the rendition in results and logs (`{name}` in the CLI's -o). Default: the file's
-   * base name without its extension (`720p` for `out/720p.mp4`), `stdin` for '-', else
-   * `rendition<N>` (counting from 1). Names must be unique.
-   */
-  name?: string;
-  /** Frames dropped from the start of this rendition (default: options.frameSkipDist). */
-  frameSkip?: number;
-  /** This rendition's alignment (default: options.align): 'auto' or an offset (see QcOptions.align). */
-  align?: AlignMode;
-}
-
-/** A rendition: an input alone (its name derived from it) or a Rendition. */
-export type RenditionInput = FrameInput | Rendition;
-
-/** Options of a ladder run: score()'s, except that `scale` defaults to true. */
-export interface LadderOptions extends ScoreOptions {
-  /**
-   * Scale renditions of another size to the reference's size (bicubic, through ffmpeg).
-   * Default true for scoreLadder() (score() keeps false: a size mismatch is an error).
-   */
-  scale?: boolean;
-}
-
-/** One frame's result for one rendition. */
-export interface LadderResult {
-  /** The rendition's name. */
-  rendition: string;
-  result: FrameResult;
-}
-
-/** One result and the hand-back of its credit, called once the consumer has it. */
-export interface Delivery<T = FrameResult> {
-  result: T;
-  delivered(): void;
-}
-
-/** A rendition with its name and label settled. */
-export interface ResolvedRendition {
-  input: FrameInput;
-  name: string;
-  /** Names the input in messages: its path, or a label. */
-  label: string;
-  frameSkip?: number;
-  align?: AlignMode;
-}
-
+export type { Delivery, LadderOptions, LadderResult, Rendition, RenditionInput, ResolvedRendition } from './ladder-types.js';
 export { DEFAULT_MODEL, resolveModelSpecs } from './model-specs.js';
 
 /** Whether `x` is a Rendition rather than an input. */
