@@ -341,7 +341,8 @@ describe('faults of the parts around us', function () {
     });
 
     // The timeout is well above a frame's time on a loaded software adapter: only the hang meets it.
-    it('a GPU that stops answering (its fences never settle) with --gpu-timeout: E_GPU naming input and frame, exit 1, the log valid, ffmpeg gone', async () => {
+    it('a GPU that stops answering (its fences never settle) with --gpu-timeout: E_GPU naming input and frame, exit 1, the log valid, ffmpeg gone', async function () {
+      this.timeout(300000); // start-up on a loaded software adapter, then the 20 s wait
       const dis = join(media, 'dis.ts');
       const log = join(dir, 'out.json');
       const run = start(['-r', join(media, 'ref.y4m'), '-d', dis, '--backend', 'gpu', '--json', '-o', log, '-q', '--frame_cnt', '12', '--gpu-timeout', '20'], { VMAF_STREAM_TEST_HANG_GPU_AT: '5' });
