@@ -13,6 +13,7 @@ export type VmafErrorCode =
   | 'E_INPUT_STALLED'     // a live input sent no frame for longer than the stall timeout
   | 'E_INPUT_NOT_ALLOWED' // an input outside the allowed protocols (options.protocols)
   | 'E_FRAME_TOO_SMALL'   // below the minimum size VMAF's filters can handle
+  | 'E_FRAME_TOO_LARGE'   // a frame larger than the host can allocate
   | 'E_FFMPEG'            // ffmpeg missing or failed
   | 'E_MODEL'             // unreadable or invalid model file
   | 'E_NATIVE'            // the cpu backend's addon is missing or failed

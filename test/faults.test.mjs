@@ -10,12 +10,13 @@
 // vmaf-stream decodes with an ffmpeg child of its own.
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { resolveFfmpegPath } from '../dist/decode/ffmpeg-path.js';
+import { openGpuDevice } from '../dist/kernels/gpu/device.js';
 import { score } from '../dist/index.js';
 import { backendsUnderTest } from './helpers/env.mjs';
 import { goldenClip } from './helpers/golden.mjs';
@@ -154,11 +155,46 @@ describe('faults of the parts around us', function () {
       assert.ok(!running(decoder), 'the stopped ffmpeg was killed');
     });
 
-    it('--stall-timeout takes a positive number of seconds (exit 2 otherwise)', () => {
-      for (const bad of ['0', 'soon', '2s']) {
-        const r = spawnSync(process.execPath, [BIN, '-r', 'a.y4m', '-d', 'b.y4m', '--stall-timeout', bad], { encoding: 'utf8' });
-        assert.equal(r.status, 2, r.stderr);
-        assert.match(r.stderr, /--stall-timeout needs a positive number of seconds/);
+    it('a named pipe read natively (y4m) whose writer stops, with --stall-timeout: E_INPUT_STALLED naming it and the frame, exit 1', async () => {
+      const { ref, dis } = liveInputs();
+      const log = join(dir, 'out.json');
+      const run = start(['-r', ref, '-d', dis, '--backend', 'cpu', '--threads', '2', '--json', '-o', log, '-q', '--stall-timeout', '1.5']);
+      await waitForFrames(log, 10, run);
+      process.kill(feeders[0].pid, 'SIGSTOP'); // the reference's writer: the pipe stays open, silent
+      const { code, stderr } = await run.exited;
+      assert.equal(code, 1, stderr);
+      const frame = errorFrame(stderr, ref, /no frame for 1\.5 s \(the stall timeout\): the input stalled$/);
+      assert.ok(frame >= 10, stderr);
+      assertCompleteLog(log, frame);
+      assertGone(run);
+    });
+
+    it('standard input (y4m) that stops sending, with --stall-timeout: E_INPUT_STALLED naming - and the frame, exit 1', async () => {
+      const y4m = readFileSync(join(media, 'ref.y4m'));
+      const headerEnd = y4m.indexOf(0x0a) + 1;
+      const frameBytes = 'FRAME\n'.length + 320 * 180 * 3 / 2;
+      const log = join(dir, 'out.json');
+      const cli = spawn(process.execPath, [BIN, '-r', '-', '-d', join(media, 'ref.y4m'), '--backend', 'cpu', '--json', '-o', log, '-q', '--stall-timeout', '1'], { stdio: ['pipe', 'ignore', 'pipe'] });
+      let stderr = '';
+      cli.stderr.setEncoding('utf8');
+      cli.stderr.on('data', (text) => (stderr += text));
+      cli.stdin.on('error', () => {});
+      // Six frames, then nothing: standard input stays open.
+      cli.stdin.write(y4m.subarray(0, headerEnd + 6 * frameBytes));
+      const code = await new Promise((resolve) => cli.on('exit', resolve));
+      cli.stdin.destroy();
+      assert.equal(code, 1, stderr);
+      assert.equal(errorFrame(stderr, '-', /no frame for 1 s \(the stall timeout\): the input stalled$/), 6);
+      assertCompleteLog(log, 6);
+    });
+
+    it('--stall-timeout and --gpu-timeout take a positive number of seconds (exit 2 otherwise)', () => {
+      for (const option of ['--stall-timeout', '--gpu-timeout']) {
+        for (const bad of ['0', 'soon', '2s']) {
+          const r = spawnSync(process.execPath, [BIN, '-r', 'a.y4m', '-d', 'b.y4m', option, bad], { encoding: 'utf8' });
+          assert.equal(r.status, 2, r.stderr);
+          assert.match(r.stderr, new RegExp(`${option} needs a positive number of seconds`));
+        }
       }
     });
 
@@ -246,6 +282,45 @@ describe('faults of the parts around us', function () {
     });
   });
 
+  describe('frames too large', () => {
+    /** A y4m whose header declares `fields`, with `frames` frames of `frameBytes` (a sparse file: holes, no disk used). */
+    function largeY4m(fields, frameBytes, frames) {
+      const file = join(dir, 'large.y4m');
+      const header = Buffer.from(`YUV4MPEG2 ${fields} F25:1 Ip A1:1\n`, 'latin1');
+      writeFileSync(file, Buffer.concat([header, Buffer.from('FRAME\n', 'latin1'), Buffer.alloc(64, 16)]));
+      if (frames > 0) truncateSync(file, header.length + frames * (6 + frameBytes));
+      return file;
+    }
+
+    it('for the host (a 32768x32768 4:4:4 16-bit header, a few bytes of data): E_FRAME_TOO_LARGE naming input, frame and bytes, exit 1, at once', () => {
+      const file = largeY4m('W32768 H32768 C444p16', 0, 0);
+      const log = join(dir, 'out.json');
+      // psnr reads chroma: the frame's slot holds all three planes, 6 GiB.
+      const r = spawnSync(process.execPath, [BIN, '-r', file, '-d', file, '--feature', 'psnr', '--backend', 'cpu', '--json', '-o', log, '-q'], { encoding: 'utf8', timeout: 60000 });
+      assert.equal(r.status, 1, r.stderr);
+      const escaped = file.replace(/[.]/g, '\\.');
+      assert.match(r.stderr, new RegExp(`^vmaf-stream: ${escaped}: frame 0: a 32768x32768 16-bit frame needs a 6442450944-byte buffer: over the \\d+ bytes one buffer can hold on this host$`, 'm'));
+      assert.doesNotMatch(r.stderr, /internal error|RangeError/);
+    });
+
+    it('for the GPU (planes over the adapter\'s storage binding limit): E_GPU naming input, frame, sizes and the limit, exit 1', async function () {
+      if (!backendsUnderTest().includes('gpu')) this.skip();
+      process.env.XDG_RUNTIME_DIR ??= '/tmp/xdg-runtime-0';
+      const gpu = await openGpuDevice();
+      const limit = Math.min(gpu.limits.maxStorageBufferBindingSize, gpu.limits.maxBufferSize);
+      gpu.destroy();
+      // Luma of 16-bit samples just over the limit, 8192 wide (lavapipe: 128 MiB, 8192x8200).
+      const height = Math.floor(limit / (8192 * 2)) + 8;
+      if (8192 * height * 2 > 1 << 30) this.skip(); // an adapter with large bindings: not a test-sized frame
+      const frameBytes = 8192 * height * 3; // 4:2:0, 2 bytes a sample
+      const file = largeY4m(`W8192 H${height} C420p16`, frameBytes, 1);
+      const r = spawnSync(process.execPath, [BIN, '-r', file, '-d', file, '--backend', 'gpu', '-q'], { encoding: 'utf8', timeout: 120000 });
+      assert.equal(r.status, 1, r.stderr);
+      const escaped = file.replace(/[.]/g, '\\.');
+      assert.match(r.stderr, new RegExp(`^vmaf-stream: ${escaped}: frame 0: .*a 8192x${height} 16-bit frame's planes take ${8192 * height * 2} bytes, over this adapter's (maxBufferSize|maxStorageBufferBindingSize) \\(${limit}\\): too large for `, 'm'));
+    });
+  });
+
   describe('gpu', function () {
     before(function () {
       if (!backendsUnderTest().includes('gpu')) this.skip();
@@ -262,6 +337,20 @@ describe('faults of the parts around us', function () {
       assert.equal(frame, 5);
       assert.equal(assertCompleteLog(log, frame), 5);
       assert.doesNotMatch(stderr, /ended before/);
+      assertGone(run);
+    });
+
+    // The timeout is well above a frame's time on a loaded software adapter: only the hang meets it.
+    it('a GPU that stops answering (its fences never settle) with --gpu-timeout: E_GPU naming input and frame, exit 1, the log valid, ffmpeg gone', async function () {
+      this.timeout(300000); // start-up on a loaded software adapter, then the 20 s wait
+      const dis = join(media, 'dis.ts');
+      const log = join(dir, 'out.json');
+      const run = start(['-r', join(media, 'ref.y4m'), '-d', dis, '--backend', 'gpu', '--json', '-o', log, '-q', '--frame_cnt', '12', '--gpu-timeout', '20'], { VMAF_STREAM_TEST_HANG_GPU_AT: '5' });
+      const { code, stderr } = await run.exited;
+      assert.equal(code, 1, stderr);
+      const frame = errorFrame(stderr, dis, /.*: no answer from the GPU in 20 s \(the GPU timeout\) \(frames before it were scored\)$/);
+      assert.ok(frame >= 5 && frame < 12, stderr);
+      assert.equal(assertCompleteLog(log, frame), frame);
       assertGone(run);
     });
 

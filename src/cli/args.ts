@@ -102,12 +102,15 @@ vmaf-stream's own:
  --precision N              digits in logs (default libvmaf's formatting; 17 round-trips doubles)
  --backend cpu|gpu|auto     feature backend (default auto: gpu when a hardware GPU exists)
  --gpu-adapter NAME         pick a WebGPU adapter by name
+ --gpu-timeout SECONDS      a GPU that does not answer for this long (a hung device) is an
+                            error naming the input and the frame (default 300)
  --ffmpeg PATH              ffmpeg binary (default $FFMPEG_PATH, then the bundled one)
  --protocols LIST           what inputs may be, comma separated: file (local paths), pipe
                             ('-'), URL schemes (https, ...); also ffmpeg's protocol whitelist
                             (e.g. --protocols file,https); default anything ffmpeg reads
- --stall-timeout SECONDS    an input decoded by ffmpeg that sends no frame for this long is
-                            an error naming it and the frame (default: wait for ever)
+ --stall-timeout SECONDS    an input (a pipe, standard input, a stream decoded by ffmpeg) that
+                            sends no frame for this long is an error naming it and the frame
+                            (default: wait for ever)
  --scale                    scale the distorted input to the reference's size (bicubic);
                             the default with several -d
  --no-scale                 with several -d: a rendition of another size is an error
@@ -176,6 +179,7 @@ const OPTIONS = {
   precision: { type: 'string' },
   backend: { type: 'string' },
   'gpu-adapter': { type: 'string' },
+  'gpu-timeout': { type: 'string' },
   ffmpeg: { type: 'string' },
   protocols: { type: 'string' },
   'stall-timeout': { type: 'string' },
@@ -347,6 +351,7 @@ export function parseCommandLine(argv: string[]): CliCommand {
         // A ladder scales renditions to the reference unless told not to; one pair only with --scale.
         scale: ladder ? !values['no-scale'] : (values.scale ?? false),
         gpuAdapter: values['gpu-adapter'],
+        ...(values['gpu-timeout'] !== undefined ? { gpuTimeoutMs: parseSeconds(values['gpu-timeout'], '--gpu-timeout') * 1000 } : {}),
         ...(values.queue !== undefined ? { queue: { url: values.queue, ...(values.segment !== undefined ? { segment: values.segment } : {}) } } : {}),
       },
     },

@@ -14,7 +14,8 @@
  * Named pipes and character devices are opened as streams (never stat-sized or read twice).
  * scaleTo sends everything through ffmpeg (bicubic).
  */
-import { createReadStream } from 'node:fs';
+import { createReadStream, open as openFd } from 'node:fs';
+import { Socket } from 'node:net';
 import { open, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { Readable } from 'node:stream';
@@ -56,7 +57,11 @@ export interface OpenFrameSourceOptions {
   planes?: PlaneSelection;
   /** Names the input in messages (default: the path, '-' for stdin, 'stream' for a Readable). */
   label?: string;
-  /** See FfmpegSourceOptions.stallTimeoutMs: inputs decoded by ffmpeg that stop sending frames. */
+  /**
+   * An input that sends no frame for this many milliseconds ends the run with E_INPUT_STALLED:
+   * decoded by ffmpeg (FfmpegSourceOptions.stallTimeoutMs, ffmpeg stopped) or read natively
+   * (a y4m or raw pipe, standard input: StreamFrameSourceOptions.stallTimeoutMs).
+   */
   stallTimeoutMs?: number;
   /**
    * The protocols an input given as a string may use (see allowedByProtocols): 'file' for
@@ -179,9 +184,10 @@ function ffmpegOptions(route: Route, probe: boolean): FfmpegSourceOptions {
 }
 
 function streamSourceOptions(route: Route) {
-  const o: { label: string; poolSlots?: number; planes?: PlaneSelection } = { label: route.label };
+  const o: { label: string; poolSlots?: number; planes?: PlaneSelection; stallTimeoutMs?: number } = { label: route.label };
   if (route.options.poolSlots !== undefined) o.poolSlots = route.options.poolSlots;
   if (route.options.planes !== undefined) o.planes = route.options.planes;
+  if (route.options.stallTimeoutMs !== undefined) o.stallTimeoutMs = route.options.stallTimeoutMs;
   return o;
 }
 
@@ -200,6 +206,22 @@ async function openStream(stream: Readable, route: Route): Promise<FrameSource> 
     return new Y4mReader(sniffed.stream, streamSourceOptions(route));
   }
   return new FfmpegSource(sniffed.stream, ffmpegOptions(route, false));
+}
+
+/**
+ * A named pipe as a socket on its descriptor: libuv reads it without blocking, so closing
+ * the source (a stall timeout, an error elsewhere) ends a pending read at once. A file
+ * stream's read of a pipe whose writer went quiet would hold a thread-pool thread, and the
+ * process, until the writer sends again. Opening waits for a writer, as a file stream does.
+ */
+async function openFifo(file: string, label: string): Promise<Readable> {
+  let fd: number;
+  try {
+    fd = await new Promise<number>((resolve, reject) => openFd(file, 'r', (err, opened) => (err ? reject(err) : resolve(opened))));
+  } catch (err) {
+    throw streamError(label, err);
+  }
+  return new Socket({ fd, readable: true, writable: false });
 }
 
 async function startsWithY4mMagic(file: string): Promise<boolean> {
@@ -230,7 +252,7 @@ async function openPath(file: string, route: Route): Promise<FrameSource> {
   const isY4m = ext === '.y4m' && !route.options.scaleTo;
   if (!info.isFile()) {
     // A named pipe, a character device (/dev/stdin), a socket: read it once, as a stream.
-    const stream = createReadStream(file, { highWaterMark: 1 << 20 });
+    const stream = info.isFIFO() ? await openFifo(file, route.label) : createReadStream(file, { highWaterMark: 1 << 20 });
     if (isY4m) return new Y4mReader(stream, streamSourceOptions(route));
     return openStream(stream, route);
   }

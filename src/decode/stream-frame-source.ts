@@ -5,10 +5,11 @@
  * rest of the frame, yield. Subclasses say how the stream starts (readHeader) and what
  * precedes each frame.
  */
+import { constants as bufferConstants } from 'node:buffer';
 import type { Readable } from 'node:stream';
 
 import { InputError, VmafError } from '../errors.js';
-import { FramePool, bytesOf, pooledFrame } from '../pool/frame-pool.js';
+import { FramePool, bytesOf, pooledFrame, type LumaBuffer } from '../pool/frame-pool.js';
 import type { Frame, FrameFormat, FrameSource, PlaneSelection } from '../types.js';
 import { ByteReader, type DirectFeed, type PullByteReader } from './byte-reader.js';
 import { FileByteReader } from './file-byte-reader.js';
@@ -31,6 +32,9 @@ export type ByteInput = Readable | FileInput;
 export function isFileInput(input: unknown): input is FileInput {
   return typeof input === 'object' && input !== null && typeof (input as FileInput).file === 'string';
 }
+
+/** The most bytes one frame buffer may take: a typed array's limit on this Node (4 GiB on 64-bit). */
+const MAX_BUFFER_BYTES = bufferConstants.MAX_LENGTH;
 
 /** Slots per source when the caller does not say. */
 export const DEFAULT_POOL_SLOTS = 8;
@@ -68,6 +72,13 @@ export interface StreamFrameSourceOptions {
    * times and its error messages as the whole input would.
    */
   firstIndex?: number;
+  /**
+   * A read that brings no frame for this many milliseconds (a live pipe or standard input
+   * whose writer stopped sending) ends the stream with E_INPUT_STALLED naming the input and
+   * the frame, and the stream is closed. Timed only while the caller waits for a frame (or
+   * for the header, in format()). Default: no limit. (The ffmpeg source times its own.)
+   */
+  stallTimeoutMs?: number;
 }
 
 export abstract class StreamFrameSource implements FrameSource {
@@ -112,13 +123,47 @@ export abstract class StreamFrameSource implements FrameSource {
   }
 
   format(): Promise<FrameFormat> {
-    return this.layoutTask().then((layout) => layout.format);
+    return this.within(this.layoutTask()).then((layout) => layout.format);
   }
 
   [Symbol.asyncIterator](): AsyncIterator<Frame> {
     if (this.iterated) throw new Error(`${this.label}: a FrameSource can be iterated only once`);
     this.iterated = true;
-    return this.frames();
+    const frames = this.frames();
+    if (this.stallLimit() === undefined) return frames;
+    return {
+      next: () => this.within(frames.next()),
+      return: (value?: unknown) => frames.return(value as undefined),
+    };
+  }
+
+  /** The stall timeout in ms, when one applies. */
+  private stallLimit(): number | undefined {
+    const limit = this.options.stallTimeoutMs;
+    return limit !== undefined && limit > 0 && Number.isFinite(limit) ? limit : undefined;
+  }
+
+  /**
+   * `step`, or E_INPUT_STALLED when it takes longer than the stall timeout: the source is
+   * closed then (its stream destroyed, so the pending read ends and nothing is left waiting).
+   */
+  private async within<T>(step: Promise<T>): Promise<T> {
+    const limit = this.stallLimit();
+    if (limit === undefined) return step;
+    let timer: NodeJS.Timeout | undefined;
+    const stalled = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        step.catch(() => {}); // ends once the stream is destroyed: the stall is the error
+        const frame = (this.options.firstIndex ?? 0) + this.framesRead;
+        reject(new InputError('E_INPUT_STALLED', this.label, `no frame for ${limit / 1000} s (the stall timeout): the input stalled`, frame));
+        void this.close();
+      }, limit);
+    });
+    try {
+      return await Promise.race([step, stalled]);
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   async close(): Promise<void> {
@@ -128,6 +173,25 @@ export abstract class StreamFrameSource implements FrameSource {
     this.reader.detach();
     if (this.options.destroyStream !== false) this.stream?.destroy();
     await this.options.onClose?.();
+  }
+
+  /**
+   * A pool slot for frame `index`. A frame too large for the host (a huge size in a header:
+   * over what one JavaScript buffer can hold, or memory that cannot be had) is
+   * E_FRAME_TOO_LARGE naming the input, the frame and the bytes, rather than a RangeError.
+   */
+  private async slotFor(pool: FramePool, index: number, format: FrameFormat, bytes: number): Promise<LumaBuffer> {
+    const tooLarge = (why: string, cause?: unknown): InputError =>
+      new InputError('E_FRAME_TOO_LARGE', this.label, `a ${format.width}x${format.height} ${format.bitDepth}-bit frame needs a ${bytes}-byte buffer: ${why}`, index, cause === undefined ? undefined : { cause });
+    if (bytes > MAX_BUFFER_BYTES) throw tooLarge(`over the ${MAX_BUFFER_BYTES} bytes one buffer can hold on this host`);
+    try {
+      const buffer = await pool.acquire(this.abort.signal);
+      bytesOf(buffer); // the view every read takes: fails here, not mid-read, if it cannot be made
+      return buffer;
+    } catch (err) {
+      if (err instanceof RangeError) throw tooLarge(`this host cannot allocate it (${err.message})`, err);
+      throw err;
+    }
   }
 
   protected truncated(index: number, layout: FrameLayout, bytesRead: number): InputError {
@@ -178,7 +242,7 @@ export abstract class StreamFrameSource implements FrameSource {
     try {
       for (;; index++) {
         if (!(await this.readFrameHeader(index, layout))) break;
-        const buffer = await pool.acquire(this.abort.signal);
+        const buffer = await this.slotFor(pool, index, format, keptBytes);
         let handedOut = false;
         try {
           const got = await this.reader.read(bytesOf(buffer));

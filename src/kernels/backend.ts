@@ -1,5 +1,6 @@
 import { map, mergeMap, type Observable } from '../rx.js';
 import type { FrameFeatures, FrameGroup, FramePair, GroupFeatures } from '../types.js';
+import type { GpuDevice } from './gpu/device.js';
 
 export type BackendKind = 'cpu' | 'gpu';
 
@@ -27,6 +28,8 @@ export interface FeatureBackend {
    */
   extractMany(groups: Observable<FrameGroup>): Observable<GroupFeatures>;
   close(): Promise<void>;
+  /** The GPU device the backend computes on, if any (the fault tests' hooks reach it here). */
+  gpuDevice?(): GpuDevice | undefined;
 }
 
 /** A pair as a group of one. */

@@ -14,6 +14,8 @@ export interface BackendOptions {
   onWarning?: (message: string) => void;
   /** The motion instances the core computes (default: libvmaf's default instance). */
   motion?: readonly MotionInstance[];
+  /** The gpu backend's bound on one wait for the GPU, in ms (GpuBackendOptions.fenceTimeoutMs). */
+  gpuTimeoutMs?: number;
 }
 
 /**
@@ -29,7 +31,7 @@ export async function createBackend(kind: BackendKind | 'auto', options: Backend
       return new CpuBackend(cpuOptions(options));
     case 'gpu': {
       const { GpuBackend } = await import('./gpu/gpu-backend.js');
-      return GpuBackend.open({ adapter: options.gpuAdapter, onWarning: options.onWarning, ...motionOf(options) });
+      return GpuBackend.open({ adapter: options.gpuAdapter, onWarning: options.onWarning, ...motionOf(options), ...gpuTimeoutOf(options) });
     }
     case 'auto': {
       const gpu = await openHardwareGpu(options);
@@ -40,6 +42,10 @@ export async function createBackend(kind: BackendKind | 'auto', options: Backend
 
 function motionOf(options: BackendOptions): { motion?: readonly MotionInstance[] } {
   return options.motion ? { motion: options.motion } : {};
+}
+
+function gpuTimeoutOf(options: BackendOptions): { fenceTimeoutMs?: number } {
+  return options.gpuTimeoutMs !== undefined ? { fenceTimeoutMs: options.gpuTimeoutMs } : {};
 }
 
 function cpuOptions(options: BackendOptions): { threads: number; motion?: readonly MotionInstance[] } {
@@ -67,7 +73,7 @@ export async function createPlanBackend(plan: RunPlan, kind: BackendKind | 'auto
   if (needsCore) core = await createBackend(kind, { ...options, motion: planMotionInstances(plan) });
   else if (gpuKernels) {
     const { GpuBackend } = await import('./gpu/gpu-backend.js');
-    core = await GpuBackend.open({ adapter: options.gpuAdapter, onWarning: options.onWarning, core: false });
+    core = await GpuBackend.open({ adapter: options.gpuAdapter, onWarning: options.onWarning, core: false, ...gpuTimeoutOf(options) });
   }
   return new PlanBackend(plan, core, core?.kind ?? (kind === 'gpu' ? 'gpu' : 'cpu'), { threads: options.threads, onWarning: options.onWarning, onAggregate: options.onAggregate });
 }
@@ -111,7 +117,7 @@ async function openHardwareGpu(options: BackendOptions): Promise<FeatureBackend 
   }
   try {
     const { GpuBackend } = await import('./gpu/gpu-backend.js');
-    return await GpuBackend.open({ adapter: options.gpuAdapter, requireHardware: true, onWarning: options.onWarning, ...motionOf(options) });
+    return await GpuBackend.open({ adapter: options.gpuAdapter, requireHardware: true, onWarning: options.onWarning, ...motionOf(options), ...gpuTimeoutOf(options) });
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
     options.onWarning?.(`cannot use the GPU (${message}); using the cpu backend`);

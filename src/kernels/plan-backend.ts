@@ -25,6 +25,7 @@ import { NativeExtractors, type NativeFrameValues } from './native-extractors.js
 import { GpuExtractorSet, gpuImplementationFor } from './gpu/gpu-extractors.js';
 import { orderedMergeMap } from '../pipeline/ordered-merge-map.js';
 import { VmafError } from '../errors.js';
+import type { GpuDevice } from './gpu/device.js';
 
 export interface PlanBackendOptions {
   /** Native jobs at once. */
@@ -379,6 +380,10 @@ export class PlanBackend implements FeatureBackend {
         releaseHistory();
       };
     });
+  }
+
+  gpuDevice(): GpuDevice | undefined {
+    return this.core?.gpuDevice?.();
   }
 
   async close(): Promise<void> {

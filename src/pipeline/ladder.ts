@@ -28,7 +28,7 @@ import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { Observable, catchError, defer, finalize, map, mergeMap, tap, throwError } from '../rx.js';
-import { backendErrorAt, loseDevice, testDeviceLossAt } from './backend-fault.js';
+import { backendErrorAt, hangDevice, loseDevice, testDeviceHangAt, testDeviceLossAt } from './backend-fault.js';
 import type { FeatureBackend } from '../kernels/backend.js';
 import { createPlanBackend } from '../kernels/create-backend.js';
 import { resolveRun } from './run-plan.js';
@@ -44,60 +44,11 @@ import { Credits } from './credits.js';
 import { pullWithCredits } from './pull-observable.js';
 import { MIN_FRAME_DIMENSION } from '../kernels/limits.js';
 import { UsageError } from '../errors.js';
-import type { ScoreOptions } from './score.js';
-import { alignSources, type AlignMode } from '../align/align-pairs.js';
+import type { Delivery, LadderOptions, LadderResult, Rendition, RenditionInput, ResolvedRendition } from './ladder-types.js';
+import { alignSources } from '../align/align-pairs.js';
 import { RunQc } from './qc.js';
 
-/** One rendition of a ladder: its input, and optionally its name and its own frame skip. */
-export interface Rendition {
-  input: FrameInput;
-  /**
-   * Names the rendition in results and logs (`{name}` in the CLI's -o). Default: the file's
-   * base name without its extension (`720p` for `out/720p.mp4`), `stdin` for '-', else
-   * `rendition<N>` (counting from 1). Names must be unique.
-   */
-  name?: string;
-  /** Frames dropped from the start of this rendition (default: options.frameSkipDist). */
-  frameSkip?: number;
-  /** This rendition's alignment (default: options.align): 'auto' or an offset (see QcOptions.align). */
-  align?: AlignMode;
-}
-
-/** A rendition: an input alone (its name derived from it) or a Rendition. */
-export type RenditionInput = FrameInput | Rendition;
-
-/** Options of a ladder run: score()'s, except that `scale` defaults to true. */
-export interface LadderOptions extends ScoreOptions {
-  /**
-   * Scale renditions of another size to the reference's size (bicubic, through ffmpeg).
-   * Default true for scoreLadder() (score() keeps false: a size mismatch is an error).
-   */
-  scale?: boolean;
-}
-
-/** One frame's result for one rendition. */
-export interface LadderResult {
-  /** The rendition's name. */
-  rendition: string;
-  result: FrameResult;
-}
-
-/** One result and the hand-back of its credit, called once the consumer has it. */
-export interface Delivery<T = FrameResult> {
-  result: T;
-  delivered(): void;
-}
-
-/** A rendition with its name and label settled. */
-export interface ResolvedRendition {
-  input: FrameInput;
-  name: string;
-  /** Names the input in messages: its path, or a label. */
-  label: string;
-  frameSkip?: number;
-  align?: AlignMode;
-}
-
+export type { Delivery, LadderOptions, LadderResult, Rendition, RenditionInput, ResolvedRendition } from './ladder-types.js';
 export { DEFAULT_MODEL, resolveModelSpecs } from './model-specs.js';
 
 /** Whether `x` is a Rendition rather than an input. */
@@ -229,6 +180,7 @@ export function runLadder(reference: FrameInput, renditions: readonly ResolvedRe
       const backend = await createPlanBackend(plan, options.backend ?? 'auto', {
         threads,
         gpuAdapter: options.gpuAdapter,
+        ...(options.gpuTimeoutMs !== undefined ? { gpuTimeoutMs: options.gpuTimeoutMs } : {}),
         onWarning: options.onWarning,
         ...(onAggregate ? { onAggregate: (k: number, metrics: Record<string, number>) => onAggregate(names[k]!, metrics) } : {}),
       });
@@ -286,11 +238,13 @@ export function runLadder(reference: FrameInput, renditions: readonly ResolvedRe
         // The frame a backend failure stopped at: the one after the last that came back.
         let nextFrame = 0;
         const loseAt = testDeviceLossAt();
+        const hangAt = testDeviceHangAt();
         const inputs = renditions.length === 1 ? renditions[0]!.label : `${labelOf(reference, 'reference')} and its renditions`;
         const results = opened.backend.extractMany(pullWithCredits(groups, credits)).pipe(
           tap((group) => {
             nextFrame = Math.max(nextFrame, group.index + 1);
             if (loseAt !== undefined && nextFrame === loseAt) loseDevice(opened.backend);
+            if (hangAt !== undefined && nextFrame === hangAt) hangDevice(opened.backend);
           }),
           catchError((error: unknown) => throwError(() => backendErrorAt(error, inputs, nextFrame))),
           mergeMap((group): Array<Delivery<LadderResult>> => {

@@ -2,7 +2,7 @@ import { EventEmitter } from 'node:events';
 import { Readable } from 'node:stream';
 import type { Observable, Subscription } from 'rxjs';
 import type { FrameResult, RunSummary } from './writers/types.js';
-import type { Delivery, LadderResult } from './ladder.js';
+import type { Delivery, LadderResult } from './ladder-types.js';
 import { RunPooling } from './summary.js';
 import { VERSION } from '../version.js';
 import type { WindowStats } from './windows.js';

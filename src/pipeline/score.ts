@@ -1,106 +1,15 @@
 import { Observable, map } from '../rx.js';
-import type { FeatureBackend, BackendKind } from '../kernels/backend.js';
 import type { FrameInput } from '../decode/open-source.js';
-import type { ModelSpec } from './model/index.js';
 import type { FrameResult } from './writers/types.js';
-import type { FrameFormat, PlaneSelection } from '../types.js';
-import { labelOf, runLadder, type Delivery, type ResolvedRendition } from './ladder.js';
-import type { QcOptions } from './qc.js';
-import type { ExtractorRequest } from '../extractors/request.js';
-import type { QueueOptions } from '../queue/queue-options.js';
+import { labelOf, runLadder } from './ladder.js';
+import type { Delivery, ResolvedRendition } from './ladder-types.js';
+import type { ScoreOptions } from './score-options.js';
 
 export type { FrameResult } from './writers/types.js';
-
-/**
- * The options of a run. Besides libvmaf's, the live QC options (QcOptions: `windows`,
- * `alerts`, `align`, `alignRange`, `drift` and their callbacks onWindow, onAlert,
- * onAlignment, onDrift) work with every view of a run; scoreEvents() and
- * scoreLadderEvents() also emit them as `window`, `alert`, `alignment` and `drift` events.
- */
-export interface ScoreOptions extends QcOptions {
-  /** Which feature backend computes VIF, ADM and motion. Default 'auto'. */
-  backend?: BackendKind | 'auto';
-  /** Frames computed at once by the cpu backend. Default: the number of cores. */
-  threads?: number;
-  /** Models as `-m` strings or specs. Default: vmaf_v0.6.1, logged as "vmaf". */
-  models?: Array<string | ModelSpec>;
-  /**
-   * Feature extractors besides the models' (libvmaf's --feature): `'psnr'`,
-   * `'float_ssim=enable_db=true:clip_db=true'`, or a parsed request.
-   */
-  features?: Array<string | ExtractorRequest>;
-  /**
-   * libvmaf's cpumask: SIMD paths the cpu backend must not use (bit 3 AVX2, bit 4 AVX-512:
-   * the portable C++ runs instead, with the same results). Process-wide.
-   */
-  cpumask?: number;
-  /** Features only, no model prediction (libvmaf's --no_prediction). */
-  noPrediction?: boolean;
-  frameSkipRef?: number;
-  frameSkipDist?: number;
-  /** At most this many frames are scored. */
-  frameCnt?: number;
-  /** Score every Nth frame. */
-  subsample?: number;
-  /** Raw .yuv geometry (both inputs), as libvmaf's -w -h -p -b. */
-  width?: number;
-  height?: number;
-  pixelFormat?: '420' | '422' | '444' | '400';
-  bitDepth?: number;
-  /**
-   * Which planes the decoded frames carry: 'luma' (default; what VIF, ADM and motion read:
-   * the luma-only fast paths) or 'all' (luma, Cb and Cr, for features that read chroma; a
-   * 4:0:0 input, or a FrameSource whose frames lack `chroma`, is then an error naming it).
-   */
-  planes?: PlaneSelection;
-  /** ffmpeg binary; default FFMPEG_PATH, then @ffmpeg-installer/ffmpeg. */
-  ffmpegPath?: string;
-  /**
-   * An input decoded by ffmpeg that sends no frame for this many milliseconds (a stalled
-   * live source, a stopped ffmpeg) ends the run with E_INPUT_STALLED naming it and the
-   * frame; ffmpeg is stopped. Default: no limit.
-   */
-  stallTimeoutMs?: number;
-  /**
-   * The protocols inputs given as strings may use: 'file' (local paths), 'pipe' ('-'),
-   * URL schemes such as 'https'. Also ffmpeg's -protocol_whitelist. An input outside the list
-   * is E_INPUT_NOT_ALLOWED. Default: anything ffmpeg reads. See the README's security notes.
-   */
-  protocols?: readonly string[];
-  /**
-   * Scale the distorted input to the reference's size (bicubic) instead of failing on a size
-   * mismatch. Default false for score(), true for scoreLadder().
-   */
-  scale?: boolean;
-  /** WebGPU adapter name (substring) for the gpu backend. */
-  gpuAdapter?: string;
-  /** Frames in flight: decoded, computing or awaiting a slow consumer. Bounds memory. */
-  maxFramesInFlight?: number;
-  /**
-   * Non-fatal conditions (inputs of different lengths, a distorted input of lower bit depth
-   * widened to the reference's, software GPU adapter).
-   */
-  onWarning?: (message: string) => void;
-  /** Called once the reference's format is known, before the first frame. */
-  onFormat?: (format: FrameFormat) => void;
-  /**
-   * A rendition's aggregate metrics over the whole run (libvmaf's aggregate_metrics, e.g.
-   * psnr's apsnr_y with enable_apsnr), after its last frame and before the run completes.
-   * A single pair's rendition is named 'distorted'.
-   */
-  onAggregate?: (rendition: string, metrics: Record<string, number>) => void;
-  /** Called once the backend is open, with its description. */
-  onBackend?: (backend: FeatureBackend) => void;
-  /**
-   * Score on a BullMQ queue in Redis (a URL, or QueueOptions): the title is cut into
-   * segments that `vmaf-stream worker` processes score, and their results are merged into
-   * exactly this run's results, in order. Inputs must be paths or URLs the workers can read.
-   */
-  queue?: QueueOptions | string;
-}
+export type { ScoreOptions } from './score-options.js';
 
 export { DEFAULT_MODEL, resolveModelSpecs } from './ladder.js';
-export type { Delivery } from './ladder.js';
+export type { Delivery } from './ladder-types.js';
 
 /**
  * Scores `distorted` against `reference` frame by frame. Cold: each subscription decodes

@@ -28,7 +28,7 @@
  * against a timeout, so a wait ends in BackendError('E_GPU') instead of hanging.
  */
 import { BackendError } from '../errors.js';
-import type { GpuDevice } from '../kernels/gpu/device.js';
+import { DEFAULT_GPU_TIMEOUT_MS, type GpuDevice } from '../kernels/gpu/device.js';
 
 /** Bytes rounded up to whole 4-byte words (copies and storage bindings want multiples of 4). */
 export function paddedBytes(bytes: number): number {
@@ -51,7 +51,7 @@ export interface RingOptions {
   fenceTimeoutMs?: number;
 }
 
-export const DEFAULT_FENCE_TIMEOUT_MS = 300_000;
+export const DEFAULT_FENCE_TIMEOUT_MS = DEFAULT_GPU_TIMEOUT_MS;
 
 /**
  * Frames at least this large are copied into staging slots off the main thread

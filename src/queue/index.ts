@@ -16,7 +16,7 @@
  *   queue-status      what is waiting, running, done, failed
  */
 import { defer, mergeMap, type Observable } from '../rx.js';
-import type { Delivery, LadderOptions, LadderResult, ResolvedRendition } from '../pipeline/ladder.js';
+import type { Delivery, LadderOptions, LadderResult, ResolvedRendition } from '../pipeline/ladder-types.js';
 import { openFrameSource, type FrameInput } from '../decode/open-source.js';
 import { parseSegmentLength } from './segment-plan.js';
 import { planTitle } from './title-plan.js';

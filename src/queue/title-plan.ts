@@ -4,7 +4,7 @@
  * segments planned. Done once, by the submitting process; the workers only read.
  */
 import { UsageError, VmafError } from '../errors.js';
-import type { LadderOptions, ResolvedRendition } from '../pipeline/ladder.js';
+import type { LadderOptions, ResolvedRendition } from '../pipeline/ladder-types.js';
 import { resolveRun, runModelSpecs } from '../pipeline/run-plan.js';
 import type { ExtractorRequest } from '../extractors/request.js';
 import { indexInput, startFrames, type InputIndex } from './input-index.js';

@@ -25,7 +25,7 @@ import { matchReferenceDepth } from '../decode/bit-depth.js';
 import { openFrameSource } from '../decode/open-source.js';
 import { groupFrames } from '../decode/pair-frames.js';
 import { MIN_FRAME_DIMENSION } from '../kernels/limits.js';
-import type { Delivery, LadderOptions, LadderResult, ResolvedRendition } from '../pipeline/ladder.js';
+import type { Delivery, LadderOptions, LadderResult, ResolvedRendition } from '../pipeline/ladder-types.js';
 import type { RunQc } from '../pipeline/qc.js';
 import type { FrameFormat, FrameGroup, FrameSource } from '../types.js';
 import { openInputAt } from './open-at.js';

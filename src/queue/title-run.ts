@@ -19,7 +19,7 @@
 import { FlowProducer, Job, Queue, QueueEvents } from 'bullmq';
 import { Observable } from '../rx.js';
 import { InputError, VmafError, type VmafErrorCode } from '../errors.js';
-import type { Delivery, LadderResult } from '../pipeline/ladder.js';
+import type { Delivery, LadderResult } from '../pipeline/ladder-types.js';
 import type { FrameResult } from '../pipeline/writers/types.js';
 import { SEGMENT_JOB, SEGMENT_QUEUE, TITLE_JOB, TITLE_QUEUE, cancelKey, segmentJobId, type SegmentJobData, type SegmentJobResult } from './jobs.js';
 import { connectRedis, displayUrl } from './redis-connection.js';

@@ -183,7 +183,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     } catch (error) {
       options.onEvent?.(`segment ${data.position} of ${data.titleId}: failed: ${(error as Error).message}`);
       // A broken input stays broken: fail the title now rather than after every retry.
-      if (error instanceof InputError || (error instanceof VmafError && ['E_INPUT_FORMAT', 'E_INPUT_TRUNCATED', 'E_INPUT_MISMATCH', 'E_INPUT_EMPTY', 'E_INPUT_NOT_FOUND', 'E_FRAME_TOO_SMALL', 'E_MODEL', 'E_USAGE'].includes(error.code))) {
+      if (error instanceof InputError || (error instanceof VmafError && ['E_INPUT_FORMAT', 'E_INPUT_TRUNCATED', 'E_INPUT_MISMATCH', 'E_INPUT_EMPTY', 'E_INPUT_NOT_FOUND', 'E_FRAME_TOO_SMALL', 'E_FRAME_TOO_LARGE', 'E_MODEL', 'E_USAGE'].includes(error.code))) {
         throw new UnrecoverableError(jobFailureMessage(error));
       }
       throw new Error(jobFailureMessage(error), { cause: error });

@@ -56,7 +56,19 @@ export interface OpenGpuOptions {
   dawnFlags?: readonly string[];
   /** Device label for Dawn's messages. */
   label?: string;
+  /**
+   * How long any wait on the GPU (a fence, an error scope, a compilation) may take before it
+   * is E_GPU "no answer from the GPU": a hung device or driver ends the run instead of
+   * hanging it. Default DEFAULT_GPU_TIMEOUT_MS; 0 waits for ever.
+   */
+  timeoutMs?: number;
 }
+
+/**
+ * The default bound on one wait for the GPU: far above any frame's work on any adapter
+ * (a 4K frame on lavapipe takes seconds), so only a device that stopped answering meets it.
+ */
+export const DEFAULT_GPU_TIMEOUT_MS = 300_000;
 
 /** Limits requested at the adapter's maximum (each only where the adapter reports it). */
 export const REQUESTED_LIMITS = [
@@ -278,16 +290,20 @@ export class GpuDevice {
   /** Features enabled on the device (of OPTIONAL_FEATURES, the ones granted). */
   readonly features: ReadonlySet<string>;
   readonly limits: GPUSupportedLimits;
+  /** The bound on a wait for the GPU where guard() is given none (OpenGpuOptions.timeoutMs). */
+  readonly timeoutMs: number;
   /** Rejects (never resolves) with the first failure: device lost or an uncaptured error. */
   readonly failed: Promise<never>;
   readonly #instance: GPU;
   #error: BackendError | undefined;
   #destroyed = false;
+  /** The test hook's hang (hangForTest): answers from the GPU are no longer seen. */
+  #hung = false;
   #reject!: (e: BackendError) => void;
   #listeners = new Set<(e: BackendError) => void>();
 
   /** Use openGpuDevice(). `instance` is the Dawn instance the device came from. */
-  constructor(instance: GPU, device: GPUDevice, adapterName: string, info: GPUAdapterInfo, isSoftware: boolean) {
+  constructor(instance: GPU, device: GPUDevice, adapterName: string, info: GPUAdapterInfo, isSoftware: boolean, timeoutMs = DEFAULT_GPU_TIMEOUT_MS) {
     this.#instance = instance;
     deviceInstances.add(instance);
     this.device = device;
@@ -303,6 +319,7 @@ export class GpuDevice {
     this.isSoftware = isSoftware;
     this.features = new Set([...device.features].map(String));
     this.limits = device.limits;
+    this.timeoutMs = timeoutMs;
     this.failed = new Promise<never>((_, reject) => { this.#reject = reject; });
     this.failed.catch(() => {}); // only callers that look at it see the rejection
     device.addEventListener('uncapturederror', (ev) => {
@@ -347,11 +364,12 @@ export class GpuDevice {
 
   /**
    * Resolves as p does, unless the device fails first, p rejects (a lost device rejects
-   * mapAsync with an AbortError) or, with timeoutMs > 0, the GPU does not answer in time:
-   * each becomes BackendError('E_GPU'). It subscribes to the device's failure only while
-   * it waits, so a stream that guards every frame holds a constant amount of memory.
+   * mapAsync with an AbortError) or, with timeoutMs > 0 (default this.timeoutMs), the GPU
+   * does not answer in time: each becomes BackendError('E_GPU'). It subscribes to the
+   * device's failure only while it waits, so a stream that guards every frame holds a
+   * constant amount of memory.
    */
-  guard<T>(p: Promise<T>, what = 'GPU operation', timeoutMs = 0): Promise<T> {
+  guard<T>(p: Promise<T>, what = 'GPU operation', timeoutMs = this.timeoutMs): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       let settled = false;
       let timer: NodeJS.Timeout | undefined;
@@ -363,14 +381,15 @@ export class GpuDevice {
         if (timer) clearTimeout(timer);
         fn();
       };
+      // Once hung (the test hook), the GPU's answers are dropped, as if they never came.
       p.then(
-        (v) => settle(() => resolve(v)),
-        (e: unknown) => settle(() => reject(this.#asError(what, e))),
+        (v) => this.#hung || settle(() => resolve(v)),
+        (e: unknown) => this.#hung || settle(() => reject(this.#asError(what, e))),
       );
       off = this.onFailure((e) => settle(() => reject(e)));
       if (timeoutMs > 0 && !settled) {
         timer = setTimeout(() => {
-          settle(() => reject(new BackendError('E_GPU', `${this.adapterName}: ${what}: no answer from the GPU in ${timeoutMs / 1000} s`)));
+          settle(() => reject(new BackendError('E_GPU', `${this.adapterName}: ${what}: no answer from the GPU in ${timeoutMs / 1000} s (the GPU timeout)`)));
         }, timeoutMs);
         // A pending guard must not keep the process alive on its own.
         timer.unref?.();
@@ -463,6 +482,16 @@ export class GpuDevice {
     }
   }
 
+  /**
+   * Test hook (VMAF_STREAM_TEST_HANG_GPU_AT, pipeline/backend-fault.ts): from now on no
+   * wait on the GPU sees its answer, those already waiting included, as with a device or
+   * driver that hung with fences pending; each wait ends only at its timeout (or on a
+   * device failure). The device itself keeps working, so it is freed as usual.
+   */
+  hangForTest(): void {
+    this.#hung = true;
+  }
+
   /** Frees the device; a loss caused by this is not a failure. */
   destroy(): void {
     if (this.#destroyed) return;
@@ -553,5 +582,5 @@ export async function openGpuDevice(options: OpenGpuOptions = {}): Promise<GpuDe
   } catch (cause) {
     throw new BackendError('E_GPU', `cannot open a WebGPU device on '${chosen.name}': ${message(cause)}`, { cause });
   }
-  return new GpuDevice(gpu, device, chosen.name, info, isSoftware);
+  return new GpuDevice(gpu, device, chosen.name, info, isSoftware, options.timeoutMs);
 }

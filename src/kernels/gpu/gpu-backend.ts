@@ -112,7 +112,11 @@ export interface GpuBackendOptions {
   depth?: number;
   /** Record per-stage GPU timestamps (where 'timestamp-query' exists); see stageTimings(). */
   timing?: boolean;
-  /** Longest wait on one GPU fence before it counts as a hang, in ms (0: none). Default 300000. */
+  /**
+   * Longest wait on a frame's fences (staging, readback, its error scope) before it counts
+   * as a hang, in ms (0: none). Default 300000. The device's other waits (compiling the
+   * kernels, which takes seconds on a software adapter) keep the device's default bound.
+   */
   fenceTimeoutMs?: number;
   /** Extra Dawn options (create()). */
   dawnFlags?: readonly string[];
@@ -245,6 +249,10 @@ export class GpuBackend implements FeatureBackend {
 
   extract(pairs: Observable<FramePair>): Observable<FrameFeatures> {
     return extractPairs(this, pairs);
+  }
+
+  gpuDevice(): GpuDevice {
+    return this.gpu;
   }
 
   /**
@@ -609,6 +617,7 @@ class GpuStream {
       if (this.#extractors && !sameFormat(ref.format, this.#extractors.format)) {
         throw new VmafError('E_INPUT_MISMATCH', `frame ${group.index}: the reference frame's format changed within the stream`);
       }
+      if (!this.#pool) assertFitsDevice(this.#gpu, geometry, picture.bytes);
       const refPlanes = planesOf(ref, picture, group.index, 'reference');
       const disPlanes = computed.map((dis) => (dis ? planesOf(dis, picture, group.index, 'distorted') : undefined));
 
@@ -620,7 +629,9 @@ class GpuStream {
       }
       if (!this.#pool) {
         this.#geometry = geometry;
-        this.#pool = this.#makePool(geometry, L);
+        // Under error scopes: a device out of memory for a frame this large says so here.
+        this.#pool = await this.#gpu.withErrorScopes(`allocating the buffers for ${geometry.width}x${geometry.height} frames`, () => this.#makePool(geometry, L));
+        this.#check();
       }
       refSlot = await pool().refUpload.acquire();
       this.#check();
@@ -861,6 +872,20 @@ function assertSameGeometry(a: { width: number; height: number; bitDepth: number
         ? `frame ${index}: the distorted frame is ${a.width}x${a.height} ${a.bitDepth}-bit, the reference ${b.width}x${b.height} ${b.bitDepth}-bit`
         : `frame ${index}: the reference frame is ${a.width}x${a.height} ${a.bitDepth}-bit, the ${what} ${b.width}x${b.height} ${b.bitDepth}-bit`,
     );
+  }
+}
+
+/**
+ * A picture's device-local planes are one storage buffer each, bound whole by the kernels:
+ * a frame whose planes exceed the adapter's buffer or binding limits is refused here, with
+ * the sizes, before anything is allocated (Dawn's own validation error says it less plainly).
+ */
+function assertFitsDevice(gpu: GpuDevice, geometry: FrameGeometry, bytes: number): void {
+  const limits: Array<[string, number]> = [['maxBufferSize', gpu.limits.maxBufferSize], ['maxStorageBufferBindingSize', gpu.limits.maxStorageBufferBindingSize]];
+  for (const [name, max] of limits) {
+    if (bytes > max) {
+      throw new BackendError('E_GPU', `a ${geometry.width}x${geometry.height} ${geometry.bitDepth}-bit frame's planes take ${bytes} bytes, over this adapter's ${name} (${max}): too large for ${gpu.adapterName} (--backend cpu has no such limit)`);
+    }
   }
 }
 
