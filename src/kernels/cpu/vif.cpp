@@ -484,6 +484,12 @@ inline void addPixel(int32_t sigma1Sq, int32_t sigma2Sq, int32_t sigma12,
 }
 
 #if defined(VMAFS_VIF_AVX2)
+#if defined(__GNUC__) && !defined(__clang__)
+// GCC 12's AVX-512 headers start some conversions from a self-initialised "undefined"
+// register, which -Wmaybe-uninitialized reports once inlined; the lanes are all written.
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#endif
 // The same contributions for whole groups of pixels: 8 (AVX-512) or 4 (AVX2) lanes of
 // binary64 and int64, the same IEEE operations in the same order (division, products,
 // truncations), so every lane gives what addPixel gives. log2q in SIMD: floor(log2 x) is the
