@@ -109,10 +109,15 @@ class Log2Table {
     return table_[(x >> k) - kFirst] + 2048 * k;
   }
 
- private:
+  // Entry i is log2(32768 + i) in Q11. One spare entry after the last lets the SIMD code
+  // read every entry as the low half of a 32-bit load.
+  const uint16_t* entries() const { return table_; }
+
   static constexpr int kFirst = 32768;
   static constexpr int kSize = 32768;
-  uint16_t table_[kSize];
+
+ private:
+  uint16_t table_[kSize + 1] = {};
 };
 
 const Log2Table& log2Q11() {
@@ -397,6 +402,11 @@ void finishMoment(const uint32_t* __restrict lo, const uint32_t* __restrict hi, 
   }
 }
 
+// The even lanes of a horizontally filtered block, rounded to 16 bits: n down-sampled samples.
+void keepEvenColumns(const uint32_t* __restrict acc, int n, uint16_t* __restrict out) {
+  for (int i = 0; i < n; ++i) out[i] = static_cast<uint16_t>(roundShift(acc[2 * i], 16));
+}
+
 // Q32 product of two filtered means, rounded to Q16.
 inline uint32_t meanProduct(uint32_t a, uint32_t b) {
   return static_cast<uint32_t>((uint64_t(a) * b + 0x80000000u) >> 32);
@@ -473,6 +483,199 @@ inline void addPixel(int32_t sigma1Sq, int32_t sigma2Sq, int32_t sigma12,
   if (sigma12 > 0 && sigma2Sq > 0) addGainTerms(sigma1Sq, sigma2Sq, sigma12, log2q, sums);
 }
 
+#if defined(VMAFS_VIF_AVX2)
+#if defined(__GNUC__) && !defined(__clang__)
+// GCC 12's AVX-512 headers start some conversions from a self-initialised "undefined"
+// register, which -Wmaybe-uninitialized reports once inlined; the lanes are all written.
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#endif
+// The same contributions for whole groups of pixels: 8 (AVX-512) or 4 (AVX2) lanes of
+// binary64 and int64, the same IEEE operations in the same order (division, products,
+// truncations), so every lane gives what addPixel gives. log2q in SIMD: floor(log2 x) is the
+// exponent of x converted to a double, exact because every x here is below 2^53 (the largest,
+// gl^2 * sigma1_sq + base, is below 100^2 * 2^31 + 2^32); the table is read with a gather,
+// masked to the lanes that need it. Each returns how many pixels it handled (a multiple of its
+// width); addPixel does the rest.
+
+__attribute__((target("avx512f,avx512bw,avx512dq,avx512vl"))) inline __m256i log2qAvx512(
+    __m512i x, __mmask8 lanes, const uint16_t* table) {
+  const __m512i k = _mm512_sub_epi64(_mm512_srli_epi64(_mm512_castpd_si512(_mm512_cvtepu64_pd(x)), 52),
+                                     _mm512_set1_epi64(1023 + 15));  // bit length - 16
+  const __m512i index = _mm512_sub_epi64(_mm512_srlv_epi64(x, k), _mm512_set1_epi64(32768));
+  const __m256i entry = _mm512_mask_i64gather_epi32(_mm256_setzero_si256(), lanes, index, table, 2);
+  return _mm256_add_epi32(_mm256_and_si256(entry, _mm256_set1_epi32(0xFFFF)),
+                          _mm256_slli_epi32(_mm512_cvtepi64_epi32(k), 11));
+}
+
+__attribute__((target("avx512f,avx512bw,avx512dq,avx512vl"))) int addPixelsAvx512(
+    const int32_t* s1p, const int32_t* s2p, const int32_t* s12p, int n, const uint16_t* table,
+    ScaleSums& sums) {
+  const __m256i zero = _mm256_setzero_si256();
+  const __m256i nsq = _mm256_set1_epi32(kSigmaNsq);
+  const __m256i logOffset = _mm256_set1_epi32(17 * 2048);
+  const __m512d eps = _mm512_set1_pd(kGainEps);
+  const __m512d limit = _mm512_set1_pd(kGainLimitDefault);
+  const __m512d limitEgl = _mm512_set1_pd(kGainLimitEgl);
+  __m512i numLog = _mm512_setzero_si512(), numLogEgl = numLog, denLog = numLog, numNonLog = numLog;
+  int64_t flatCount = 0;
+  const int end = n - n % 8;
+  for (int i = 0; i < end; i += 8) {
+    const __m256i s1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s1p + i));
+    const __m256i s2 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s2p + i));
+    const __m256i s12 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s12p + i));
+    const __mmask8 flat = _mm256_cmplt_epi32_mask(s1, nsq);
+    numNonLog = _mm512_mask_add_epi64(numNonLog, flat, numNonLog, _mm512_cvtepi32_epi64(s2));
+    flatCount += __builtin_popcount(flat);
+    const __mmask8 logged = static_cast<__mmask8>(~flat);
+    if (logged == 0) continue;
+    const __m512i s1Wide = _mm512_cvtepi32_epi64(s1);
+    const __m256i den = log2qAvx512(_mm512_add_epi64(s1Wide, _mm512_set1_epi64(kSigmaNsq)), logged, table);
+    denLog = _mm512_mask_add_epi64(denLog, logged, denLog,
+                                   _mm512_cvtepi32_epi64(_mm256_sub_epi32(den, logOffset)));
+    const __mmask8 gained = _mm256_mask_cmpgt_epi32_mask(logged, s12, zero) &
+                            _mm256_mask_cmpgt_epi32_mask(logged, s2, zero);
+    if (gained == 0) continue;
+    const __m512d d1 = _mm512_cvtepi32_pd(s1);
+    const __m512d d12 = _mm512_cvtepi32_pd(s12);
+    const __m512d gain = _mm512_div_pd(d12, _mm512_add_pd(d1, eps));
+    const __m512d explained = _mm512_mul_pd(gain, d12);
+    const __m512d residual = _mm512_sub_pd(_mm512_cvtepi32_pd(s2), explained);
+    const __m256i svSq = _mm256_max_epi32(_mm512_cvttpd_epi32(residual), zero);
+    const __m512i base = _mm512_cvtepu32_epi64(_mm256_add_epi32(svSq, nsq));
+    const __m256i logBase = log2qAvx512(base, gained, table);
+    const __m512d g = _mm512_min_pd(gain, limit);
+    const __m512i signal = _mm512_cvttpd_epi64(_mm512_mul_pd(_mm512_mul_pd(g, g), d1));
+    const __m256i termDefault =
+        _mm256_sub_epi32(log2qAvx512(_mm512_add_epi64(signal, base), gained, table), logBase);
+    __m256i termEgl = termDefault;
+    // Above gain 1 the limited gain is 1 and the signal is sigma1_sq itself.
+    const __mmask8 above = _mm512_mask_cmp_pd_mask(gained, gain, limitEgl, _CMP_GT_OQ);
+    if (above != 0) {
+      const __m256i termAbove =
+          _mm256_sub_epi32(log2qAvx512(_mm512_add_epi64(s1Wide, base), above, table), logBase);
+      termEgl = _mm256_mask_blend_epi32(above, termDefault, termAbove);
+    }
+    numLog = _mm512_mask_add_epi64(numLog, gained, numLog, _mm512_cvtepi32_epi64(termDefault));
+    numLogEgl = _mm512_mask_add_epi64(numLogEgl, gained, numLogEgl, _mm512_cvtepi32_epi64(termEgl));
+  }
+  sums.numLog += _mm512_reduce_add_epi64(numLog);
+  sums.numLogEgl += _mm512_reduce_add_epi64(numLogEgl);
+  sums.denLog += _mm512_reduce_add_epi64(denLog);
+  sums.numNonLog += _mm512_reduce_add_epi64(numNonLog);
+  sums.denNonLog += flatCount;
+  return end;
+}
+
+// AVX2 has no conversions between int64 and double: for 0 <= x < 2^52, x | bits(2^52) read
+// as a double is 2^52 + x exactly, and an integral double t in that range is the low bits
+// of t + 2^52.
+__attribute__((target("avx2"))) inline __m128i log2qAvx2(__m256i x, __m128i lanes,
+                                                         const uint16_t* table) {
+  const __m256i magic = _mm256_set1_epi64x(0x4330000000000000LL);
+  const __m256d asDouble = _mm256_sub_pd(_mm256_castsi256_pd(_mm256_or_si256(x, magic)),
+                                         _mm256_castsi256_pd(magic));
+  const __m256i k = _mm256_sub_epi64(_mm256_srli_epi64(_mm256_castpd_si256(asDouble), 52),
+                                     _mm256_set1_epi64x(1023 + 15));
+  const __m256i index = _mm256_sub_epi64(_mm256_srlv_epi64(x, k), _mm256_set1_epi64x(32768));
+  const __m128i entry = _mm256_mask_i64gather_epi32(
+      _mm_setzero_si128(), reinterpret_cast<const int*>(table), index, lanes, 2);
+  const __m128i k32 = _mm256_castsi256_si128(
+      _mm256_permutevar8x32_epi32(k, _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6)));
+  return _mm_add_epi32(_mm_and_si128(entry, _mm_set1_epi32(0xFFFF)), _mm_slli_epi32(k32, 11));
+}
+
+__attribute__((target("avx2"))) inline __m256i maskedWiden(__m128i value, __m128i lanes) {
+  return _mm256_cvtepi32_epi64(_mm_and_si128(value, lanes));
+}
+
+__attribute__((target("avx2"))) int addPixelsAvx2(const int32_t* s1p, const int32_t* s2p,
+                                                  const int32_t* s12p, int n,
+                                                  const uint16_t* table, ScaleSums& sums) {
+  const __m128i zero = _mm_setzero_si128();
+  const __m128i nsq = _mm_set1_epi32(kSigmaNsq);
+  const __m128i logOffset = _mm_set1_epi32(17 * 2048);
+  const __m256d eps = _mm256_set1_pd(kGainEps);
+  const __m256d limit = _mm256_set1_pd(kGainLimitDefault);
+  const __m256d limitEgl = _mm256_set1_pd(kGainLimitEgl);
+  const __m256d magic = _mm256_set1_pd(4503599627370496.0);  // 2^52
+  __m256i numLog = _mm256_setzero_si256(), numLogEgl = numLog, denLog = numLog, numNonLog = numLog;
+  int64_t flatCount = 0;
+  const int end = n - n % 4;
+  for (int i = 0; i < end; i += 4) {
+    const __m128i s1 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s1p + i));
+    const __m128i s2 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s2p + i));
+    const __m128i s12 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s12p + i));
+    const __m128i flat = _mm_cmplt_epi32(s1, nsq);
+    numNonLog = _mm256_add_epi64(numNonLog, maskedWiden(s2, flat));
+    const int flatBits = _mm_movemask_ps(_mm_castsi128_ps(flat));
+    flatCount += __builtin_popcount(flatBits);
+    if (flatBits == 0xF) continue;
+    const __m128i logged = _mm_xor_si128(flat, _mm_set1_epi32(-1));
+    const __m256i s1Wide = _mm256_cvtepi32_epi64(s1);
+    const __m128i den = log2qAvx2(_mm256_add_epi64(s1Wide, _mm256_set1_epi64x(kSigmaNsq)), logged, table);
+    denLog = _mm256_add_epi64(denLog, maskedWiden(_mm_sub_epi32(den, logOffset), logged));
+    const __m128i gained = _mm_and_si128(
+        logged, _mm_and_si128(_mm_cmpgt_epi32(s12, zero), _mm_cmpgt_epi32(s2, zero)));
+    if (_mm_movemask_ps(_mm_castsi128_ps(gained)) == 0) continue;
+    const __m256d d1 = _mm256_cvtepi32_pd(s1);
+    const __m256d d12 = _mm256_cvtepi32_pd(s12);
+    const __m256d gain = _mm256_div_pd(d12, _mm256_add_pd(d1, eps));
+    const __m256d explained = _mm256_mul_pd(gain, d12);
+    const __m256d residual = _mm256_sub_pd(_mm256_cvtepi32_pd(s2), explained);
+    const __m128i svSq = _mm_max_epi32(_mm256_cvttpd_epi32(residual), zero);
+    const __m256i base = _mm256_cvtepu32_epi64(_mm_add_epi32(svSq, nsq));
+    const __m128i logBase = log2qAvx2(base, gained, table);
+    const __m256d g = _mm256_min_pd(gain, limit);
+    // The product is in [0, 2^45) in the lanes that count: truncate, then take its bits.
+    const __m256d product = _mm256_round_pd(_mm256_mul_pd(_mm256_mul_pd(g, g), d1),
+                                            _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+    const __m256i signal = _mm256_sub_epi64(_mm256_castpd_si256(_mm256_add_pd(product, magic)),
+                                            _mm256_castpd_si256(magic));
+    const __m128i termDefault =
+        _mm_sub_epi32(log2qAvx2(_mm256_add_epi64(signal, base), gained, table), logBase);
+    __m128i termEgl = termDefault;
+    const __m256d aboveWide = _mm256_cmp_pd(gain, limitEgl, _CMP_GT_OQ);
+    const __m128i above = _mm_and_si128(
+        gained, _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(
+                    _mm256_castpd_si256(aboveWide), _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6))));
+    if (_mm_movemask_ps(_mm_castsi128_ps(above)) != 0) {
+      const __m128i termAbove =
+          _mm_sub_epi32(log2qAvx2(_mm256_add_epi64(s1Wide, base), above, table), logBase);
+      termEgl = _mm_blendv_epi8(termDefault, termAbove, above);
+    }
+    numLog = _mm256_add_epi64(numLog, maskedWiden(termDefault, gained));
+    numLogEgl = _mm256_add_epi64(numLogEgl, maskedWiden(termEgl, gained));
+  }
+  alignas(32) int64_t lanes[4][4];
+  _mm256_store_si256(reinterpret_cast<__m256i*>(lanes[0]), numLog);
+  _mm256_store_si256(reinterpret_cast<__m256i*>(lanes[1]), numLogEgl);
+  _mm256_store_si256(reinterpret_cast<__m256i*>(lanes[2]), denLog);
+  _mm256_store_si256(reinterpret_cast<__m256i*>(lanes[3]), numNonLog);
+  sums.numLog += lanes[0][0] + lanes[0][1] + lanes[0][2] + lanes[0][3];
+  sums.numLogEgl += lanes[1][0] + lanes[1][1] + lanes[1][2] + lanes[1][3];
+  sums.denLog += lanes[2][0] + lanes[2][1] + lanes[2][2] + lanes[2][3];
+  sums.numNonLog += lanes[3][0] + lanes[3][1] + lanes[3][2] + lanes[3][3];
+  sums.denNonLog += flatCount;
+  return end;
+}
+#endif
+
+// The contributions of n pixels, with the widest kernel the isa allows.
+inline void addPixels(Isa isa, const int32_t* sigma1Sq, const int32_t* sigma2Sq,
+                      const int32_t* sigma12, int n, const Log2Table& log2q, ScaleSums& sums) {
+  int done = 0;
+#if defined(VMAFS_VIF_AVX2)
+  if (isa == Isa::kAvx512) {
+    done = addPixelsAvx512(sigma1Sq, sigma2Sq, sigma12, n, log2q.entries(), sums);
+  } else if (isa == Isa::kAvx2) {
+    done = addPixelsAvx2(sigma1Sq, sigma2Sq, sigma12, n, log2q.entries(), sums);
+  }
+#endif
+  (void)isa;
+  for (int i = done; i < n; ++i) addPixel(sigma1Sq[i], sigma2Sq[i], sigma12[i], log2q, sums);
+}
+
 // ----------------------------------------------------------------------------------------
 // Buffers
 
@@ -487,7 +690,7 @@ enum RowStream { kMu1, kMu2, kXxHi, kXxLo, kYyHi, kYyLo, kXyHi, kXyLo, kRowStrea
 // the block tails past the image width always hold defined values.
 class Workspace {
  public:
-  Workspace(int w, int h) : stride_(kMargin + roundUp(w, kBlock) + kMargin) {
+  Workspace(int w, int h) : width_(w), height_(h), stride_(kMargin + roundUp(w, kBlock) + kMargin) {
     const size_t ring = size_t(2 * kMaxHalf + 1) * kRingStreams * stride_;
     const size_t rows = size_t(kRowStreams + 2) * stride_;  // + 2 down-sampling rows
     rowBuf_.reset(new uint16_t[ring + rows]());
@@ -497,6 +700,8 @@ class Workspace {
     pyramid_.reset(new uint16_t[2 * pyramidLen_]);  // every sample is written before use
   }
 
+  int width() const { return width_; }
+  int height() const { return height_; }
   int stride() const { return stride_; }
 
   // Row of image row y in a ring of `slots` rows, stream s; column 0 is kMargin in.
@@ -511,6 +716,7 @@ class Workspace {
   }
 
  private:
+  int width_, height_;
   int stride_;
   size_t pyramidLen_ = 0;
   std::unique_ptr<uint16_t[]> rowBuf_;
@@ -631,9 +837,7 @@ class ScalePass {
       localMoments(acc[kMu1], acc[kMu2], acc[kXxHi], acc[kXxLo], acc[kYyHi], acc[kYyLo],
                    acc[kXyHi], acc[kXyLo], sigma1Sq, sigma2Sq, sigma12);
       const int n = std::min(kBlock, p_.w - x0);
-      for (int i = 0; i < n; ++i) {
-        addPixel(sigma1Sq[i], sigma2Sq[i], sigma12[i], log2q_, sums_);
-      }
+      addPixels(p_.isa, sigma1Sq, sigma2Sq, sigma12, n, log2q_, sums_);
     }
   }
 
@@ -653,15 +857,12 @@ class ScalePass {
       }
       mirrorPad(row, p_.w, f.half);
 
+      // Every column is filtered (the SIMD kernels do whole blocks), the even ones are kept.
       uint16_t* dst = (which == 0 ? p_.nextRef : p_.nextDis) + size_t(y / 2) * outW;
-      for (int ox = 0; ox < outW; ++ox) {
-        const int x = 2 * ox;
-        uint32_t acc = uint32_t(f.taps[0]) * (row[x] ^ kBias16);
-        for (int d = 1; d <= f.half; ++d) {
-          acc += uint32_t(f.taps[d]) * (row[x - d] ^ kBias16) +
-                 uint32_t(f.taps[d]) * (row[x + d] ^ kBias16);
-        }
-        dst[ox] = static_cast<uint16_t>(roundShift(acc, 16));
+      for (int x0 = 0; x0 < p_.w; x0 += kBlock) {
+        uint32_t acc[kBlock];
+        filterAlongRow<kNext>(p_.isa, row + x0, acc);
+        keepEvenColumns(acc, std::min(kBlock / 2, outW - x0 / 2), dst + x0 / 2);
       }
     }
   }
@@ -686,11 +887,22 @@ void storeSums(const ScaleSums& sums, int scale, int64_t* stats) {
   s[kVifDenNonLog] = sums.denNonLog;
 }
 
+// The scratch memory of the frames of one size, kept per thread: a stream of frames then
+// allocates (and faults in) nothing per frame. Nothing in it carries over into results:
+// every sample a result depends on is written in the frame before it is read.
+Workspace& workspaceFor(int w, int h) {
+  thread_local std::unique_ptr<Workspace> cached;
+  if (!cached || cached->width() != w || cached->height() != h) {
+    cached.reset();
+    cached.reset(new Workspace(w, h));
+  }
+  return *cached;
+}
+
 template <typename Sample>
-void computeStats(const Sample* ref, const Sample* dis, int w, int h, int bitDepth,
+void computeStats(const Sample* ref, const Sample* dis, int w, int h, int bitDepth, Isa isa,
                   int64_t* stats) {
-  Workspace ws(w, h);
-  const Isa isa = bestIsa();
+  const Workspace& ws = workspaceFor(w, h);
   size_t offset = 0;  // of the current scale's image in the pyramid
   for (int s = 0; s < kVifScales; ++s) {
     ScaleParams p;
@@ -726,19 +938,49 @@ void computeStats(const Sample* ref, const Sample* dis, int w, int h, int bitDep
   }
 }
 
+void computeFrame(const LumaPlane& ref, const LumaPlane& dis, Isa isa, int64_t* stats) {
+  if (ref.bitDepth == 8) {
+    computeStats(static_cast<const uint8_t*>(ref.data), static_cast<const uint8_t*>(dis.data),
+                 ref.width, ref.height, 8, isa, stats);
+  } else {
+    computeStats(static_cast<const uint16_t*>(ref.data), static_cast<const uint16_t*>(dis.data),
+                 ref.width, ref.height, ref.bitDepth, isa, stats);
+  }
+}
+
+// One copy of the whole frame computation per instruction set: flatten inlines the row loops
+// (plain C++) into each copy, so that the compiler vectorizes them for that copy's target.
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((flatten))
+#endif
+void computeFrameBaseline(const LumaPlane& ref, const LumaPlane& dis, Isa isa, int64_t* stats) {
+  computeFrame(ref, dis, isa, stats);
+}
+
+#if defined(VMAFS_VIF_AVX2)
+__attribute__((target("avx2"), flatten)) void computeFrameAvx2(const LumaPlane& ref,
+                                                                const LumaPlane& dis, Isa isa,
+                                                                int64_t* stats) {
+  computeFrame(ref, dis, isa, stats);
+}
+
+__attribute__((target("avx512f,avx512bw,avx512dq,avx512vl"), flatten)) void computeFrameAvx512(
+    const LumaPlane& ref, const LumaPlane& dis, Isa isa, int64_t* stats) {
+  computeFrame(ref, dis, isa, stats);
+}
+#endif
+
 }  // namespace
 
 void vifStats(const LumaPlane& ref, const LumaPlane& dis, int64_t* stats) {
   std::fill(stats, stats + kVifStatsLen, int64_t(0));
-  const int w = ref.width, h = ref.height;
-  if (w < kVifMinWidth || h < kVifMinHeight) return;
-  if (ref.bitDepth == 8) {
-    computeStats(static_cast<const uint8_t*>(ref.data), static_cast<const uint8_t*>(dis.data),
-                 w, h, 8, stats);
-  } else {
-    computeStats(static_cast<const uint16_t*>(ref.data), static_cast<const uint16_t*>(dis.data),
-                 w, h, ref.bitDepth, stats);
-  }
+  if (ref.width < kVifMinWidth || ref.height < kVifMinHeight) return;
+  const Isa isa = bestIsa();
+#if defined(VMAFS_VIF_AVX2)
+  if (isa == Isa::kAvx512) return computeFrameAvx512(ref, dis, isa, stats);
+  if (isa == Isa::kAvx2) return computeFrameAvx2(ref, dis, isa, stats);
+#endif
+  computeFrameBaseline(ref, dis, isa, stats);
 }
 
 void vifFinish(const int64_t* stats, double out[8]) {

@@ -113,9 +113,9 @@ constexpr int kVifMinWidth = 16;
 constexpr int kVifMinHeight = 16;
 
 // Per-frame integer accumulators: everything VIF needs from the pixels, as int64 sums.
-// ref and dis must have the same width, height and bitDepth. Re-entrant; allocates its
-// scratch memory per call; uses SSE2/AVX2 kernels on x86-64 (chosen at run time), portable
-// code elsewhere, all bit-identical.
+// ref and dis must have the same width, height and bitDepth. Re-entrant; keeps its scratch
+// memory per thread, reused while the frame size stays the same; uses SSE2/AVX2/AVX-512
+// kernels on x86-64 (chosen at run time), portable code elsewhere, all bit-identical.
 void vifStats(const LumaPlane& ref, const LumaPlane& dis, int64_t* stats /* kVifStatsLen */);
 
 // Turns the accumulators into the 8 feature values: integer_vif_scale0..3, then
