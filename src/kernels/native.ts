@@ -169,6 +169,8 @@ export interface NativeAddon {
    * feeds the instance's aggregates as runExtractor does. Synchronous.
    */
   finishExtractor(handle: NativeExtractorHandle, stats: BigUint64Array): Float64Array;
+  /** finishExtractor on the addon's worker pool (stats is held, and must not change, until it settles). */
+  finishExtractorAsync(handle: NativeExtractorHandle, stats: BigUint64Array): Promise<Float64Array>;
   /** Constants an extractor's GPU kernel takes from its C++ (empty when none). */
   extractorGpuParams(handle: NativeExtractorHandle): Float64Array;
   /** The names of the registered C++ extractors. */
@@ -205,6 +207,7 @@ const REQUIRED_FUNCTIONS = [
   'admKernelParams',
   'createExtractor',
   'runExtractor',
+  'finishExtractorAsync',
   'nativeExtractors',
   'setCpuMask',
   'aggregateExtractor',

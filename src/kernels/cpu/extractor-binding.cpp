@@ -16,6 +16,7 @@
 //   finishExtractor(handle, stats: BigUint64Array) -> Float64Array
 //     one frame's values from the accumulators a GPU kernel computed (synchronous: a few
 //     double operations), through the same C++ arithmetic extract() ends with.
+//   finishExtractorAsync(handle, stats) -> Promise<Float64Array>   the same on the worker pool
 //   nativeExtractors() -> string[]
 #include <napi.h>
 
@@ -217,6 +218,40 @@ Napi::Value FinishExtractor(const Napi::CallbackInfo& info) {
   return result;
 }
 
+// finishExtractorAsync(handle, stats) -> Promise<Float64Array>: finishExtractor on the pool,
+// for the extractors whose finishing is real work (cambi's top-k pooling, the SSIM maps'
+// ordered sums): frames then finish beside each other, off the JS thread. finishStats is
+// const and thread-safe, as extract() is (the cpu backend runs frames of one instance at once).
+Napi::Value FinishExtractorAsync(const Napi::CallbackInfo& info) {
+  const Napi::Env env = info.Env();
+  if (info.Length() < 1 || !info[0].IsExternal()) typeError(env, "finishExtractorAsync(handle, stats): wrong arguments");
+  std::shared_ptr<Handle> handle = *info[0].As<Napi::External<std::shared_ptr<Handle>>>().Data();
+  const size_t count = handle->extractor->statsCount();
+  if (count == 0) typeError(env, "finishExtractorAsync: " + handle->name + " has no GPU accumulators");
+  if (info.Length() < 2 || !info[1].IsTypedArray() || info[1].As<Napi::TypedArray>().TypedArrayType() != napi_biguint64_array ||
+      info[1].As<Napi::TypedArray>().ElementLength() != count) {
+    typeError(env, "finishExtractorAsync: stats must be a BigUint64Array of " + std::to_string(count) + " values for " + handle->name);
+  }
+  Napi::TypedArray t = info[1].As<Napi::TypedArray>();
+  const uint64_t* stats = reinterpret_cast<const uint64_t*>(static_cast<uint8_t*>(t.ArrayBuffer().Data()) + t.ByteOffset());
+  return runOnPool(
+      env, "finishExtractorAsync", {static_cast<Napi::Object>(t)},
+      [handle, stats]() {
+        std::vector<double> out(handle->extractor->outputCount(), 0.0);
+        try {
+          handle->extractor->finishStats(stats, out.data());
+        } catch (const std::exception& e) {
+          throw std::runtime_error(handle->name + ": " + e.what());
+        }
+        return out;
+      },
+      [](Napi::Env env, std::vector<double>& out) -> Napi::Value {
+        Napi::Float64Array result = Napi::Float64Array::New(env, out.size());
+        for (size_t i = 0; i < out.size(); i++) result[i] = out[i];
+        return result;
+      });
+}
+
 // extractorGpuParams(handle) -> Float64Array: the constants its GPU kernel takes from the C++.
 Napi::Value ExtractorGpuParams(const Napi::CallbackInfo& info) {
   const auto params = handleArg(info, "extractorGpuParams(handle)").extractor->gpuParams();
@@ -240,6 +275,7 @@ void registerExtractorBindings(Napi::Env env, Napi::Object exports) {
   exports.Set("aggregateExtractor", Napi::Function::New(env, AggregateExtractor, "aggregateExtractor"));
   exports.Set("extractorStatsCount", Napi::Function::New(env, ExtractorStatsCount, "extractorStatsCount"));
   exports.Set("finishExtractor", Napi::Function::New(env, FinishExtractor, "finishExtractor"));
+  exports.Set("finishExtractorAsync", Napi::Function::New(env, FinishExtractorAsync, "finishExtractorAsync"));
   exports.Set("extractorGpuParams", Napi::Function::New(env, ExtractorGpuParams, "extractorGpuParams"));
   exports.Set("nativeExtractors", Napi::Function::New(env, NativeExtractors, "nativeExtractors"));
 }

@@ -83,7 +83,7 @@
  */
 import { Observable, map } from '../../rx.js';
 import { extractPairs, type FeatureBackend } from '../backend.js';
-import type { Frame, FrameFeatures, FrameFormat, FrameGroup, FramePair, GroupFeatures } from '../../types.js';
+import type { FeatureValues, Frame, FrameFeatures, FrameFormat, FrameGroup, FramePair, GroupFeatures } from '../../types.js';
 import { BackendError, VmafError } from '../../errors.js';
 import { loadNative, type NativeAddon } from '../native.js';
 import { finishGroup, needsSad2, type GroupStats } from '../native-features.js';
@@ -428,6 +428,8 @@ interface Staged {
 interface StreamStats {
   stats: GroupStats;
   words: Uint32Array;
+  /** Per rendition, the registered extractors' values (scored renditions present; none without extractors). */
+  extracted: Array<FeatureValues | undefined> | undefined;
 }
 
 const CANCELLED = Symbol('cancelled');
@@ -524,7 +526,14 @@ class GpuStream {
       if (this.#backend.timing && s.scored && bytes.byteLength >= statsBytes + TIMESTAMPS * 8) {
         this.#backend.recordTiming(new BigUint64Array(bytes, statsBytes, TIMESTAMPS), s.hostWrite, performance.now() - s.submittedAt);
       }
-      return { stats: { index: s.index, refPts: s.refPts, geometry: s.geometry, renditions, sad, ...far }, words };
+      // The registered extractors' values of each scored rendition, finished on the worker
+      // pool while later groups are still in flight (finish() only merges them).
+      const set = this.#extractors;
+      const firstAt = this.#layout!.extractorsInBlock / 4;
+      const extracted = set
+        ? await Promise.all(s.renditions.map((r, k) => (r.present && s.scored ? set.finish(k, words, (k * blockBytes + this.#layout!.extractorsInBlock) / 4, firstAt) : undefined)))
+        : undefined;
+      return { stats: { index: s.index, refPts: s.refPts, geometry: s.geometry, renditions, sad, ...far }, words, extracted };
     } catch (error) {
       this.#broken ??= error;
       throw asBackendError(error, s.index);
@@ -545,7 +554,7 @@ class GpuStream {
     return own;
   }
 
-  finish({ stats: r, words }: StreamStats): MotionGroup {
+  finish({ stats: r, words, extracted }: StreamStats): MotionGroup {
     try {
       const L = this.#layout!;
       const group: MotionGroup = L.core ? finishGroup(this.#native, r, this.#backend.motion) : withoutCore(r);
@@ -557,7 +566,8 @@ class GpuStream {
       // The registered extractors' values join each scored frame's core features.
       const renditions = group.renditions.map((entry, k) => {
         if (!entry) return entry;
-        const values = set.finish(k, words, (k * L.blockBytes + L.extractorsInBlock) / 4, firstAt);
+        const values = extracted?.[k];
+        if (!values) throw new BackendError('E_GPU', `frame ${r.index}: rendition ${k} has no extractor values`);
         return { ...entry, features: { ...entry.features, ...values } };
       });
       return { ...group, renditions };

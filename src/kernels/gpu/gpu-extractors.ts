@@ -174,19 +174,25 @@ export class GpuExtractorSet {
 
   /**
    * Rendition `k`'s values, keyed by log key, from its block of the readback (`words`, at
-   * word `at`; the referenceOnly instances' from the first rendition's, at `firstAt`).
+   * word `at`; the referenceOnly instances' from the first rendition's, at `firstAt`). The
+   * C++ finishing runs on the addon's worker pool: for cambi (top-k pooling) and the SSIM
+   * maps (ordered sums over every pixel) it is milliseconds a frame, and frames in flight
+   * finish beside each other instead of one after another on the JS thread.
    */
-  finish(k: number, words: Uint32Array, at: number, firstAt: number): FeatureValues {
+  async finish(k: number, words: Uint32Array, at: number, firstAt: number): Promise<FeatureValues> {
+    for (const m of this.#members) while (m.handles.length <= k) m.handles.push(m.create());
+    const outs = await Promise.all(
+      this.#members.map((m) => this.#native.finishExtractorAsync(m.handles[k]!, statsAt(words, (m.referenceOnly ? firstAt : at) + m.wordAt, m.statsCount))),
+    );
     const values: FeatureValues = {};
-    for (const m of this.#members) {
-      while (m.handles.length <= k) m.handles.push(m.create());
-      const out = this.#native.finishExtractor(m.handles[k]!, statsAt(words, (m.referenceOnly ? firstAt : at) + m.wordAt, m.statsCount));
+    this.#members.forEach((m, i) => {
+      const out = outs[i]!;
       const keys = m.outputs.keys;
       if (out.length !== keys.length) {
         throw new VmafError('E_NATIVE', `${m.outputs.instance.definition.name}: the native extractor gave ${out.length} values for ${keys.length} outputs`);
       }
       keys.forEach((key, j) => (values[key] = out[j]!));
-    }
+    });
     return values;
   }
 
