@@ -87,12 +87,15 @@ export interface GpuImplementation {
 
 const LITTLE_ENDIAN = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;
 
-/** The accumulators at word offset `at` of a readback (u32 pairs, low word first). */
+/**
+ * The accumulators at word offset `at` of a readback (u32 pairs, low word first). Where
+ * they are aligned this is a view of `words`' buffer, not a copy (the SSIM maps and CAMBI's
+ * values are megabytes a frame): the readback is the host's own copy, which nothing writes.
+ */
 export function statsAt(words: Uint32Array, at: number, count: number): BigUint64Array {
-  // Large blocks (the SSIM maps: hundreds of thousands of accumulators) are one copy: on a
-  // little-endian host a low-first u32 pair is the u64's bytes.
+  // On a little-endian host a low-first u32 pair is the u64's bytes.
   const byte = words.byteOffset + 4 * at;
-  if (LITTLE_ENDIAN && byte % 8 === 0) return new BigUint64Array(words.buffer.slice(byte, byte + 8 * count));
+  if (LITTLE_ENDIAN && byte % 8 === 0) return new BigUint64Array(words.buffer, byte, count);
   const out = new BigUint64Array(count);
   for (let i = 0; i < count; i++) out[i] = (BigInt(words[at + 2 * i + 1]!) << 32n) | BigInt(words[at + 2 * i]!);
   return out;
