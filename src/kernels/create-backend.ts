@@ -34,7 +34,7 @@ export async function createBackend(kind: BackendKind | 'auto', options: Backend
       return new CpuBackend(cpuOptions(options));
     case 'gpu': {
       const { GpuBackend } = await import('./gpu/gpu-backend.js');
-      return GpuBackend.open({ adapter: options.gpuAdapter, onWarning: options.onWarning, ...motionOf(options), ...gpuTimeoutOf(options) });
+      return GpuBackend.open({ adapter: options.gpuAdapter, onWarning: options.onWarning, ...coreOptionsOf(options), ...gpuTimeoutOf(options) });
     }
     case 'auto': {
       const gpu = await openHardwareGpu(options);
@@ -43,7 +43,7 @@ export async function createBackend(kind: BackendKind | 'auto', options: Backend
   }
 }
 
-function motionOf(options: BackendOptions): { motion?: readonly MotionInstance[]; parts?: CoreParts } {
+function coreOptionsOf(options: BackendOptions): { motion?: readonly MotionInstance[]; parts?: CoreParts } {
   return { ...(options.motion ? { motion: options.motion } : {}), ...(options.parts ? { parts: options.parts } : {}) };
 }
 
@@ -52,7 +52,7 @@ function gpuTimeoutOf(options: BackendOptions): { fenceTimeoutMs?: number } {
 }
 
 function cpuOptions(options: BackendOptions): { threads: number; motion?: readonly MotionInstance[]; parts?: CoreParts } {
-  return { threads: options.threads, ...motionOf(options) };
+  return { threads: options.threads, ...coreOptionsOf(options) };
 }
 
 /** The plan's motion instances, as the core computes them (in plan order). */
@@ -121,7 +121,7 @@ async function openHardwareGpu(options: BackendOptions): Promise<FeatureBackend 
   }
   try {
     const { GpuBackend } = await import('./gpu/gpu-backend.js');
-    return await GpuBackend.open({ adapter: options.gpuAdapter, requireHardware: true, onWarning: options.onWarning, ...motionOf(options), ...gpuTimeoutOf(options) });
+    return await GpuBackend.open({ adapter: options.gpuAdapter, requireHardware: true, onWarning: options.onWarning, ...coreOptionsOf(options), ...gpuTimeoutOf(options) });
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
     options.onWarning?.(`cannot use the GPU (${message}); using the cpu backend`);
