@@ -23,7 +23,8 @@ export interface NeighbourFrames {
 /**
  * How the cpu and gpu backends compute an extractor:
  * - 'core': the fused integer VIF/ADM/motion computation both backends share
- *   (src/kernels/cpu, src/kernels/gpu), which computes every core feature at once;
+ *   (src/kernels/cpu, src/kernels/gpu), which computes the parts a run's plan has
+ *   instances of (VIF, ADM, motion: src/kernels/core-parts.ts) together;
  * - 'native': a C++ extractor registered under `native` in the addon
  *   (src/kernels/cpu/extractor.h), run per frame on the cpu backend's threads; its
  *   `outputs` are the values the native job returns, in that order. On the gpu backend it

@@ -1,6 +1,7 @@
 import { map, mergeMap, type Observable } from '../rx.js';
 import type { FrameFeatures, FrameGroup, FramePair, GroupFeatures } from '../types.js';
 import type { GpuDevice } from './gpu/device.js';
+import type { CoreRuns } from './core-parts.js';
 
 export type BackendKind = 'cpu' | 'gpu';
 
@@ -30,6 +31,8 @@ export interface FeatureBackend {
   close(): Promise<void>;
   /** The GPU device the backend computes on, if any (the fault tests' hooks reach it here). */
   gpuDevice?(): GpuDevice | undefined;
+  /** How often each core part was computed (undefined without a core): a diagnostic, for tests. */
+  coreRuns?(): CoreRuns | undefined;
 }
 
 /** A pair as a group of one. */

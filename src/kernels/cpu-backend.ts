@@ -10,6 +10,10 @@
  * frame's motion2 and motion3 (pipeline/motion-finish.ts, per planned motion instance) one
  * frame later (the five-frame window's first two frames: once frame 2 is in).
  *
+ * Only the core parts the run needs are computed (options.parts, core-parts.ts): the addon
+ * leaves VIF or ADM out of the job, and a run with neither (VMAF v1's: motion alone) computes
+ * only the SADs, as for unscored pairs; without motion no SAD is computed.
+ *
  * Pairs with `scored: false` (left out by --subsample) still feed motion, as in libvmaf:
  * their job computes only the SAD, their distorted frame is released on arrival, and they
  * produce no output but count as neighbours for integer_motion2.
@@ -43,6 +47,7 @@ import { orderedMergeMap } from '../pipeline/ordered-merge-map.js';
 import { withGroupMotion, type MotionGroup } from '../pipeline/motion-finish.js';
 import { DEFAULT_MOTION_INSTANCE, type MotionInstance } from '../extractors/integer_motion/motion-options.js';
 import { Credits } from '../pipeline/credits.js';
+import { ALL_CORE_PARTS, hasStatsParts, statsPartsMask, type CoreParts, type CoreRuns } from './core-parts.js';
 
 export interface CpuBackendOptions {
   /** Frame pairs computed at once. Default: the number of cores. */
@@ -52,7 +57,12 @@ export interface CpuBackendOptions {
    * all of them). Default: libvmaf's default instance alone.
    */
   motion?: readonly MotionInstance[];
+  /** The core parts computed (default all); without motion, `motion` is ignored and no SAD computed. */
+  parts?: CoreParts;
 }
+
+/** A scored pair's stats when neither VIF nor ADM is computed. */
+const NO_STATS = new BigInt64Array(0);
 
 /** A frame shared by several users; released when the last lets go. */
 class Held {
@@ -93,7 +103,9 @@ export class CpuBackend implements FeatureBackend {
   readonly description: string;
   readonly threads: number;
   readonly motion: readonly MotionInstance[];
+  readonly parts: CoreParts;
   private readonly sad2: boolean;
+  private readonly runs: CoreRuns = { vif: 0, adm: 0, motion: 0 };
   private closed = false;
 
   constructor(options: CpuBackendOptions = {}) {
@@ -102,7 +114,8 @@ export class CpuBackend implements FeatureBackend {
       throw new BackendError('E_NATIVE', `the cpu backend needs a positive whole number of threads, got ${threads}`);
     }
     this.threads = threads;
-    this.motion = options.motion ?? [DEFAULT_MOTION_INSTANCE];
+    this.parts = options.parts ?? ALL_CORE_PARTS;
+    this.motion = this.parts.motion ? (options.motion ?? [DEFAULT_MOTION_INSTANCE]) : [];
     this.sad2 = needsSad2(this.motion);
     this.description = `cpu, ${threads} thread${threads === 1 ? '' : 's'}`;
     // Fail now, not at the first frame, when the addon is missing.
@@ -111,6 +124,11 @@ export class CpuBackend implements FeatureBackend {
 
   extract(pairs: Observable<FramePair>): Observable<FrameFeatures> {
     return extractPairs(this, pairs);
+  }
+
+  /** How many frame pairs' VIF and ADM stats and how many SADs were computed: a diagnostic. */
+  coreRuns(): CoreRuns {
+    return { ...this.runs };
   }
 
   extractMany(groups: Observable<FrameGroup>): Observable<GroupFeatures> {
@@ -147,7 +165,8 @@ export class CpuBackend implements FeatureBackend {
         } else {
           lastRef2 = undefined;
         }
-        lastRef = ref.retain();
+        // Only motion reads the previous reference.
+        if (this.parts.motion) lastRef = ref.retain();
         if (!scored) {
           // Read for motion only: the distorted frames are not needed.
           for (const h of dis) h?.drop();
@@ -188,21 +207,32 @@ export class CpuBackend implements FeatureBackend {
           if (prev) assertSameGeometry(prev, ref, group.index, 'previous reference');
           const prev2 = job.prev2?.frame;
           const base = { index: group.index, refPts: ref.pts, geometry: { width, height, bitDepth } };
+          const motionSad = (from: Frame): Promise<bigint> => {
+            this.runs.motion++;
+            return limited(() => native.computeMotionSad(from.luma, ref.luma, width, height, bitDepth));
+          };
           // The SAD two frames apart: its own job, beside the others.
-          const sad2Job = this.sad2 && prev2 ? limited(() => native.computeMotionSad(prev2.luma, ref.luma, width, height, bitDepth)) : undefined;
+          const sad2Job = this.sad2 && prev2 ? motionSad(prev2) : undefined;
           sad2Job?.catch(() => undefined); // awaited below
           const sad2 = async (): Promise<{ sad2?: bigint | null }> => (this.sad2 ? { sad2: sad2Job ? await sad2Job : null } : {});
           if (!job.scored) {
             // The distorted frames are already released: not even their pts are read.
-            const [sad, far] = await Promise.all([prev ? limited(() => native.computeMotionSad(prev.luma, ref.luma, width, height, bitDepth)) : null, sad2()]);
+            const [sad, far] = await Promise.all([prev ? motionSad(prev) : null, sad2()]);
             return { ...base, renditions: job.present.map((p) => (p ? null : undefined)), sad, ...far };
           }
           for (const h of job.dis) if (h) assertSameGeometry(h.frame, ref, group.index, 'distorted');
+          if (!hasStatsParts(this.parts)) {
+            // Neither VIF nor ADM (a VMAF v1 run): the SADs alone, the renditions' stats empty.
+            const [sad, far] = await Promise.all([prev ? motionSad(prev) : null, sad2()]);
+            const renditions = job.dis.map((h): GroupStats['renditions'][number] => (h ? { stats: NO_STATS, disPts: h.frame.pts } : undefined));
+            return { ...base, renditions, sad, ...far };
+          }
+          const mask = statsPartsMask(this.parts);
           // Motion reads the reference only: its SAD comes with the first rendition's job.
           const first = job.dis.findIndex((h) => h !== undefined);
           const settled = await Promise.allSettled([
             ...job.dis.map((h, k) =>
-              h ? limited(() => native.computeFrameStats(ref.luma, h.frame.luma, width, height, bitDepth, k === first ? prev?.luma : undefined)) : undefined,
+              h ? this.frameStats(limited, ref, h.frame, k === first ? prev : undefined, mask) : undefined,
             ),
             sad2Job,
           ]);
@@ -222,7 +252,7 @@ export class CpuBackend implements FeatureBackend {
 
       const finish = (r: GroupStats): MotionGroup => {
         try {
-          return finishGroup(native, r, this.motion);
+          return finishGroup(native, r, this.motion, this.parts);
         } catch (error) {
           throw asBackendError(error, r.index);
         }
@@ -253,6 +283,15 @@ export class CpuBackend implements FeatureBackend {
         releaseLastRef();
       };
     });
+  }
+
+  /** One pool job: a pair's stats of the parts in `mask` and, given `prev`, the SAD (counted). */
+  private frameStats(limited: <T>(start: () => Promise<T>) => Promise<T>, ref: Frame, dis: Frame, prev: Frame | undefined, mask: number): Promise<FrameStatsResult> {
+    if (this.parts.vif) this.runs.vif++;
+    if (this.parts.adm) this.runs.adm++;
+    if (prev) this.runs.motion++;
+    const { width, height, bitDepth } = ref.format;
+    return limited(() => loadNative().computeFrameStats(ref.luma, dis.luma, width, height, bitDepth, prev?.luma, mask));
   }
 
   async close(): Promise<void> {

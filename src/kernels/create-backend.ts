@@ -5,6 +5,7 @@ import { PlanBackend } from './plan-backend.js';
 import type { RunPlan } from '../extractors/plan.js';
 import { integerMotion } from '../extractors/integer_motion/integer_motion.js';
 import { motionInstance, type MotionInstance } from '../extractors/integer_motion/motion-options.js';
+import { NO_CORE_PARTS, planCoreParts, type CoreParts } from './core-parts.js';
 
 export interface BackendOptions {
   threads: number;
@@ -14,6 +15,8 @@ export interface BackendOptions {
   onWarning?: (message: string) => void;
   /** The motion instances the core computes (default: libvmaf's default instance). */
   motion?: readonly MotionInstance[];
+  /** The core parts computed (default all): a plan's (planCoreParts). */
+  parts?: CoreParts;
   /** The gpu backend's bound on one wait for the GPU, in ms (GpuBackendOptions.fenceTimeoutMs). */
   gpuTimeoutMs?: number;
 }
@@ -31,7 +34,7 @@ export async function createBackend(kind: BackendKind | 'auto', options: Backend
       return new CpuBackend(cpuOptions(options));
     case 'gpu': {
       const { GpuBackend } = await import('./gpu/gpu-backend.js');
-      return GpuBackend.open({ adapter: options.gpuAdapter, onWarning: options.onWarning, ...motionOf(options), ...gpuTimeoutOf(options) });
+      return GpuBackend.open({ adapter: options.gpuAdapter, onWarning: options.onWarning, ...coreOptionsOf(options), ...gpuTimeoutOf(options) });
     }
     case 'auto': {
       const gpu = await openHardwareGpu(options);
@@ -40,16 +43,16 @@ export async function createBackend(kind: BackendKind | 'auto', options: Backend
   }
 }
 
-function motionOf(options: BackendOptions): { motion?: readonly MotionInstance[] } {
-  return options.motion ? { motion: options.motion } : {};
+function coreOptionsOf(options: BackendOptions): { motion?: readonly MotionInstance[]; parts?: CoreParts } {
+  return { ...(options.motion ? { motion: options.motion } : {}), ...(options.parts ? { parts: options.parts } : {}) };
 }
 
 function gpuTimeoutOf(options: BackendOptions): { fenceTimeoutMs?: number } {
   return options.gpuTimeoutMs !== undefined ? { fenceTimeoutMs: options.gpuTimeoutMs } : {};
 }
 
-function cpuOptions(options: BackendOptions): { threads: number; motion?: readonly MotionInstance[] } {
-  return { threads: options.threads, ...motionOf(options) };
+function cpuOptions(options: BackendOptions): { threads: number; motion?: readonly MotionInstance[]; parts?: CoreParts } {
+  return { threads: options.threads, ...coreOptionsOf(options) };
 }
 
 /** The plan's motion instances, as the core computes them (in plan order). */
@@ -59,7 +62,8 @@ export function planMotionInstances(plan: RunPlan): MotionInstance[] {
 
 /**
  * The backend for a run plan: the requested backend computes the plan's core instances
- * (integer VIF, ADM, and each motion instance, whose SADs it computes once), and is not
+ * (integer VIF, ADM, and each motion instance, whose SADs it computes once; only the core
+ * parts the plan has instances of, planCoreParts), and is not
  * opened at all when the plan has none (unless it is the gpu backend and some extractor has
  * a gpu kernel); native instances run on the host's threads beside it, or, on the gpu
  * backend, in its command buffers where they have a gpu kernel for the input.
@@ -70,10 +74,10 @@ export async function createPlanBackend(plan: RunPlan, kind: BackendKind | 'auto
   // them even without core instances (and then runs no VIF, ADM or motion).
   const gpuKernels = kind === 'gpu' && plan.instances.some((x) => x.definition.implementation.kind === 'native' && x.definition.implementation.gpu !== undefined);
   let core: FeatureBackend | undefined;
-  if (needsCore) core = await createBackend(kind, { ...options, motion: planMotionInstances(plan) });
+  if (needsCore) core = await createBackend(kind, { ...options, motion: planMotionInstances(plan), parts: planCoreParts(plan) });
   else if (gpuKernels) {
     const { GpuBackend } = await import('./gpu/gpu-backend.js');
-    core = await GpuBackend.open({ adapter: options.gpuAdapter, onWarning: options.onWarning, core: false, ...gpuTimeoutOf(options) });
+    core = await GpuBackend.open({ adapter: options.gpuAdapter, onWarning: options.onWarning, parts: NO_CORE_PARTS, ...gpuTimeoutOf(options) });
   }
   return new PlanBackend(plan, core, core?.kind ?? (kind === 'gpu' ? 'gpu' : 'cpu'), { threads: options.threads, onWarning: options.onWarning, onAggregate: options.onAggregate });
 }
@@ -117,7 +121,7 @@ async function openHardwareGpu(options: BackendOptions): Promise<FeatureBackend 
   }
   try {
     const { GpuBackend } = await import('./gpu/gpu-backend.js');
-    return await GpuBackend.open({ adapter: options.gpuAdapter, requireHardware: true, onWarning: options.onWarning, ...motionOf(options), ...gpuTimeoutOf(options) });
+    return await GpuBackend.open({ adapter: options.gpuAdapter, requireHardware: true, onWarning: options.onWarning, ...coreOptionsOf(options), ...gpuTimeoutOf(options) });
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
     options.onWarning?.(`cannot use the GPU (${message}); using the cpu backend`);

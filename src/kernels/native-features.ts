@@ -15,9 +15,10 @@
  */
 import type { FeatureValues } from '../types.js';
 import type { MotionEntry, MotionGroup } from '../pipeline/motion-finish.js';
-import { FINISHED_FEATURE_COUNT, type NativeAddon } from './native.js';
+import type { NativeAddon } from './native.js';
 import { DEFAULT_MOTION_INSTANCE, sadDistance, type MotionInstance } from '../extractors/integer_motion/motion-options.js';
 import { motionSadScore } from '../pipeline/motion-series.js';
+import { ALL_CORE_PARTS, hasStatsParts, statsPartsMask, type CoreParts } from './core-parts.js';
 
 /** libvmaf's name for a frame's own motion score (the SAD against the previous frame). */
 export const MOTION_SAD_KEY = 'VMAF_integer_feature_motion_sad_score';
@@ -82,7 +83,31 @@ export const FEATURE_KEYS: readonly string[] = [
   MOTION3_KEY,
 ];
 
-const FINISHED_INDEX = new Map(FINISHED_FEATURE_KEYS.map((key, i) => [key, i]));
+/** finishFeatures' VIF values (the first 8); the ADM ones follow. */
+const VIF_FINISHED = 8;
+
+/**
+ * Where each key sits in finishFeatures' values for these parts (VIF's 8 first, then ADM's
+ * 14, a part left out taking no room); keys of parts left out are absent.
+ */
+function finishedIndex(parts: CoreParts): Map<string, number> {
+  const index = new Map<string, number>();
+  let at = 0;
+  FINISHED_FEATURE_KEYS.forEach((key, i) => {
+    if (i < VIF_FINISHED ? parts.vif : parts.adm) index.set(key, at++);
+  });
+  return index;
+}
+
+/** finishedIndex by statsPartsMask (four at most). */
+const FINISHED_INDEX = new Map<number, Map<string, number>>();
+
+function finishedIndexOf(parts: CoreParts): Map<string, number> {
+  const mask = statsPartsMask(parts);
+  let index = FINISHED_INDEX.get(mask);
+  if (!index) FINISHED_INDEX.set(mask, (index = finishedIndex(parts)));
+  return index;
+}
 
 /**
  * libvmaf's motion score from a SAD at the default options: min(sad / 256 / (width *
@@ -94,12 +119,14 @@ export function motionScoreFromSad(sad: bigint, width: number, height: number): 
 
 /**
  * FeatureValues for one frame in libvmaf's key order, without the delayed motion values:
- * `motion` holds each motion instance's (key, score) pairs, which take the place of
+ * `finished` is finishFeatures' values for `parts` (the keys of the parts left out are not
+ * there), `motion` each motion instance's (key, score) pairs, which take the place of
  * VMAF_integer_feature_motion_sad_score.
  */
-export function featureValues(finished: ArrayLike<number>, motion: ReadonlyArray<readonly [string, number]>): FeatureValues {
-  if (finished.length !== FINISHED_FEATURE_COUNT) {
-    throw new RangeError(`expected ${FINISHED_FEATURE_COUNT} finished feature values, got ${finished.length}`);
+export function featureValues(finished: ArrayLike<number>, motion: ReadonlyArray<readonly [string, number]>, parts: CoreParts = ALL_CORE_PARTS): FeatureValues {
+  const index = finishedIndexOf(parts);
+  if (finished.length !== index.size) {
+    throw new RangeError(`expected ${index.size} finished feature values, got ${finished.length}`);
   }
   const features: FeatureValues = {};
   for (const key of FEATURE_KEYS) {
@@ -107,10 +134,18 @@ export function featureValues(finished: ArrayLike<number>, motion: ReadonlyArray
     if (key === MOTION_SAD_KEY) {
       for (const [k, v] of motion) features[k] = v;
     } else {
-      features[key] = finished[FINISHED_INDEX.get(key)!]!;
+      const at = index.get(key);
+      if (at !== undefined) features[key] = finished[at]!;
     }
   }
   return features;
+}
+
+/** finishFeatures for the computed parts; no call at all when the pair's stats had none. */
+export function finishStats(native: Pick<NativeAddon, 'finishFeatures'>, stats: BigInt64Array, geometry: GroupStats['geometry'], parts: CoreParts): Float64Array {
+  if (!hasStatsParts(parts)) return new Float64Array(0);
+  const { width, height, bitDepth } = geometry;
+  return native.finishFeatures(stats, width, height, bitDepth, statsPartsMask(parts));
 }
 
 /**
@@ -121,7 +156,10 @@ export interface GroupStats {
   index: number;
   refPts: number | undefined;
   geometry: { width: number; height: number; bitDepth: number };
-  /** Per rendition: its stats (scored), null (present, not scored), undefined (absent). */
+  /**
+   * Per rendition: its stats (scored; the computed parts' only, empty with neither VIF nor
+   * ADM), null (present, not scored), undefined (absent).
+   */
   renditions: ReadonlyArray<{ stats: BigInt64Array; disPts: number | undefined } | null | undefined>;
   /** The reference's SAD against the previous reference; null for the first frame. */
   sad: bigint | null;
@@ -150,18 +188,22 @@ export function motionScores(r: Pick<GroupStats, 'index' | 'geometry' | 'sad' | 
 
 /**
  * A group's features, shared by both backends: each motion instance's score from its SAD
- * (0 for the first frames), each scored rendition's stats through finishFeatures, keyed by
- * featureValues; null and undefined renditions as they are.
+ * (0 for the first frames), each scored rendition's stats of the computed `parts` through
+ * finishFeatures, keyed by featureValues; null and undefined renditions as they are.
  */
-export function finishGroup(native: Pick<NativeAddon, 'finishFeatures'>, r: GroupStats, instances: readonly MotionInstance[] = [DEFAULT_MOTION_INSTANCE]): MotionGroup {
-  const { width, height, bitDepth } = r.geometry;
+export function finishGroup(
+  native: Pick<NativeAddon, 'finishFeatures'>,
+  r: GroupStats,
+  instances: readonly MotionInstance[] = [DEFAULT_MOTION_INSTANCE],
+  parts: CoreParts = ALL_CORE_PARTS,
+): MotionGroup {
   const scores = motionScores(r, instances);
   const motion = instances.flatMap((x, j): Array<readonly [string, number]> =>
     x.keys.motion === undefined ? [[x.keys.sad, scores[j]!]] : [[x.keys.sad, scores[j]!], [x.keys.motion, scores[j]!]],
   );
   const renditions = r.renditions.map((x): MotionEntry | null | undefined => {
     if (!x) return x;
-    const entry: MotionEntry = { features: featureValues(native.finishFeatures(x.stats, width, height, bitDepth), motion) };
+    const entry: MotionEntry = { features: featureValues(finishStats(native, x.stats, r.geometry, parts), motion, parts) };
     if (x.disPts !== undefined) entry.disPts = x.disPts;
     return entry;
   });

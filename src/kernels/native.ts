@@ -9,7 +9,10 @@ import { fileURLToPath } from 'node:url';
 import { BackendError } from '../errors.js';
 
 export interface FrameStatsResult {
-  /** VIF's `statsLayout().vif` accumulators, then ADM's `statsLayout().adm`. */
+  /**
+   * VIF's `statsLayout().vif` accumulators, then ADM's `statsLayout().adm`: those of the
+   * parts asked for (core-parts.ts statsPartsMask), a part left out taking no room.
+   */
   stats: BigInt64Array;
   /** The motion SAD against `prevRef` (see src/kernels/cpu/motion.h); null without one. */
   sad: bigint | null;
@@ -20,7 +23,7 @@ export interface StatsLayout {
   adm: number;
 }
 
-/** Number of values finishFeatures returns; see FINISHED_FEATURE_KEYS in native-features.ts. */
+/** Number of values finishFeatures returns for every part; see FINISHED_FEATURE_KEYS in native-features.ts. */
 export const FINISHED_FEATURE_COUNT = 22;
 
 export type Luma = Uint8Array | Uint16Array;
@@ -81,8 +84,9 @@ export type IsaLevel = 'scalar' | 'baseline' | 'avx2' | 'avx512';
 
 export interface NativeAddon {
   /**
-   * VIF and ADM statistics for one frame pair and, given the previous frame's reference
-   * luma, the motion SAD, computed on the addon's own worker pool (as many jobs at once as
+   * VIF and ADM statistics for one frame pair (those `parts` asks for: a mask of 1 VIF and
+   * 2 ADM, default both; core-parts.ts) and, given the previous frame's reference luma, the
+   * motion SAD, computed on the addon's own worker pool (as many jobs at once as
    * reservePoolThreads asked for; libuv's threadpool is not used). Lumas are Uint8Array at 8 bits, Uint16Array above,
    * width * height samples each; none may be written to or transferred until the promise
    * settles. Bad arguments throw a TypeError synchronously.
@@ -94,6 +98,7 @@ export interface NativeAddon {
     height: number,
     bitDepth: number,
     prevRef?: Luma | null,
+    parts?: number,
   ): Promise<FrameStatsResult>;
   /**
    * The motion SAD alone, on the worker pool: for frames that --subsample leaves unscored,
@@ -104,9 +109,10 @@ export interface NativeAddon {
   motionSad(prevRef: Luma, ref: Luma, width: number, height: number, bitDepth: number): bigint;
   /**
    * Float64Array(22): vif scale0..3, vif scale0..3 egl_1, adm2, aim, adm3, adm scale0..3,
-   * then adm2, aim, adm3, adm scale0..3 at egl_1 (synchronous).
+   * then adm2, aim, adm3, adm scale0..3 at egl_1 (synchronous); less the part `parts` (as
+   * computeFrameStats took it, its stats) leaves out: the VIF 8, or the ADM 14.
    */
-  finishFeatures(stats: BigInt64Array, width: number, height: number, bitDepth: number): Float64Array;
+  finishFeatures(stats: BigInt64Array, width: number, height: number, bitDepth: number, parts?: number): Float64Array;
   statsLayout(): StatsLayout;
   /**
    * ADM alone at `options` (one instance, see src/kernels/adm-options.ts), on the

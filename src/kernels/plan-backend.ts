@@ -26,6 +26,7 @@ import { GpuExtractorSet, gpuImplementationFor } from './gpu/gpu-extractors.js';
 import { orderedMergeMap } from '../pipeline/ordered-merge-map.js';
 import { VmafError } from '../errors.js';
 import type { GpuDevice } from './gpu/device.js';
+import type { CoreRuns } from './core-parts.js';
 
 export interface PlanBackendOptions {
   /** Native jobs at once. */
@@ -384,6 +385,10 @@ export class PlanBackend implements FeatureBackend {
 
   gpuDevice(): GpuDevice | undefined {
     return this.core?.gpuDevice?.();
+  }
+
+  coreRuns(): CoreRuns | undefined {
+    return this.core?.coreRuns?.();
   }
 
   async close(): Promise<void> {

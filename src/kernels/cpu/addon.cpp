@@ -1,20 +1,22 @@
 // The cpu backend's Node-API surface (module vmaf_native). See src/kernels/native.ts for
 // the typed wrapper.
 //
-//   computeFrameStats(ref, dis, width, height, bitDepth, prevRef?)
+//   computeFrameStats(ref, dis, width, height, bitDepth, prevRef?, parts?)
 //       -> Promise<{ stats: BigInt64Array, sad: bigint | null }>
-//     Runs on the addon's worker pool (thread-pool.h): VIF stats, then ADM stats (one
-//     BigInt64Array, VIF's kVifStatsLen entries first), and, when `prevRef` (the previous
-//     frame's reference luma) is given, the motion SAD between it and `ref` (see motion.h);
-//     null without. Lumas are Uint8Array at 8 bits, Uint16Array at 10/12/16, width * height
+//     Runs on the addon's worker pool (thread-pool.h): the stats `parts` asks for (a mask:
+//     kPartVif 1, kPartAdm 2; default both), VIF's kVifStatsLen entries first, then ADM's
+//     kAdmStatsLen, a part left out taking no room (a run whose models read no VIF, as VMAF
+//     v1's, skips its cost), and, when `prevRef` (the previous frame's reference luma) is
+//     given, the motion SAD between it and `ref` (see motion.h); null without. Lumas are Uint8Array at 8 bits, Uint16Array at 10/12/16, width * height
 //     samples. All inputs are referenced until the promise settles, so the GC keeps them;
 //     the caller must neither write to them nor detach/transfer their buffers meanwhile.
 //   computeMotionSad(prevRef, ref, width, height, bitDepth) -> Promise<bigint>
 //     The motion SAD alone, on the pool: for frames --subsample leaves unscored, which
 //     libvmaf still reads for motion.
 //   motionSad(prevRef, ref, width, height, bitDepth) -> bigint               (synchronous)
-//   finishFeatures(stats, width, height, bitDepth) -> Float64Array(22)       (synchronous)
-//     [vif s0..3, vif egl s0..3, adm2, aim, adm3, adm s0..3, the same 7 at egl 1]
+//   finishFeatures(stats, width, height, bitDepth, parts?) -> Float64Array    (synchronous)
+//     [vif s0..3, vif egl s0..3, adm2, aim, adm3, adm s0..3, the same 7 at egl 1] (22), less
+//     the parts `parts` leaves out (its stats are computeFrameStats' at the same parts)
 //   statsLayout() -> { vif: kVifStatsLen, adm: kAdmStatsLen }
 //   computeAdmStats(ref, dis, width, height, bitDepth, options)
 //       -> Promise<BigInt64Array(kAdmStatsLen)>
@@ -71,7 +73,17 @@ namespace {
 using vmafs::LumaPlane;
 
 constexpr size_t kStatsLen = static_cast<size_t>(vmafs::kVifStatsLen) + vmafs::kAdmStatsLen;
-constexpr size_t kFeatureCount = 8 + 2 * vmafs::kAdmFeaturesPerVariant;
+constexpr size_t kVifFeatureCount = 8;
+constexpr size_t kAdmFeatureCount = 2 * vmafs::kAdmFeaturesPerVariant;
+
+// The parts of the core's stats a call computes (src/kernels/core-parts.ts mirrors them).
+constexpr uint32_t kPartVif = 1;
+constexpr uint32_t kPartAdm = 2;
+constexpr uint32_t kPartsAll = kPartVif | kPartAdm;
+
+size_t statsLength(uint32_t parts) {
+  return ((parts & kPartVif) ? vmafs::kVifStatsLen : 0) + ((parts & kPartAdm) ? vmafs::kAdmStatsLen : 0);
+}
 // 2^30 samples: far beyond any video, and keeps every byte count within 32 bits.
 constexpr double kMaxSamples = 1073741824.0;
 
@@ -179,8 +191,19 @@ Napi::TypedArray lumaArg(const Napi::CallbackInfo& info, size_t i, const char* f
                   g.samples(), note);
 }
 
-// One pool job's output: VIF + ADM stats when the job had a distorted frame, the motion
-// SAD when it had the previous reference.
+// Reads the optional parts mask at info[i] (absent or undefined: every part).
+uint32_t partsArg(const Napi::CallbackInfo& info, size_t i, const char* fn) {
+  if (i >= info.Length() || info[i].IsUndefined()) return kPartsAll;
+  const double v = info[i].IsNumber() ? info[i].As<Napi::Number>().DoubleValue() : -1;
+  if (!(v >= 0 && v <= kPartsAll) || std::floor(v) != v) {
+    throwType(info.Env(), std::string(fn) + ": parts must be a mask of 1 (VIF) and 2 (ADM), got " +
+                              info[i].ToString().Utf8Value());
+  }
+  return static_cast<uint32_t>(v);
+}
+
+// One pool job's output: the asked-for stats (packed, statsLength(parts) entries) when the
+// job had a distorted frame, the motion SAD when it had the previous reference.
 struct FrameStatsOutput {
   std::array<int64_t, kStatsLen> stats;
   std::optional<uint64_t> sad;
@@ -201,18 +224,24 @@ Napi::Value ComputeFrameStats(const Napi::CallbackInfo& info) {
   const std::optional<LumaPlane> p =
       prev.IsEmpty() ? std::nullopt
                      : std::optional<LumaPlane>(LumaPlane{dataOf<const void>(prev), g.width, g.height, g.bitDepth});
+  const uint32_t parts = partsArg(info, 6, fn);
   return vmafs::runOnPool(
       env, fn, {ref, dis, prev},
-      [r, d, p] {
+      [r, d, p, parts] {
         FrameStatsOutput out{};
-        vmafs::vifStats(r, d, out.stats.data());
-        vmafs::admStats(r, d, out.stats.data() + vmafs::kVifStatsLen);
+        int64_t* next = out.stats.data();
+        if (parts & kPartVif) {
+          vmafs::vifStats(r, d, next);
+          next += vmafs::kVifStatsLen;
+        }
+        if (parts & kPartAdm) vmafs::admStats(r, d, next);
         if (p) out.sad = vmafs::motionSad(*p, r);
         return out;
       },
-      [](Napi::Env e, FrameStatsOutput& out) -> Napi::Value {
-        Napi::TypedArrayOf<int64_t> stats = Napi::TypedArrayOf<int64_t>::New(e, kStatsLen, napi_bigint64_array);
-        std::memcpy(stats.Data(), out.stats.data(), sizeof out.stats);
+      [parts](Napi::Env e, FrameStatsOutput& out) -> Napi::Value {
+        const size_t length = statsLength(parts);
+        Napi::TypedArrayOf<int64_t> stats = Napi::TypedArrayOf<int64_t>::New(e, length, napi_bigint64_array);
+        if (length > 0) std::memcpy(stats.Data(), out.stats.data(), length * sizeof(int64_t));
         Napi::Object result = Napi::Object::New(e);
         result.Set("stats", stats);
         result.Set("sad", out.sad ? Napi::Value(Napi::BigInt::New(e, *out.sad)) : e.Null());
@@ -246,13 +275,20 @@ Napi::Value FinishFeatures(const Napi::CallbackInfo& info) {
   const Napi::Env env = info.Env();
   const char* fn = "finishFeatures";
   const Geometry g = geometryArgs(info, 1, fn);
-  Napi::TypedArray stats = typedArg(info, 0, fn, "stats", napi_bigint64_array, kStatsLen,
-                                    " (statsLayout().vif + statsLayout().adm)");
-  Napi::Float64Array out = Napi::Float64Array::New(env, kFeatureCount);
+  const uint32_t parts = partsArg(info, 4, fn);
+  Napi::TypedArray stats = typedArg(info, 0, fn, "stats", napi_bigint64_array, statsLength(parts),
+                                    " (statsLayout()'s entries of the parts computed)");
+  const bool vif = (parts & kPartVif) != 0;
+  const bool adm = (parts & kPartAdm) != 0;
+  Napi::Float64Array out = Napi::Float64Array::New(env, (vif ? kVifFeatureCount : 0) + (adm ? kAdmFeatureCount : 0));
   double* o = out.Data();
   const int64_t* s = dataOf<const int64_t>(stats);
-  vmafs::vifFinish(s, o);
-  vmafs::admFinish(s + vmafs::kVifStatsLen, g.width, g.height, g.bitDepth, o + 8);
+  if (vif) {
+    vmafs::vifFinish(s, o);
+    s += vmafs::kVifStatsLen;
+    o += kVifFeatureCount;
+  }
+  if (adm) vmafs::admFinish(s, g.width, g.height, g.bitDepth, o);
   return out;
 }
 

@@ -18,12 +18,13 @@
  *   3. record one command buffer: the staging -> device-local copies, VifKernel, AdmKernel,
  *      MotionKernel (frame N's reference against frame N-1's, still resident in the
  *      reference ring; and against frame N-2's, also resident, when a motion instance
- *      uses the five-frame window), the registered extractors' passes, and the copy of the
- *      frame's stats into its readback slot;
+ *      uses the five-frame window), each only where its core part runs (core-parts.ts: a
+ *      VMAF v1 run encodes motion alone), the registered extractors' passes, and the copy
+ *      of the frame's stats into its readback slot;
  *   4. submit, then arm the fences: mapAsync(WRITE) on the staging slots, mapAsync(READ) on
  *      the readback slot;
  *   5. (without holding up the next frame's steps 1-4) await the readback: [vif 20, adm 60]
- *      int64 -> finishFeatures, the motion SADs -> each motion instance's score -> features;
+ *      int64 (the parts computed) -> finishFeatures, the motion SADs -> each motion instance's score -> features;
  *      then each instance's motion2 and motion3 (pipeline/motion-finish.ts) in frame order,
  *      and the registered extractors' values that wait for the next frame
  *      (extractor-lookahead.ts: float_motion's motion2 and motion3).
@@ -100,6 +101,7 @@ import { pictureLayout, planesOf, type PictureLayout } from './picture-planes.js
 import { MotionKernel } from './motion/motion-kernel.js';
 import { VifKernel } from './vif/vif-kernel.js';
 import { AdmKernel } from './adm/adm-kernel.js';
+import { ALL_CORE_PARTS, anyCorePart, type CoreParts, type CoreRuns } from '../core-parts.js';
 
 export interface GpuBackendOptions {
   /** WebGPU adapter: a substring of its name (--gpu-adapter). Default: hardware first, else software. */
@@ -126,10 +128,11 @@ export interface GpuBackendOptions {
    */
   motion?: readonly MotionInstance[];
   /**
-   * Whether the core (integer VIF, ADM, motion) runs. Default true; false for a run whose
+   * The core parts (integer VIF, ADM, motion) that run: only their kernels are compiled and
+   * encoded, only their stats read back and finished. Default all; none for a run whose
    * plan has only registered extractors with gpu kernels (extractMany's `extractors`).
    */
-  core?: boolean;
+  parts?: CoreParts;
   /**
    * @internal Replaces kernel constructors (tests: stand-ins while a kernel is developed,
    * kernels that fail on purpose). Default: VifKernel.create, AdmKernel.create, MotionKernel.create.
@@ -168,15 +171,16 @@ export interface GpuStageTimings {
   hostWait: number;
 }
 
+/** The kernels of the core parts that run (the others absent). */
 interface CoreKernels {
-  vif: FrameKernel;
-  adm: FrameKernel;
-  motion: FrameKernel;
+  vif?: FrameKernel;
+  adm?: FrameKernel;
+  motion?: FrameKernel;
 }
 
 interface KernelSet {
   geometry: FrameGeometry;
-  /** Undefined when the core does not run. */
+  /** Undefined when no core part runs. */
   core: CoreKernels | undefined;
 }
 
@@ -198,13 +202,16 @@ export class GpuBackend implements FeatureBackend {
   readonly timing: boolean;
   /** The motion instances computed (see GpuBackendOptions.motion). */
   readonly motion: readonly MotionInstance[];
-  /** Whether the core runs (see GpuBackendOptions.core). */
+  /** The core parts that run (see GpuBackendOptions.parts). */
+  readonly parts: CoreParts;
+  /** Whether any core part runs. */
   readonly core: boolean;
   readonly #native: NativeAddon;
   readonly #factories: KernelFactories;
   readonly #kernels = new Map<string, Promise<KernelSet>>();
   readonly #streams = new Set<GpuStream>();
   readonly #timings = { frames: 0, upload: 0, compute: 0, readback: 0, hostWrite: 0, hostWait: 0 };
+  readonly #runs: CoreRuns = { vif: 0, adm: 0, motion: 0 };
   #closed = false;
 
   private constructor(gpu: GpuDevice, native: NativeAddon, options: GpuBackendOptions) {
@@ -216,8 +223,9 @@ export class GpuBackend implements FeatureBackend {
     this.depth = depth;
     this.fenceTimeoutMs = options.fenceTimeoutMs ?? DEFAULT_FENCE_TIMEOUT_MS;
     this.timing = options.timing === true && gpu.features.has('timestamp-query');
-    this.core = options.core !== false;
-    this.motion = this.core ? (options.motion ?? [DEFAULT_MOTION_INSTANCE]) : [];
+    this.parts = options.parts ?? ALL_CORE_PARTS;
+    this.core = anyCorePart(this.parts);
+    this.motion = this.parts.motion ? (options.motion ?? [DEFAULT_MOTION_INSTANCE]) : [];
     this.description = `gpu, ${gpu.adapterName}${gpu.isSoftware ? ' (software)' : ''}`;
   }
 
@@ -310,6 +318,16 @@ export class GpuBackend implements FeatureBackend {
     return { frames: n, upload: mean(t.upload), compute: mean(t.compute), readback: mean(t.readback), hostWrite: mean(t.hostWrite), hostWait: mean(t.hostWait) };
   }
 
+  /** How many VIF and ADM passes (one per rendition frame) and motion passes (one per SAD) were encoded: a diagnostic. */
+  coreRuns(): CoreRuns {
+    return { ...this.#runs };
+  }
+
+  /** @internal Counts encoded core passes (coreRuns). */
+  countRuns(part: keyof CoreRuns): void {
+    this.#runs[part]++;
+  }
+
   /** Starts the stage timing averages afresh. */
   resetStageTimings(): void {
     const t = this.#timings;
@@ -339,17 +357,22 @@ export class GpuBackend implements FeatureBackend {
       set = (async (): Promise<KernelSet> => {
         if (!this.core) return { geometry: g, core: undefined };
         const f = this.#factories;
-        const made = await Promise.allSettled([f.vif(this.gpu, g), f.adm(this.gpu, g), f.motion(this.gpu, g)]);
+        // Only the parts that run are compiled.
+        const parts = (['vif', 'adm', 'motion'] as const).filter((part) => this.parts[part]);
+        const made = await Promise.allSettled(parts.map((part) => f[part](this.gpu, g)));
         const kernels = made.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
         try {
           const failed = made.find((r): r is PromiseRejectedResult => r.status === 'rejected');
           if (failed) throw failed.reason;
-          const [vif, adm, motion] = kernels as [FrameKernel, FrameKernel, FrameKernel];
-          const want = this.#native.statsLayout();
-          if (vif.statsLength !== want.vif || adm.statsLength !== want.adm || motion.statsLength !== 1) {
-            throw new BackendError('E_GPU', `gpu kernels write ${vif.statsLength} VIF, ${adm.statsLength} ADM and ${motion.statsLength} motion values; the native finish step takes ${want.vif} and ${want.adm}, motion 1`);
+          const core: CoreKernels = {};
+          for (const [i, part] of parts.entries()) core[part] = kernels[i]!;
+          const want = { ...this.#native.statsLayout(), motion: 1 };
+          for (const part of parts) {
+            if (core[part]!.statsLength !== want[part]) {
+              throw new BackendError('E_GPU', `the gpu ${part} kernel writes ${core[part]!.statsLength} values; the native finish step takes ${want[part]}`);
+            }
           }
-          return { geometry: g, core: { vif, adm, motion } };
+          return { geometry: g, core };
         } catch (e) {
           for (const k of kernels) k.destroy();
           throw e;
@@ -371,9 +394,9 @@ export class GpuBackend implements FeatureBackend {
     this.#kernels.clear();
     for (const s of sets) {
       if (s.status === 'fulfilled' && s.value.core) {
-        s.value.core.vif.destroy();
-        s.value.core.adm.destroy();
-        s.value.core.motion.destroy();
+        s.value.core.vif?.destroy();
+        s.value.core.adm?.destroy();
+        s.value.core.motion?.destroy();
       }
     }
     this.gpu.destroy();
@@ -510,10 +533,10 @@ class GpuStream {
         throw new BackendError('E_GPU', `${this.#gpu.adapterName}: frame ${s.index}: ${gpuError.constructor?.name ?? 'GPUError'}: ${gpuError.message}`);
       }
       this.#gpu.throwIfFailed();
-      const { motionOffset, motion2Offset, blockBytes, finishLength, core, bytes: statsBytes } = this.#layout!;
+      const { motionOffset, motion2Offset, blockBytes, finishLength, bytes: statsBytes } = this.#layout!;
       const words = new Uint32Array(bytes, 0, statsBytes / 4);
       const u64 = (offset: number): bigint => (BigInt(words[offset / 4 + 1]!) << 32n) | BigInt(words[offset / 4]!);
-      const sad = core && s.hasPrev ? u64(motionOffset) : null;
+      const sad = motionOffset !== undefined && s.hasPrev ? u64(motionOffset) : null;
       const far = motion2Offset === undefined ? {} : { sad2: s.hasPrev2 ? u64(motion2Offset) : null };
       const renditions = s.renditions.map((r, k): GroupStats['renditions'][number] => {
         if (!r.present) return undefined;
@@ -557,7 +580,7 @@ class GpuStream {
   finish({ stats: r, words, extracted }: StreamStats): MotionGroup {
     try {
       const L = this.#layout!;
-      const group: MotionGroup = L.core ? finishGroup(this.#native, r, this.#backend.motion) : withoutCore(r);
+      const group: MotionGroup = L.core ? finishGroup(this.#native, r, this.#backend.motion, this.#backend.parts) : withoutCore(r);
       const set = this.#extractors;
       if (!set) return group;
       const firstAt = L.extractorsInBlock / 4;
@@ -611,7 +634,9 @@ class GpuStream {
         // Without the core and with no extractor the format allows (a 16-bit float_psnr-only
         // run), the groups still pass through, with no values of their own.
         this.#picture = this.#extractors?.layout ?? pictureLayout({ ...ref.format, chroma: '400' }, false);
-        const core = this.#backend.core ? this.#native.statsLayout() : undefined;
+        const { parts } = this.#backend;
+        const counts = parts.vif || parts.adm ? this.#native.statsLayout() : { vif: 0, adm: 0 };
+        const core = { vif: parts.vif ? counts.vif : 0, adm: parts.adm ? counts.adm : 0, motion: parts.motion };
         this.#layout = statsLayout(core, width, needsSad2(this.#backend.motion), this.#extractors?.blockWords ?? 0);
       }
       const L = this.#layout;
@@ -732,10 +757,14 @@ class GpuStream {
         const picture = this.#picture!;
         for (const [k, disBuf] of disBufs.entries()) {
           if (!disBuf) continue;
-          if (core) {
-            const planes = prevRef ? { ref: refBuf, dis: disBuf, prevRef } : { ref: refBuf, dis: disBuf };
+          const planes = prevRef ? { ref: refBuf, dis: disBuf, prevRef } : { ref: refBuf, dis: disBuf };
+          if (core?.vif) {
             core.vif.encode(enc, planes, { buffer: stats, offset: k * L.blockBytes });
+            this.#backend.countRuns('vif');
+          }
+          if (core?.adm) {
             core.adm.encode(enc, planes, { buffer: stats, offset: k * L.blockBytes + L.admInBlock });
+            this.#backend.countRuns('adm');
           }
           this.#extractors?.encode(enc, { ref: { buffer: refBuf, layout: picture }, dis: { buffer: disBuf, layout: picture } }, { buffer: stats, offset: k * L.blockBytes + L.extractorsInBlock });
         }
@@ -744,12 +773,14 @@ class GpuStream {
           const previousRef = prevRef ? { buffer: prevRef, layout: picture } : undefined;
           this.#extractors.encodeReference(enc, { ref: { buffer: refBuf, layout: picture }, previousRef }, { buffer: stats, offset: L.extractorsInBlock });
         }
-        if (core) {
+        if (core?.motion && L.motionOffset !== undefined) {
           // Motion reads the reference planes only: once per group.
           core.motion.encode(enc, prevRef ? { ref: refBuf, dis: refBuf, prevRef } : { ref: refBuf, dis: refBuf }, { buffer: stats, offset: L.motionOffset });
+          this.#backend.countRuns('motion');
           if (L.motion2Offset !== undefined) {
             // The five-frame window's SAD: the same kernel against the reference two frames back.
             core.motion.encode(enc, prevRef2 ? { ref: refBuf, dis: refBuf, prevRef: prevRef2 } : { ref: refBuf, dis: refBuf }, { buffer: stats, offset: L.motion2Offset });
+            this.#backend.countRuns('motion');
           }
         }
         if (queries) marker(enc, queries.set, 2);
