@@ -197,7 +197,15 @@ struct Rows {
   std::vector<uint32_t> x, xs;
   std::vector<float> f0, f1, f2;
 
-  Rows(int inWidth, int w, int variants, bool aim) {
+  // The shape this set of rows was made for (a workspace reuses it while it stays).
+  int inWidth_, w_, variants_;
+  bool aim_;
+  bool fits(int inWidth, int w, int variants, bool aim) const {
+    return inWidth == inWidth_ && w == w_ && variants == variants_ && aim == aim_;
+  }
+
+  Rows(int inWidth, int w, int variants, bool aim)
+      : inWidth_(inWidth), w_(w), variants_(variants), aim_(aim) {
     const size_t padded = static_cast<size_t>(inWidth) + 3, n = static_cast<size_t>(w);
     for (auto& side : vert)
       for (auto& row : side) row.assign(padded, 0);
@@ -686,9 +694,9 @@ void maskRow(const Fx& fx, const ScalePlan& p, int i, int colBegin, int colEnd,
 // Unless `scored`, only the LL bands are produced (adm_skip_scale0).
 template <class Fx, class Vertical>
 void runScale(const Fx& fx, const ScalePlan& p, int inWidth, Vertical vertical,
-              int32_t* const* nextLl, bool scored, uint64_t* stats, uint64_t* aimStats) {
+              int32_t* const* nextLl, bool scored, Rows<typename Fx::Coef>& rows,
+              uint64_t* stats, uint64_t* aimStats) {
   using Coef = typename Fx::Coef;
-  Rows<Coef> rows(inWidth, p.w, fx.inst.variants, fx.inst.aim);
   const Rect& sc = p.score;
   // Decouple/CSF are needed on the scored rect grown by the 3x3 neighbourhood.
   const int maskRowBegin = std::max(sc.top - 1, 0), maskRowEnd = std::min(sc.bottom + 1, p.h);
@@ -744,28 +752,58 @@ void runScale(const Fx& fx, const ScalePlan& p, int inWidth, Vertical vertical,
   }
 }
 
+// Everything a frame's computation needs besides its inputs: the LL planes and each scale's
+// row buffers. One per thread (workspace()), reused from frame to frame while the frame size
+// and the instance's shape stay: no allocation per frame. Every element a frame reads is
+// written earlier in the same frame, so nothing carries over between frames.
+struct Workspace {
+  // LL planes: [ref/dis][ping/pong]; scales 0 and 2 write ping, scale 1 writes pong. Each
+  // scale writes every element of its plane before the next one reads it.
+  std::vector<int32_t> ll[2][2];
+  std::unique_ptr<Rows<int16_t>> base;
+  std::unique_ptr<Rows<int32_t>> detail[kScales - 1];
+
+  template <typename Coef>
+  static Rows<Coef>& rowsFor(std::unique_ptr<Rows<Coef>>& slot, int inWidth, int w,
+                             const Instance& inst) {
+    if (!slot || !slot->fits(inWidth, w, inst.variants, inst.aim)) {
+      slot.reset();  // release the old rows before making the new ones
+      slot.reset(new Rows<Coef>(inWidth, w, inst.variants, inst.aim));
+    }
+    return *slot;
+  }
+
+  void sizeLl(int width, int height) {
+    const size_t w0 = static_cast<size_t>((width + 1) / 2), h0 = static_cast<size_t>((height + 1) / 2);
+    for (auto& side : ll) {
+      if (side[0].size() != w0 * h0) side[0].assign(w0 * h0, 0);
+      const size_t n1 = ((w0 + 1) / 2) * ((h0 + 1) / 2);
+      if (side[1].size() != n1) side[1].assign(n1, 0);
+    }
+  }
+};
+
+Workspace& workspace() {
+  thread_local Workspace ws;
+  return ws;
+}
+
 // All four scales of one frame; acc receives the stats (modulo 2^64).
 inline void computeStats(const LumaPlane& ref, const LumaPlane& dis, const AdmKernelParams& kp,
-                         uint64_t* acc) {
+                         Workspace& ws, uint64_t* acc) {
   const int width = ref.width, height = ref.height, bitDepth = ref.bitDepth;
   Instance inst;
   inst.variants = kp.variants;
   inst.aim = kp.aim;
   for (int v = 0; v < kp.variants; ++v) inst.gain[v] = GainLimit(kp.gainLimit[v]);
-  // LL planes: [ref/dis][ping/pong]; scales 0 and 2 write ping, scale 1 writes pong. Each
-  // scale writes every element of its plane before the next one reads it.
-  const size_t w0 = static_cast<size_t>((width + 1) / 2), h0 = static_cast<size_t>((height + 1) / 2);
-  std::unique_ptr<int32_t[]> ll[2][2];
-  for (auto& side : ll) {
-    side[0].reset(new int32_t[w0 * h0]);
-    side[1].reset(new int32_t[((w0 + 1) / 2) * ((h0 + 1) / 2)]);
-  }
+  ws.sizeLl(width, height);
+  auto& ll = ws.ll;
 
   int inWidth = width, inHeight = height;
   for (int scale = 0; scale < kScales; ++scale) {
     const ScalePlan p = makePlan(width, height, scale);
     const int out = scale % 2, in = 1 - out;
-    int32_t* const nextBufs[2] = {ll[0][out].get(), ll[1][out].get()};
+    int32_t* const nextBufs[2] = {ll[0][out].data(), ll[1][out].data()};
     int32_t* const* nextLl = scale + 1 < kScales ? nextBufs : nullptr;
     uint64_t* st = acc + scale * kAdmStatsPerScale;
     uint64_t* aimSt = acc + kAdmAimBase + scale * kAdmAimPerScale;
@@ -779,14 +817,16 @@ inline void computeStats(const LumaPlane& ref, const LumaPlane& dis, const AdmKe
                        lo, hi);
         }
       };
-      runScale(BaseScale(inst, kp.baseWeight), p, inWidth, vertical, nextLl, kp.scale0, st, aimSt);
+      runScale(BaseScale(inst, kp.baseWeight), p, inWidth, vertical, nextLl, kp.scale0,
+               Workspace::rowsFor(ws.base, inWidth, p.w, inst), st, aimSt);
     } else {
-      const int32_t* input[2] = {ll[0][in].get(), ll[1][in].get()};
+      const int32_t* input[2] = {ll[0][in].data(), ll[1][in].data()};
       auto vertical = [&](int side, int y, int32_t* lo, int32_t* hi) {
         verticalDetail(input[side], inWidth, inHeight, scale, y, lo, hi);
       };
       runScale(DetailScale(scale, inst, kp.detailWeight[scale - 1]), p, inWidth, vertical,
-               nextLl, true, st, aimSt);
+               nextLl, true, Workspace::rowsFor(ws.detail[scale - 1], inWidth, p.w, inst), st,
+               aimSt);
     }
     inWidth = p.w;
     inHeight = p.h;
@@ -799,21 +839,22 @@ inline void computeStats(const LumaPlane& ref, const LumaPlane& dis, const AdmKe
 __attribute__((flatten))
 #endif
 void computeStatsBaseline(const LumaPlane& ref, const LumaPlane& dis, const AdmKernelParams& kp,
-                          uint64_t* acc) {
-  computeStats(ref, dis, kp, acc);
+                          Workspace& ws, uint64_t* acc) {
+  computeStats(ref, dis, kp, ws, acc);
 }
 
 #if defined(VMAFS_ADM_AVX2)
 __attribute__((target("avx2"), flatten)) void computeStatsAvx2(const LumaPlane& ref,
                                                                const LumaPlane& dis,
                                                                const AdmKernelParams& kp,
-                                                               uint64_t* acc) {
-  computeStats(ref, dis, kp, acc);
+                                                               Workspace& ws, uint64_t* acc) {
+  computeStats(ref, dis, kp, ws, acc);
 }
 
 __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl"), flatten)) void computeStatsAvx512(
-    const LumaPlane& ref, const LumaPlane& dis, const AdmKernelParams& kp, uint64_t* acc) {
-  computeStats(ref, dis, kp, acc);
+    const LumaPlane& ref, const LumaPlane& dis, const AdmKernelParams& kp, Workspace& ws,
+    uint64_t* acc) {
+  computeStats(ref, dis, kp, ws, acc);
 }
 #endif
 
@@ -822,17 +863,18 @@ void runStats(const LumaPlane& ref, const LumaPlane& dis, const AdmKernelParams&
   std::fill(stats, stats + kAdmStatsLen, int64_t{0});
   if (ref.width < kAdmMinSize || ref.height < kAdmMinSize) return;
   uint64_t acc[kAdmStatsLen] = {};
+  Workspace& ws = workspace();
 #if defined(VMAFS_ADM_AVX2)
   const IsaLevel isa = activeIsa();
   if (isa >= IsaLevel::kAvx512) {
-    computeStatsAvx512(ref, dis, kp, acc);
+    computeStatsAvx512(ref, dis, kp, ws, acc);
   } else if (isa >= IsaLevel::kAvx2) {
-    computeStatsAvx2(ref, dis, kp, acc);
+    computeStatsAvx2(ref, dis, kp, ws, acc);
   } else {
-    computeStatsBaseline(ref, dis, kp, acc);
+    computeStatsBaseline(ref, dis, kp, ws, acc);
   }
 #else
-  computeStatsBaseline(ref, dis, kp, acc);
+  computeStatsBaseline(ref, dis, kp, ws, acc);
 #endif
   for (int i = 0; i < kAdmStatsLen; ++i) stats[i] = static_cast<int64_t>(acc[i]);
 }
