@@ -29,6 +29,11 @@
 #include "adm_csf.h"
 #include "cpu_features.h"
 
+#if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__) && \
+    !defined(VMAFS_ADM_NO_AVX2)
+#include <immintrin.h>
+#endif
+
 // On x86-64 with GCC or Clang the whole per-frame computation is compiled twice more, for
 // AVX2 and for AVX-512 (target attributes, chosen at run time); the code is the same, so are
 // the results (no FMA contraction, integer and exact double arithmetic only).
@@ -464,6 +469,49 @@ inline int32_t roundedShift(double sum, double inverseScale) {
   return static_cast<int32_t>((v + kRoundingMagic) - kRoundingMagic);
 }
 
+#if defined(VMAFS_ADM_AVX2)
+#define VMAFS_ADM_TARGET_AVX512 __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl")))
+
+// DetailScale::gain for eight positions per step, in 64-bit lanes: |o| rounded to 15
+// significant bits (the bit length from the exponent of its exact double), the reciprocal
+// gathered from the table, the product, the rounding shift and the clamp as in gain().
+// Returns the first position it left for the scalar loop.
+VMAFS_ADM_TARGET_AVX512 inline int detailGainsAvx512(const int32_t* __restrict o,
+                                                     const int32_t* __restrict t, int begin,
+                                                     int end, const int32_t* recip,
+                                                     int32_t* __restrict k) {
+  const __m512i zero = _mm512_setzero_si512();
+  const __m512i one = _mm512_set1_epi64(1);
+  const __m512i full = _mm512_set1_epi64(32768);
+  const __m512i bias = _mm512_set1_epi64(1023 + 14);  // exponent bias; bitLength - 15 = exp - 14
+  const __m512i rndBase = _mm512_set1_epi64(int64_t{1} << 14);
+  const __m512i shiftBase = _mm512_set1_epi64(15);
+  int j = begin;
+  for (; j + 8 <= end; j += 8) {
+    const __m256i o32 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(o + j));
+    const __m256i t32 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(t + j));
+    // |INT32_MIN| stays 0x80000000, which zero-extends to 2^31 (uabs32's value).
+    const __m512i u = _mm512_cvtepu32_epi64(_mm256_abs_epi32(o32));
+    const __m512i exponent = _mm512_sub_epi64(
+        _mm512_srli_epi64(_mm512_castpd_si512(_mm512_cvtepu64_pd(u)), 52), bias);
+    const __m512i e = _mm512_maskz_mov_epi64(_mm512_cmpge_epu64_mask(u, full), exponent);
+    const __m512i half = _mm512_srli_epi64(_mm512_sllv_epi64(one, e), 1);  // 0 when e == 0
+    const __m512i m = _mm512_srlv_epi64(_mm512_add_epi64(u, half), e);     // <= 32768
+    const __m256i r = _mm512_i64gather_epi32(m, recip, 4);
+    __m512i num = _mm512_mul_epi32(_mm512_cvtepi32_epi64(r), _mm512_cvtepi32_epi64(t32));
+    const __mmask8 negative = _mm256_cmplt_epi32_mask(o32, _mm256_setzero_si256());
+    num = _mm512_mask_sub_epi64(num, negative, zero, num);
+    __m512i q = _mm512_srav_epi64(_mm512_add_epi64(num, _mm512_sllv_epi64(rndBase, e)),
+                                  _mm512_add_epi64(e, shiftBase));
+    q = _mm512_min_epi64(_mm512_max_epi64(q, zero), full);
+    q = _mm512_mask_mov_epi64(q, _mm256_cmpeq_epi32_mask(o32, _mm256_setzero_si256()), full);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(k + j), _mm512_cvtepi64_epi32(q));
+  }
+  return j;
+}
+#endif
+
+template <IsaLevel L>
 struct DetailScale {
   using Coef = int32_t;
   Instance inst;
@@ -515,6 +563,16 @@ struct DetailScale {
     return static_cast<int32_t>(std::min<int64_t>(std::max<int64_t>(q, 0), 32768));
   }
 
+  // gain() over [begin, end) into k; eight positions at a time with AVX-512.
+  void gains(const int32_t* __restrict o, const int32_t* __restrict t, int begin, int end,
+             int32_t* __restrict k) const {
+    int j = begin;
+#if defined(VMAFS_ADM_AVX2)
+    if constexpr (L >= IsaLevel::kAvx512) j = detailGainsAvx512(o, t, begin, end, recip, k);
+#endif
+    for (; j < end; ++j) k[j] = gain(o[j], t[j]);
+  }
+
   void csfTerms(int b, const int32_t* __restrict v, int begin, int end, bool first,
                 int32_t* __restrict nb, int32_t* __restrict ce) const {
     const int64_t w = weight[b];
@@ -532,7 +590,7 @@ struct DetailScale {
                 int end, bool first, Rows<int32_t>& rows, MaskRow<int32_t>* out) const {
     const int32_t* __restrict angle = rows.angle.data();
     int32_t* __restrict k = rows.k.data();
-    for (int j = begin; j < end; ++j) k[j] = gain(o[j], t[j]);
+    gains(o, t, begin, end, k);
     for (int var = 0; var < inst.variants; ++var) {
       int32_t* __restrict r = out[var].restored[b].data();
       const GainLimit& g = inst.gain[var];
@@ -789,6 +847,7 @@ Workspace& workspace() {
 }
 
 // All four scales of one frame; acc receives the stats (modulo 2^64).
+template <IsaLevel L>
 inline void computeStats(const LumaPlane& ref, const LumaPlane& dis, const AdmKernelParams& kp,
                          Workspace& ws, uint64_t* acc) {
   const int width = ref.width, height = ref.height, bitDepth = ref.bitDepth;
@@ -824,7 +883,7 @@ inline void computeStats(const LumaPlane& ref, const LumaPlane& dis, const AdmKe
       auto vertical = [&](int side, int y, int32_t* lo, int32_t* hi) {
         verticalDetail(input[side], inWidth, inHeight, scale, y, lo, hi);
       };
-      runScale(DetailScale(scale, inst, kp.detailWeight[scale - 1]), p, inWidth, vertical,
+      runScale(DetailScale<L>(scale, inst, kp.detailWeight[scale - 1]), p, inWidth, vertical,
                nextLl, true, Workspace::rowsFor(ws.detail[scale - 1], inWidth, p.w, inst), st,
                aimSt);
     }
@@ -840,7 +899,7 @@ __attribute__((flatten))
 #endif
 void computeStatsBaseline(const LumaPlane& ref, const LumaPlane& dis, const AdmKernelParams& kp,
                           Workspace& ws, uint64_t* acc) {
-  computeStats(ref, dis, kp, ws, acc);
+  computeStats<IsaLevel::kBaseline>(ref, dis, kp, ws, acc);
 }
 
 #if defined(VMAFS_ADM_AVX2)
@@ -848,13 +907,13 @@ __attribute__((target("avx2"), flatten)) void computeStatsAvx2(const LumaPlane& 
                                                                const LumaPlane& dis,
                                                                const AdmKernelParams& kp,
                                                                Workspace& ws, uint64_t* acc) {
-  computeStats(ref, dis, kp, ws, acc);
+  computeStats<IsaLevel::kAvx2>(ref, dis, kp, ws, acc);
 }
 
 __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl"), flatten)) void computeStatsAvx512(
     const LumaPlane& ref, const LumaPlane& dis, const AdmKernelParams& kp, Workspace& ws,
     uint64_t* acc) {
-  computeStats(ref, dis, kp, ws, acc);
+  computeStats<IsaLevel::kAvx512>(ref, dis, kp, ws, acc);
 }
 #endif
 
