@@ -12,8 +12,9 @@
 // GCC and Clang vectorize them at baseline SSE2 (fused bodies mixing 64-bit products, doubles
 // and selects defeat their vectorizers), and a second copy is compiled for AVX2 and chosen at
 // run time. Scale 0 works on 16-bit coefficients. Scales 1..3 need more than 32 bits: their
-// DWT sums run in double (exact, see roundedShift); their decouple and masking, on a quarter
-// of the pixels and less, stay scalar int64.
+// DWT sums run in double (exact, see roundedShift); their decouple gains have an AVX-512
+// copy (detailGainsAvx512), the rest of their int64 arithmetic is left to the vectorizer.
+// All scratch lives in a per-thread Workspace reused from frame to frame.
 #include "adm.h"
 
 #include <math.h>  // powf: the binary32 function libvmaf calls
@@ -290,6 +291,39 @@ struct Instance {
   bool aim = true;
 };
 
+#if defined(VMAFS_ADM_AVX2)
+#define VMAFS_ADM_TARGET_AVX512 __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl")))
+
+// BaseScale's decouple gains for sixteen positions per step: the reciprocals gathered from the
+// table (indexed by o itself), then the split product of decouple(), the clamp, and 32768
+// where o == 0. Returns the first position it left for the scalar loops.
+VMAFS_ADM_TARGET_AVX512 inline int baseGainsAvx512(const int16_t* __restrict o,
+                                                   const int16_t* __restrict t, int begin,
+                                                   int end, const int32_t* recip,
+                                                   int32_t* __restrict k) {
+  const __m512i zero = _mm512_setzero_si512();
+  const __m512i full = _mm512_set1_epi32(32768);
+  const __m512i lowMask = _mm512_set1_epi32(32767);
+  const __m512i round = _mm512_set1_epi32(16384);
+  int j = begin;
+  for (; j + 16 <= end; j += 16) {
+    const __m512i o32 =
+        _mm512_cvtepi16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(o + j)));
+    const __m512i t32 =
+        _mm512_cvtepi16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(t + j)));
+    const __m512i r = _mm512_i32gather_epi32(o32, recip, 4);
+    const __m512i high = _mm512_mullo_epi32(_mm512_srai_epi32(r, 15), t32);
+    const __m512i low = _mm512_srai_epi32(
+        _mm512_add_epi32(_mm512_mullo_epi32(_mm512_and_si512(r, lowMask), t32), round), 15);
+    __m512i q = _mm512_min_epi32(_mm512_max_epi32(_mm512_add_epi32(high, low), zero), full);
+    q = _mm512_mask_mov_epi32(q, _mm512_cmpeq_epi32_mask(o32, zero), full);
+    _mm512_storeu_si512(k + j, q);
+  }
+  return j;
+}
+#endif
+
+template <IsaLevel L>
 struct BaseScale {
   using Coef = int16_t;
   static constexpr int kCsfShift[kBands] = {15, 15, 17};
@@ -355,11 +389,15 @@ struct BaseScale {
                 int end, bool first, Rows<int16_t>& rows, MaskRow<int16_t>* out) const {
     int32_t* __restrict k = rows.k.data();
     const int32_t* __restrict rcp = recip;
-    for (int j = begin; j < end; ++j) k[j] = rcp[o[j]];  // gather, kept out of the math loops
+    int j0 = begin;
+#if defined(VMAFS_ADM_AVX2)
+    if constexpr (L >= IsaLevel::kAvx512) j0 = baseGainsAvx512(o, t, begin, end, rcp, k);
+#endif
+    for (int j = j0; j < end; ++j) k[j] = rcp[o[j]];  // gather, kept out of the math loops
     // k = clamp((R(o) * t + 16384) >> 15, 0, 32768) without 64-bit products: with
     // R = Rh * 2^15 + Rl (Rl in [0, 2^15)), the floor splits exactly into
     // Rh * t + ((Rl * t + 16384) >> 15), and for int16 t every term fits int32.
-    for (int j = begin; j < end; ++j) {
+    for (int j = j0; j < end; ++j) {
       const int32_t tt = t[j];
       const int32_t q = (k[j] >> 15) * tt + (((k[j] & 32767) * tt + 16384) >> 15);
       k[j] = select(o[j] == 0, 32768, min32(max32(q, 0), 32768));
@@ -470,8 +508,6 @@ inline int32_t roundedShift(double sum, double inverseScale) {
 }
 
 #if defined(VMAFS_ADM_AVX2)
-#define VMAFS_ADM_TARGET_AVX512 __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl")))
-
 // DetailScale::gain for eight positions per step, in 64-bit lanes: |o| rounded to 15
 // significant bits (the bit length from the exponent of its exact double), the reciprocal
 // gathered from the table, the product, the rounding shift and the clamp as in gain().
@@ -650,7 +686,59 @@ struct DetailScale {
 
 // Vertical DWT pass of scale 0 for band row y: the four mirrored source rows 2y-1 .. 2y+2,
 // samples centred on 2^(B-1) (fits int16), sums in int32, rounded down by B bits.
+#if defined(VMAFS_ADM_AVX2)
+// 32 centred samples of a row as int16 (the scalar loop's static_cast<int16_t>).
+VMAFS_ADM_TARGET_AVX512 inline __m512i centredAvx512(const uint8_t* row, __m512i centre) {
+  return _mm512_sub_epi16(
+      _mm512_cvtepu8_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(row))), centre);
+}
+VMAFS_ADM_TARGET_AVX512 inline __m512i centredAvx512(const uint16_t* row, __m512i centre) {
+  return _mm512_sub_epi16(_mm512_loadu_si512(row), centre);
+}
+
+// One filter over four centred rows, 32 columns: pairs of rows interleaved so that each
+// multiply-add forms two taps' products in 32 bits, then rounding, shift and a pack back to
+// int16 in column order (the values fit int16, so the pack's saturation never acts).
+VMAFS_ADM_TARGET_AVX512 inline __m512i filterColumnsAvx512(__m512i c0, __m512i c1, __m512i c2,
+                                                         __m512i c3, const int32_t* taps,
+                                                         __m512i round, __m128i shift) {
+  const __m512i t01 = _mm512_set1_epi32(static_cast<int32_t>(
+      (static_cast<uint32_t>(taps[1]) << 16) | (static_cast<uint32_t>(taps[0]) & 0xffffu)));
+  const __m512i t23 = _mm512_set1_epi32(static_cast<int32_t>(
+      (static_cast<uint32_t>(taps[3]) << 16) | (static_cast<uint32_t>(taps[2]) & 0xffffu)));
+  const __m512i lowHalf = _mm512_add_epi32(
+      _mm512_add_epi32(_mm512_madd_epi16(_mm512_unpacklo_epi16(c0, c1), t01),
+                       _mm512_madd_epi16(_mm512_unpacklo_epi16(c2, c3), t23)),
+      round);
+  const __m512i highHalf = _mm512_add_epi32(
+      _mm512_add_epi32(_mm512_madd_epi16(_mm512_unpackhi_epi16(c0, c1), t01),
+                       _mm512_madd_epi16(_mm512_unpackhi_epi16(c2, c3), t23)),
+      round);
+  return _mm512_packs_epi32(_mm512_sra_epi32(lowHalf, shift), _mm512_sra_epi32(highHalf, shift));
+}
+
+// verticalBase for 32 columns per step; returns the first column it left for the scalar loop.
 template <typename Sample>
+VMAFS_ADM_TARGET_AVX512 inline int verticalBaseAvx512(const Sample* r0, const Sample* r1,
+                                                      const Sample* r2, const Sample* r3,
+                                                      int width, int bitDepth,
+                                                      int16_t* __restrict lo,
+                                                      int16_t* __restrict hi) {
+  const __m512i centre16 = _mm512_set1_epi16(static_cast<int16_t>(1 << (bitDepth - 1)));
+  const __m512i round = _mm512_set1_epi32(1 << (bitDepth - 1));
+  const __m128i shift = _mm_cvtsi32_si128(bitDepth);
+  int x = 0;
+  for (; x + 32 <= width; x += 32) {
+    const __m512i c0 = centredAvx512(r0 + x, centre16), c1 = centredAvx512(r1 + x, centre16);
+    const __m512i c2 = centredAvx512(r2 + x, centre16), c3 = centredAvx512(r3 + x, centre16);
+    _mm512_storeu_si512(lo + x, filterColumnsAvx512(c0, c1, c2, c3, kLo, round, shift));
+    _mm512_storeu_si512(hi + x, filterColumnsAvx512(c0, c1, c2, c3, kHi, round, shift));
+  }
+  return x;
+}
+#endif
+
+template <IsaLevel L, typename Sample>
 void verticalBase(const Sample* img, int width, int height, int bitDepth, int y,
                   int16_t* __restrict lo, int16_t* __restrict hi) {
   const Sample* r0 = img + static_cast<size_t>(mirror(2 * y - 1, height)) * width;
@@ -658,7 +746,13 @@ void verticalBase(const Sample* img, int width, int height, int bitDepth, int y,
   const Sample* r2 = img + static_cast<size_t>(mirror(2 * y + 1, height)) * width;
   const Sample* r3 = img + static_cast<size_t>(mirror(2 * y + 2, height)) * width;
   const int32_t centre = 1 << (bitDepth - 1);
-  for (int x = 0; x < width; ++x) {
+  int x0 = 0;
+#if defined(VMAFS_ADM_AVX2)
+  if constexpr (L >= IsaLevel::kAvx512) {
+    x0 = verticalBaseAvx512(r0, r1, r2, r3, width, bitDepth, lo, hi);
+  }
+#endif
+  for (int x = x0; x < width; ++x) {
     const int32_t c0 = static_cast<int16_t>(r0[x] - centre);
     const int32_t c1 = static_cast<int16_t>(r1[x] - centre);
     const int32_t c2 = static_cast<int16_t>(r2[x] - centre);
@@ -870,13 +964,13 @@ inline void computeStats(const LumaPlane& ref, const LumaPlane& dis, const AdmKe
       auto vertical = [&](int side, int y, int16_t* lo, int16_t* hi) {
         const LumaPlane& plane = side == 0 ? ref : dis;
         if (bitDepth == 8) {
-          verticalBase(static_cast<const uint8_t*>(plane.data), width, height, 8, y, lo, hi);
+          verticalBase<L>(static_cast<const uint8_t*>(plane.data), width, height, 8, y, lo, hi);
         } else {
-          verticalBase(static_cast<const uint16_t*>(plane.data), width, height, bitDepth, y,
+          verticalBase<L>(static_cast<const uint16_t*>(plane.data), width, height, bitDepth, y,
                        lo, hi);
         }
       };
-      runScale(BaseScale(inst, kp.baseWeight), p, inWidth, vertical, nextLl, kp.scale0,
+      runScale(BaseScale<L>(inst, kp.baseWeight), p, inWidth, vertical, nextLl, kp.scale0,
                Workspace::rowsFor(ws.base, inWidth, p.w, inst), st, aimSt);
     } else {
       const int32_t* input[2] = {ll[0][in].data(), ll[1][in].data()};
