@@ -698,7 +698,9 @@ VMAFS_ADM_TARGET_AVX512 inline __m512i centredAvx512(const uint16_t* row, __m512
 
 // One filter over four centred rows, 32 columns: pairs of rows interleaved so that each
 // multiply-add forms two taps' products in 32 bits, then rounding, shift and a pack back to
-// int16 in column order (the values fit int16, so the pack's saturation never acts).
+// int16 in column order. The pack keeps the low 16 bits (the scalar loop's int16 cast; they
+// only differ from the value for samples beyond the bit depth), hence the mask and the
+// unsigned pack, which never saturates on values below 2^16.
 VMAFS_ADM_TARGET_AVX512 inline __m512i filterColumnsAvx512(__m512i c0, __m512i c1, __m512i c2,
                                                          __m512i c3, const int32_t* taps,
                                                          __m512i round, __m128i shift) {
@@ -714,7 +716,9 @@ VMAFS_ADM_TARGET_AVX512 inline __m512i filterColumnsAvx512(__m512i c0, __m512i c
       _mm512_add_epi32(_mm512_madd_epi16(_mm512_unpackhi_epi16(c0, c1), t01),
                        _mm512_madd_epi16(_mm512_unpackhi_epi16(c2, c3), t23)),
       round);
-  return _mm512_packs_epi32(_mm512_sra_epi32(lowHalf, shift), _mm512_sra_epi32(highHalf, shift));
+  const __m512i low16 = _mm512_set1_epi32(0xffff);
+  return _mm512_packus_epi32(_mm512_and_si512(_mm512_sra_epi32(lowHalf, shift), low16),
+                             _mm512_and_si512(_mm512_sra_epi32(highHalf, shift), low16));
 }
 
 // verticalBase for 32 columns per step; returns the first column it left for the scalar loop.
