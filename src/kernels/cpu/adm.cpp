@@ -12,8 +12,9 @@
 // GCC and Clang vectorize them at baseline SSE2 (fused bodies mixing 64-bit products, doubles
 // and selects defeat their vectorizers), and a second copy is compiled for AVX2 and chosen at
 // run time. Scale 0 works on 16-bit coefficients. Scales 1..3 need more than 32 bits: their
-// DWT sums run in double (exact, see roundedShift); their decouple and masking, on a quarter
-// of the pixels and less, stay scalar int64.
+// DWT sums run in double (exact, see roundedShift); their decouple gains have an AVX-512
+// copy (detailGainsAvx512), the rest of their int64 arithmetic is left to the vectorizer.
+// All scratch lives in a per-thread Workspace reused from frame to frame.
 #include "adm.h"
 
 #include <math.h>  // powf: the binary32 function libvmaf calls
@@ -28,6 +29,11 @@
 
 #include "adm_csf.h"
 #include "cpu_features.h"
+
+#if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__) && \
+    !defined(VMAFS_ADM_NO_AVX2)
+#include <immintrin.h>
+#endif
 
 // On x86-64 with GCC or Clang the whole per-frame computation is compiled twice more, for
 // AVX2 and for AVX-512 (target attributes, chosen at run time); the code is the same, so are
@@ -197,7 +203,15 @@ struct Rows {
   std::vector<uint32_t> x, xs;
   std::vector<float> f0, f1, f2;
 
-  Rows(int inWidth, int w, int variants, bool aim) {
+  // The shape this set of rows was made for (a workspace reuses it while it stays).
+  int inWidth_, w_, variants_;
+  bool aim_;
+  bool fits(int inWidth, int w, int variants, bool aim) const {
+    return inWidth == inWidth_ && w == w_ && variants == variants_ && aim == aim_;
+  }
+
+  Rows(int inWidth, int w, int variants, bool aim)
+      : inWidth_(inWidth), w_(w), variants_(variants), aim_(aim) {
     const size_t padded = static_cast<size_t>(inWidth) + 3, n = static_cast<size_t>(w);
     for (auto& side : vert)
       for (auto& row : side) row.assign(padded, 0);
@@ -277,6 +291,39 @@ struct Instance {
   bool aim = true;
 };
 
+#if defined(VMAFS_ADM_AVX2)
+#define VMAFS_ADM_TARGET_AVX512 __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl")))
+
+// BaseScale's decouple gains for sixteen positions per step: the reciprocals gathered from the
+// table (indexed by o itself), then the split product of decouple(), the clamp, and 32768
+// where o == 0. Returns the first position it left for the scalar loops.
+VMAFS_ADM_TARGET_AVX512 inline int baseGainsAvx512(const int16_t* __restrict o,
+                                                   const int16_t* __restrict t, int begin,
+                                                   int end, const int32_t* recip,
+                                                   int32_t* __restrict k) {
+  const __m512i zero = _mm512_setzero_si512();
+  const __m512i full = _mm512_set1_epi32(32768);
+  const __m512i lowMask = _mm512_set1_epi32(32767);
+  const __m512i round = _mm512_set1_epi32(16384);
+  int j = begin;
+  for (; j + 16 <= end; j += 16) {
+    const __m512i o32 =
+        _mm512_cvtepi16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(o + j)));
+    const __m512i t32 =
+        _mm512_cvtepi16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(t + j)));
+    const __m512i r = _mm512_i32gather_epi32(o32, recip, 4);
+    const __m512i high = _mm512_mullo_epi32(_mm512_srai_epi32(r, 15), t32);
+    const __m512i low = _mm512_srai_epi32(
+        _mm512_add_epi32(_mm512_mullo_epi32(_mm512_and_si512(r, lowMask), t32), round), 15);
+    __m512i q = _mm512_min_epi32(_mm512_max_epi32(_mm512_add_epi32(high, low), zero), full);
+    q = _mm512_mask_mov_epi32(q, _mm512_cmpeq_epi32_mask(o32, zero), full);
+    _mm512_storeu_si512(k + j, q);
+  }
+  return j;
+}
+#endif
+
+template <IsaLevel L>
 struct BaseScale {
   using Coef = int16_t;
   static constexpr int kCsfShift[kBands] = {15, 15, 17};
@@ -342,11 +389,15 @@ struct BaseScale {
                 int end, bool first, Rows<int16_t>& rows, MaskRow<int16_t>* out) const {
     int32_t* __restrict k = rows.k.data();
     const int32_t* __restrict rcp = recip;
-    for (int j = begin; j < end; ++j) k[j] = rcp[o[j]];  // gather, kept out of the math loops
+    int j0 = begin;
+#if defined(VMAFS_ADM_AVX2)
+    if constexpr (L >= IsaLevel::kAvx512) j0 = baseGainsAvx512(o, t, begin, end, rcp, k);
+#endif
+    for (int j = j0; j < end; ++j) k[j] = rcp[o[j]];  // gather, kept out of the math loops
     // k = clamp((R(o) * t + 16384) >> 15, 0, 32768) without 64-bit products: with
     // R = Rh * 2^15 + Rl (Rl in [0, 2^15)), the floor splits exactly into
     // Rh * t + ((Rl * t + 16384) >> 15), and for int16 t every term fits int32.
-    for (int j = begin; j < end; ++j) {
+    for (int j = j0; j < end; ++j) {
       const int32_t tt = t[j];
       const int32_t q = (k[j] >> 15) * tt + (((k[j] & 32767) * tt + 16384) >> 15);
       k[j] = select(o[j] == 0, 32768, min32(max32(q, 0), 32768));
@@ -456,6 +507,47 @@ inline int32_t roundedShift(double sum, double inverseScale) {
   return static_cast<int32_t>((v + kRoundingMagic) - kRoundingMagic);
 }
 
+#if defined(VMAFS_ADM_AVX2)
+// DetailScale::gain for eight positions per step, in 64-bit lanes: |o| rounded to 15
+// significant bits (the bit length from the exponent of its exact double), the reciprocal
+// gathered from the table, the product, the rounding shift and the clamp as in gain().
+// Returns the first position it left for the scalar loop.
+VMAFS_ADM_TARGET_AVX512 inline int detailGainsAvx512(const int32_t* __restrict o,
+                                                     const int32_t* __restrict t, int begin,
+                                                     int end, const int32_t* recip,
+                                                     int32_t* __restrict k) {
+  const __m512i zero = _mm512_setzero_si512();
+  const __m512i one = _mm512_set1_epi64(1);
+  const __m512i full = _mm512_set1_epi64(32768);
+  const __m512i bias = _mm512_set1_epi64(1023 + 14);  // exponent bias; bitLength - 15 = exp - 14
+  const __m512i rndBase = _mm512_set1_epi64(int64_t{1} << 14);
+  const __m512i shiftBase = _mm512_set1_epi64(15);
+  int j = begin;
+  for (; j + 8 <= end; j += 8) {
+    const __m256i o32 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(o + j));
+    const __m256i t32 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(t + j));
+    // |INT32_MIN| stays 0x80000000, which zero-extends to 2^31 (uabs32's value).
+    const __m512i u = _mm512_cvtepu32_epi64(_mm256_abs_epi32(o32));
+    const __m512i exponent = _mm512_sub_epi64(
+        _mm512_srli_epi64(_mm512_castpd_si512(_mm512_cvtepu64_pd(u)), 52), bias);
+    const __m512i e = _mm512_maskz_mov_epi64(_mm512_cmpge_epu64_mask(u, full), exponent);
+    const __m512i half = _mm512_srli_epi64(_mm512_sllv_epi64(one, e), 1);  // 0 when e == 0
+    const __m512i m = _mm512_srlv_epi64(_mm512_add_epi64(u, half), e);     // <= 32768
+    const __m256i r = _mm512_i64gather_epi32(m, recip, 4);
+    __m512i num = _mm512_mul_epi32(_mm512_cvtepi32_epi64(r), _mm512_cvtepi32_epi64(t32));
+    const __mmask8 negative = _mm256_cmplt_epi32_mask(o32, _mm256_setzero_si256());
+    num = _mm512_mask_sub_epi64(num, negative, zero, num);
+    __m512i q = _mm512_srav_epi64(_mm512_add_epi64(num, _mm512_sllv_epi64(rndBase, e)),
+                                  _mm512_add_epi64(e, shiftBase));
+    q = _mm512_min_epi64(_mm512_max_epi64(q, zero), full);
+    q = _mm512_mask_mov_epi64(q, _mm256_cmpeq_epi32_mask(o32, _mm256_setzero_si256()), full);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(k + j), _mm512_cvtepi64_epi32(q));
+  }
+  return j;
+}
+#endif
+
+template <IsaLevel L>
 struct DetailScale {
   using Coef = int32_t;
   Instance inst;
@@ -507,6 +599,16 @@ struct DetailScale {
     return static_cast<int32_t>(std::min<int64_t>(std::max<int64_t>(q, 0), 32768));
   }
 
+  // gain() over [begin, end) into k; eight positions at a time with AVX-512.
+  void gains(const int32_t* __restrict o, const int32_t* __restrict t, int begin, int end,
+             int32_t* __restrict k) const {
+    int j = begin;
+#if defined(VMAFS_ADM_AVX2)
+    if constexpr (L >= IsaLevel::kAvx512) j = detailGainsAvx512(o, t, begin, end, recip, k);
+#endif
+    for (; j < end; ++j) k[j] = gain(o[j], t[j]);
+  }
+
   void csfTerms(int b, const int32_t* __restrict v, int begin, int end, bool first,
                 int32_t* __restrict nb, int32_t* __restrict ce) const {
     const int64_t w = weight[b];
@@ -524,7 +626,7 @@ struct DetailScale {
                 int end, bool first, Rows<int32_t>& rows, MaskRow<int32_t>* out) const {
     const int32_t* __restrict angle = rows.angle.data();
     int32_t* __restrict k = rows.k.data();
-    for (int j = begin; j < end; ++j) k[j] = gain(o[j], t[j]);
+    gains(o, t, begin, end, k);
     for (int var = 0; var < inst.variants; ++var) {
       int32_t* __restrict r = out[var].restored[b].data();
       const GainLimit& g = inst.gain[var];
@@ -584,7 +686,63 @@ struct DetailScale {
 
 // Vertical DWT pass of scale 0 for band row y: the four mirrored source rows 2y-1 .. 2y+2,
 // samples centred on 2^(B-1) (fits int16), sums in int32, rounded down by B bits.
+#if defined(VMAFS_ADM_AVX2)
+// 32 centred samples of a row as int16 (the scalar loop's static_cast<int16_t>).
+VMAFS_ADM_TARGET_AVX512 inline __m512i centredAvx512(const uint8_t* row, __m512i centre) {
+  return _mm512_sub_epi16(
+      _mm512_cvtepu8_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(row))), centre);
+}
+VMAFS_ADM_TARGET_AVX512 inline __m512i centredAvx512(const uint16_t* row, __m512i centre) {
+  return _mm512_sub_epi16(_mm512_loadu_si512(row), centre);
+}
+
+// One filter over four centred rows, 32 columns: pairs of rows interleaved so that each
+// multiply-add forms two taps' products in 32 bits, then rounding, shift and a pack back to
+// int16 in column order. The pack keeps the low 16 bits (the scalar loop's int16 cast; they
+// only differ from the value for samples beyond the bit depth), hence the mask and the
+// unsigned pack, which never saturates on values below 2^16.
+VMAFS_ADM_TARGET_AVX512 inline __m512i filterColumnsAvx512(__m512i c0, __m512i c1, __m512i c2,
+                                                         __m512i c3, const int32_t* taps,
+                                                         __m512i round, __m128i shift) {
+  const __m512i t01 = _mm512_set1_epi32(static_cast<int32_t>(
+      (static_cast<uint32_t>(taps[1]) << 16) | (static_cast<uint32_t>(taps[0]) & 0xffffu)));
+  const __m512i t23 = _mm512_set1_epi32(static_cast<int32_t>(
+      (static_cast<uint32_t>(taps[3]) << 16) | (static_cast<uint32_t>(taps[2]) & 0xffffu)));
+  const __m512i lowHalf = _mm512_add_epi32(
+      _mm512_add_epi32(_mm512_madd_epi16(_mm512_unpacklo_epi16(c0, c1), t01),
+                       _mm512_madd_epi16(_mm512_unpacklo_epi16(c2, c3), t23)),
+      round);
+  const __m512i highHalf = _mm512_add_epi32(
+      _mm512_add_epi32(_mm512_madd_epi16(_mm512_unpackhi_epi16(c0, c1), t01),
+                       _mm512_madd_epi16(_mm512_unpackhi_epi16(c2, c3), t23)),
+      round);
+  const __m512i low16 = _mm512_set1_epi32(0xffff);
+  return _mm512_packus_epi32(_mm512_and_si512(_mm512_sra_epi32(lowHalf, shift), low16),
+                             _mm512_and_si512(_mm512_sra_epi32(highHalf, shift), low16));
+}
+
+// verticalBase for 32 columns per step; returns the first column it left for the scalar loop.
 template <typename Sample>
+VMAFS_ADM_TARGET_AVX512 inline int verticalBaseAvx512(const Sample* r0, const Sample* r1,
+                                                      const Sample* r2, const Sample* r3,
+                                                      int width, int bitDepth,
+                                                      int16_t* __restrict lo,
+                                                      int16_t* __restrict hi) {
+  const __m512i centre16 = _mm512_set1_epi16(static_cast<int16_t>(1 << (bitDepth - 1)));
+  const __m512i round = _mm512_set1_epi32(1 << (bitDepth - 1));
+  const __m128i shift = _mm_cvtsi32_si128(bitDepth);
+  int x = 0;
+  for (; x + 32 <= width; x += 32) {
+    const __m512i c0 = centredAvx512(r0 + x, centre16), c1 = centredAvx512(r1 + x, centre16);
+    const __m512i c2 = centredAvx512(r2 + x, centre16), c3 = centredAvx512(r3 + x, centre16);
+    _mm512_storeu_si512(lo + x, filterColumnsAvx512(c0, c1, c2, c3, kLo, round, shift));
+    _mm512_storeu_si512(hi + x, filterColumnsAvx512(c0, c1, c2, c3, kHi, round, shift));
+  }
+  return x;
+}
+#endif
+
+template <IsaLevel L, typename Sample>
 void verticalBase(const Sample* img, int width, int height, int bitDepth, int y,
                   int16_t* __restrict lo, int16_t* __restrict hi) {
   const Sample* r0 = img + static_cast<size_t>(mirror(2 * y - 1, height)) * width;
@@ -592,7 +750,13 @@ void verticalBase(const Sample* img, int width, int height, int bitDepth, int y,
   const Sample* r2 = img + static_cast<size_t>(mirror(2 * y + 1, height)) * width;
   const Sample* r3 = img + static_cast<size_t>(mirror(2 * y + 2, height)) * width;
   const int32_t centre = 1 << (bitDepth - 1);
-  for (int x = 0; x < width; ++x) {
+  int x0 = 0;
+#if defined(VMAFS_ADM_AVX2)
+  if constexpr (L >= IsaLevel::kAvx512) {
+    x0 = verticalBaseAvx512(r0, r1, r2, r3, width, bitDepth, lo, hi);
+  }
+#endif
+  for (int x = x0; x < width; ++x) {
     const int32_t c0 = static_cast<int16_t>(r0[x] - centre);
     const int32_t c1 = static_cast<int16_t>(r1[x] - centre);
     const int32_t c2 = static_cast<int16_t>(r2[x] - centre);
@@ -686,9 +850,9 @@ void maskRow(const Fx& fx, const ScalePlan& p, int i, int colBegin, int colEnd,
 // Unless `scored`, only the LL bands are produced (adm_skip_scale0).
 template <class Fx, class Vertical>
 void runScale(const Fx& fx, const ScalePlan& p, int inWidth, Vertical vertical,
-              int32_t* const* nextLl, bool scored, uint64_t* stats, uint64_t* aimStats) {
+              int32_t* const* nextLl, bool scored, Rows<typename Fx::Coef>& rows,
+              uint64_t* stats, uint64_t* aimStats) {
   using Coef = typename Fx::Coef;
-  Rows<Coef> rows(inWidth, p.w, fx.inst.variants, fx.inst.aim);
   const Rect& sc = p.score;
   // Decouple/CSF are needed on the scored rect grown by the 3x3 neighbourhood.
   const int maskRowBegin = std::max(sc.top - 1, 0), maskRowEnd = std::min(sc.bottom + 1, p.h);
@@ -744,28 +908,59 @@ void runScale(const Fx& fx, const ScalePlan& p, int inWidth, Vertical vertical,
   }
 }
 
+// Everything a frame's computation needs besides its inputs: the LL planes and each scale's
+// row buffers. One per thread (workspace()), reused from frame to frame while the frame size
+// and the instance's shape stay: no allocation per frame. Every element a frame reads is
+// written earlier in the same frame, so nothing carries over between frames.
+struct Workspace {
+  // LL planes: [ref/dis][ping/pong]; scales 0 and 2 write ping, scale 1 writes pong. Each
+  // scale writes every element of its plane before the next one reads it.
+  std::vector<int32_t> ll[2][2];
+  std::unique_ptr<Rows<int16_t>> base;
+  std::unique_ptr<Rows<int32_t>> detail[kScales - 1];
+
+  template <typename Coef>
+  static Rows<Coef>& rowsFor(std::unique_ptr<Rows<Coef>>& slot, int inWidth, int w,
+                             const Instance& inst) {
+    if (!slot || !slot->fits(inWidth, w, inst.variants, inst.aim)) {
+      slot.reset();  // release the old rows before making the new ones
+      slot.reset(new Rows<Coef>(inWidth, w, inst.variants, inst.aim));
+    }
+    return *slot;
+  }
+
+  void sizeLl(int width, int height) {
+    const size_t w0 = static_cast<size_t>((width + 1) / 2), h0 = static_cast<size_t>((height + 1) / 2);
+    for (auto& side : ll) {
+      if (side[0].size() != w0 * h0) side[0].assign(w0 * h0, 0);
+      const size_t n1 = ((w0 + 1) / 2) * ((h0 + 1) / 2);
+      if (side[1].size() != n1) side[1].assign(n1, 0);
+    }
+  }
+};
+
+Workspace& workspace() {
+  thread_local Workspace ws;
+  return ws;
+}
+
 // All four scales of one frame; acc receives the stats (modulo 2^64).
+template <IsaLevel L>
 inline void computeStats(const LumaPlane& ref, const LumaPlane& dis, const AdmKernelParams& kp,
-                         uint64_t* acc) {
+                         Workspace& ws, uint64_t* acc) {
   const int width = ref.width, height = ref.height, bitDepth = ref.bitDepth;
   Instance inst;
   inst.variants = kp.variants;
   inst.aim = kp.aim;
   for (int v = 0; v < kp.variants; ++v) inst.gain[v] = GainLimit(kp.gainLimit[v]);
-  // LL planes: [ref/dis][ping/pong]; scales 0 and 2 write ping, scale 1 writes pong. Each
-  // scale writes every element of its plane before the next one reads it.
-  const size_t w0 = static_cast<size_t>((width + 1) / 2), h0 = static_cast<size_t>((height + 1) / 2);
-  std::unique_ptr<int32_t[]> ll[2][2];
-  for (auto& side : ll) {
-    side[0].reset(new int32_t[w0 * h0]);
-    side[1].reset(new int32_t[((w0 + 1) / 2) * ((h0 + 1) / 2)]);
-  }
+  ws.sizeLl(width, height);
+  auto& ll = ws.ll;
 
   int inWidth = width, inHeight = height;
   for (int scale = 0; scale < kScales; ++scale) {
     const ScalePlan p = makePlan(width, height, scale);
     const int out = scale % 2, in = 1 - out;
-    int32_t* const nextBufs[2] = {ll[0][out].get(), ll[1][out].get()};
+    int32_t* const nextBufs[2] = {ll[0][out].data(), ll[1][out].data()};
     int32_t* const* nextLl = scale + 1 < kScales ? nextBufs : nullptr;
     uint64_t* st = acc + scale * kAdmStatsPerScale;
     uint64_t* aimSt = acc + kAdmAimBase + scale * kAdmAimPerScale;
@@ -773,20 +968,22 @@ inline void computeStats(const LumaPlane& ref, const LumaPlane& dis, const AdmKe
       auto vertical = [&](int side, int y, int16_t* lo, int16_t* hi) {
         const LumaPlane& plane = side == 0 ? ref : dis;
         if (bitDepth == 8) {
-          verticalBase(static_cast<const uint8_t*>(plane.data), width, height, 8, y, lo, hi);
+          verticalBase<L>(static_cast<const uint8_t*>(plane.data), width, height, 8, y, lo, hi);
         } else {
-          verticalBase(static_cast<const uint16_t*>(plane.data), width, height, bitDepth, y,
+          verticalBase<L>(static_cast<const uint16_t*>(plane.data), width, height, bitDepth, y,
                        lo, hi);
         }
       };
-      runScale(BaseScale(inst, kp.baseWeight), p, inWidth, vertical, nextLl, kp.scale0, st, aimSt);
+      runScale(BaseScale<L>(inst, kp.baseWeight), p, inWidth, vertical, nextLl, kp.scale0,
+               Workspace::rowsFor(ws.base, inWidth, p.w, inst), st, aimSt);
     } else {
-      const int32_t* input[2] = {ll[0][in].get(), ll[1][in].get()};
+      const int32_t* input[2] = {ll[0][in].data(), ll[1][in].data()};
       auto vertical = [&](int side, int y, int32_t* lo, int32_t* hi) {
         verticalDetail(input[side], inWidth, inHeight, scale, y, lo, hi);
       };
-      runScale(DetailScale(scale, inst, kp.detailWeight[scale - 1]), p, inWidth, vertical,
-               nextLl, true, st, aimSt);
+      runScale(DetailScale<L>(scale, inst, kp.detailWeight[scale - 1]), p, inWidth, vertical,
+               nextLl, true, Workspace::rowsFor(ws.detail[scale - 1], inWidth, p.w, inst), st,
+               aimSt);
     }
     inWidth = p.w;
     inHeight = p.h;
@@ -799,21 +996,22 @@ inline void computeStats(const LumaPlane& ref, const LumaPlane& dis, const AdmKe
 __attribute__((flatten))
 #endif
 void computeStatsBaseline(const LumaPlane& ref, const LumaPlane& dis, const AdmKernelParams& kp,
-                          uint64_t* acc) {
-  computeStats(ref, dis, kp, acc);
+                          Workspace& ws, uint64_t* acc) {
+  computeStats<IsaLevel::kBaseline>(ref, dis, kp, ws, acc);
 }
 
 #if defined(VMAFS_ADM_AVX2)
 __attribute__((target("avx2"), flatten)) void computeStatsAvx2(const LumaPlane& ref,
                                                                const LumaPlane& dis,
                                                                const AdmKernelParams& kp,
-                                                               uint64_t* acc) {
-  computeStats(ref, dis, kp, acc);
+                                                               Workspace& ws, uint64_t* acc) {
+  computeStats<IsaLevel::kAvx2>(ref, dis, kp, ws, acc);
 }
 
 __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl"), flatten)) void computeStatsAvx512(
-    const LumaPlane& ref, const LumaPlane& dis, const AdmKernelParams& kp, uint64_t* acc) {
-  computeStats(ref, dis, kp, acc);
+    const LumaPlane& ref, const LumaPlane& dis, const AdmKernelParams& kp, Workspace& ws,
+    uint64_t* acc) {
+  computeStats<IsaLevel::kAvx512>(ref, dis, kp, ws, acc);
 }
 #endif
 
@@ -822,17 +1020,18 @@ void runStats(const LumaPlane& ref, const LumaPlane& dis, const AdmKernelParams&
   std::fill(stats, stats + kAdmStatsLen, int64_t{0});
   if (ref.width < kAdmMinSize || ref.height < kAdmMinSize) return;
   uint64_t acc[kAdmStatsLen] = {};
+  Workspace& ws = workspace();
 #if defined(VMAFS_ADM_AVX2)
   const IsaLevel isa = activeIsa();
   if (isa >= IsaLevel::kAvx512) {
-    computeStatsAvx512(ref, dis, kp, acc);
+    computeStatsAvx512(ref, dis, kp, ws, acc);
   } else if (isa >= IsaLevel::kAvx2) {
-    computeStatsAvx2(ref, dis, kp, acc);
+    computeStatsAvx2(ref, dis, kp, ws, acc);
   } else {
-    computeStatsBaseline(ref, dis, kp, acc);
+    computeStatsBaseline(ref, dis, kp, ws, acc);
   }
 #else
-  computeStatsBaseline(ref, dis, kp, acc);
+  computeStatsBaseline(ref, dis, kp, ws, acc);
 #endif
   for (int i = 0; i < kAdmStatsLen; ++i) stats[i] = static_cast<int64_t>(acc[i]);
 }

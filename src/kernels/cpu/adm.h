@@ -226,8 +226,8 @@ AdmKernelParams admKernelParams(const AdmOptions& options);
 
 // Per-frame integer accumulators: everything ADM needs from the pixels, as int64 sums, at
 // default options (both gain-limit variants). ref and dis must have the same width, height
-// and bitDepth. Re-entrant (no shared mutable state); allocates its scratch per call: about
-// 3 bytes per sample (6 MB at 1080p).
+// and bitDepth. Re-entrant: its scratch (about 5 bytes per sample, 10 MB at 1080p) is a
+// per-thread workspace, kept and reused while the frame size and the options' shape stay.
 void admStats(const LumaPlane& ref, const LumaPlane& dis, int64_t* stats /* kAdmStatsLen */);
 
 // The same for one instance at `options` (checked: throws std::invalid_argument).
