@@ -58,15 +58,6 @@ fn sample(i: u32) -> u32 {
   return (pic[at + (i >> 1u)] >> ((i & 1u) * 16u)) & 0xffffu;
 }
 
-// A sample (below 2^16) as a float, exactly, from its bits.
-fn f32_of_sample(s: u32) -> u32 {
-  if (s == 0u) {
-    return 0u;
-  }
-  let top = 31u - countLeadingZeros(s);
-  return ((127u + top) << 23u) | (((s << (31u - top)) >> 8u) & 0x7fffffu);
-}
-
 @compute @workgroup_size(16, 16)
 fn to_float(@builtin(global_invocation_id) id: vec3<u32>) {
   let w = params.src_width;

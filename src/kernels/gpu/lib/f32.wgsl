@@ -168,3 +168,13 @@ fn f32_sqrt(a: u32) -> u32 {
   }
   return (u32(scale + 150) << 23u) | (q & 0x7fffffu);
 }
+
+// A sample (below 2^16) as a float, exactly, from its bits (the float kernels read planes
+// through it).
+fn f32_of_sample(s: u32) -> u32 {
+  if (s == 0u) {
+    return 0u;
+  }
+  let top = 31u - countLeadingZeros(s);
+  return ((127u + top) << 23u) | (((s << (31u - top)) >> 8u) & 0x7fffffu);
+}
