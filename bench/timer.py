@@ -17,7 +17,7 @@ def run(cmd):
     code = os.waitstatus_to_exitcode(status)
     if code != 0:
         sys.stderr.write(f"timer: exit {code}: {cmd}\n{err[-2000:]}\n")
-    return wall, usage.ru_utime + usage.ru_stime, code
+    return wall, usage.ru_utime + usage.ru_stime, code, usage.ru_maxrss / 1024
 
 def main():
     p = argparse.ArgumentParser()
@@ -31,15 +31,15 @@ def main():
     cmds = [cmd_a] + ([a.vs] if a.vs else [])
     for _ in range(a.warmup):
         for c in cmds: run(c)
-    res = [{"wall": [], "cpu": [], "fail": 0} for _ in cmds]
+    res = [{"wall": [], "cpu": [], "rss": [], "fail": 0} for _ in cmds]
     for _ in range(a.runs):
         for r, c in zip(res, cmds):
-            w, u, code = run(c)
-            r["wall"].append(round(w, 4)); r["cpu"].append(round(u, 3)); r["fail"] += code != 0
+            w, u, code, m = run(c)
+            r["wall"].append(round(w, 4)); r["cpu"].append(round(u, 3)); r["rss"].append(round(m)); r["fail"] += code != 0
     for i, (r, c) in enumerate(zip(res, cmds)):
         out = {"label": a.label + ("" if i == 0 else " (vs)"), "cmd": c, "runs": a.runs,
                "wall_median": round(statistics.median(r["wall"]), 4),
-               "cpu_median": round(statistics.median(r["cpu"]), 3), "wall": r["wall"], "cpu": r["cpu"], "failed": r["fail"]}
+               "cpu_median": round(statistics.median(r["cpu"]), 3), "peak_rss_mib": max(r["rss"]), "wall": r["wall"], "cpu": r["cpu"], "failed": r["fail"]}
         if i == 0 and a.vs:
             ratios = [x / y for x, y in zip(res[0]["wall"], res[1]["wall"])]
             out["paired_ratio_median"] = round(statistics.median(ratios), 4)
