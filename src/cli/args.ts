@@ -105,6 +105,11 @@ vmaf-stream's own:
  --gpu-timeout SECONDS      a GPU that does not answer for this long (a hung device) is an
                             error naming the input and the frame (default 300)
  --ffmpeg PATH              ffmpeg binary (default $FFMPEG_PATH, then the bundled one)
+ --ffmpeg-input-options ARGS
+                            options for ffmpeg before each -i it decodes, split at spaces
+                            (hardware decoding with your ffmpeg: '-hwaccel cuda')
+ --decoders N|auto          ffmpeg decoders per compressed local file, over segments cut at
+                            keyframes (same frames as one); default auto: cores/2, at most 4
  --protocols LIST           what inputs may be, comma separated: file (local paths), pipe
                             ('-'), URL schemes (https, ...); also ffmpeg's protocol whitelist
                             (e.g. --protocols file,https); default anything ffmpeg reads
@@ -181,6 +186,8 @@ const OPTIONS = {
   'gpu-adapter': { type: 'string' },
   'gpu-timeout': { type: 'string' },
   ffmpeg: { type: 'string' },
+  'ffmpeg-input-options': { type: 'string' },
+  decoders: { type: 'string' },
   protocols: { type: 'string' },
   'stall-timeout': { type: 'string' },
   scale: { type: 'boolean' },
@@ -346,6 +353,8 @@ export function parseCommandLine(argv: string[]): CliCommand {
         pixelFormat: pixelFormat as ScoreOptions['pixelFormat'],
         bitDepth,
         ffmpegPath: values.ffmpeg,
+        ...(values['ffmpeg-input-options'] !== undefined ? { ffmpegInputOptions: values['ffmpeg-input-options'].split(/\s+/).filter((a) => a !== '') } : {}),
+        ...(values.decoders !== undefined ? { decoders: values.decoders === 'auto' ? ('auto' as const) : optionalInt(values.decoders, '--decoders', 1, 64)! } : {}),
         ...(values.protocols !== undefined ? { protocols: parseProtocols(values.protocols) } : {}),
         ...(values['stall-timeout'] !== undefined ? { stallTimeoutMs: parseSeconds(values['stall-timeout'], '--stall-timeout') * 1000 } : {}),
         // A ladder scales renditions to the reference unless told not to; one pair only with --scale.

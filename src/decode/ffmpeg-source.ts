@@ -110,6 +110,13 @@ export interface FfmpegSourceOptions {
    * (https: tls, tcp). Default: ffmpeg's own rules.
    */
   protocols?: readonly string[];
+  /**
+   * What a probe of this input already found (the segmented source probes once for all its
+   * decoders): no probe runs; its pixel format and start time are used as a probe's would be.
+   */
+  inputInfo?: FfmpegInputInfo;
+  /** Stop after this many frames (`-frames:v`): a segment that ends at the next one's keyframe. */
+  frameLimit?: number;
 }
 
 /** The transports each protocol opens beneath it, which ffmpeg's whitelist must list too. */
@@ -369,7 +376,10 @@ export class FfmpegSource implements FrameSource {
     if (this.options.protocols) inputOptions.unshift('-protocol_whitelist', protocolWhitelist(fromStreamProtocols(this.input, this.options.protocols)));
     let target = this.options.pixelFormat;
     const probe = this.options.probe ?? typeof this.input === 'string';
-    if (!target && probe && typeof this.input === 'string') {
+    if (!target && this.options.inputInfo) {
+      this.inputInfo = this.options.inputInfo;
+      target = choosePixelFormat(this.inputInfo.video?.pixFmt);
+    } else if (!target && probe && typeof this.input === 'string') {
       const { info } = await probeInput(ffmpegPath, this.input, this.label, inputOptions);
       this.inputInfo = info;
       target = choosePixelFormat(info.video?.pixFmt);
@@ -395,7 +405,8 @@ export class FfmpegSource implements FrameSource {
     const args = [
       '-hide_banner', '-nostats', '-loglevel', 'error', ...(fromStream ? [] : ['-nostdin']), ...inputOptions,
       '-i', typeof this.input === 'string' ? this.input : 'pipe:0',
-      '-map', '0:v:0', '-vf', filters.join(','), '-strict', '-1', '-f', 'yuv4mpegpipe', 'pipe:1',
+      '-map', '0:v:0', '-vf', filters.join(','), ...(this.options.frameLimit !== undefined ? ['-frames:v', String(this.options.frameLimit)] : []),
+      '-strict', '-1', '-f', 'yuv4mpegpipe', 'pipe:1',
     ];
     let child: ChildProcess;
     try {
@@ -512,11 +523,13 @@ export class FfmpegSource implements FrameSource {
     }
     const exit = /ffmpeg (exited with code \d+|was killed with signal \w+)/.exec(message)?.[1];
     const failure = ffmpegFailure(this.label, this.stderr, exit);
-    if (this.framesRead === 0) return failure;
-    // In the middle of the input: say where, and that ffmpeg failed rather than the input
-    // being undecodable (ffmpeg killed from outside says nothing on stderr).
+    if (this.nextIndex === 0) return failure;
+    // In the middle of the input (a decoder started at a later keyframe counts the frames
+    // before it too): say where, and that ffmpeg failed rather than the input being
+    // undecodable (ffmpeg killed from outside says nothing on stderr).
     const says = failure.message.startsWith(`${this.label}: `) ? failure.message.slice(this.label.length + 2) : failure.message;
-    const text = lastErrorLine(this.stderr) === undefined && exit ? `ffmpeg ${exit} while decoding it, after ${this.framesRead} frames` : `${says}, after ${this.framesRead} frames`;
+    const after = this.nextIndex;
+    const text = lastErrorLine(this.stderr) === undefined && exit ? `ffmpeg ${exit} while decoding it, after ${after} frames` : `${says}, after ${after} frames`;
     return new InputError(lastErrorLine(this.stderr) === undefined ? 'E_FFMPEG' : failure.code, this.label, text, this.nextIndex, { cause: error });
   }
 

@@ -26,6 +26,7 @@ import { asTranscodeInput, isFluentCommand, isTranscodeInput, openTranscodeSourc
 import { FfmpegSource, validateScale, type FfmpegSourceOptions, type ScaleTo } from './ffmpeg-source.js';
 import { ffmpegPixelFormat } from './frame-layout.js';
 import { checkPlaneSelection } from './planes.js';
+import { SegmentedFfmpegSource, autoDecoders } from './segmented-source.js';
 import { RawReader, rawFormat, type RawReaderOptions } from './raw-reader.js';
 import { sniffStream } from './sniff.js';
 import { streamError } from './stream-frame-source.js';
@@ -69,6 +70,19 @@ export interface OpenFrameSourceOptions {
    * what ffmpeg opens on its own (a playlist's segments) obeys it too. Default: any.
    */
   protocols?: readonly string[];
+  /**
+   * ffmpeg decoders over one compressed local file (an input ffmpeg decodes that is a regular
+   * file, not y4m or raw): 2 or more cut it at keyframes and decode the segments at once (see
+   * SegmentedFfmpegSource; the frames are those of one decoder). 'auto' (default): half the
+   * cores, at most 4 (1 on a machine of 2 or 3 cores). Pipes, URLs, y4m and raw: always one.
+   */
+  decoders?: number | 'auto';
+  /**
+   * Options for ffmpeg placed before its `-i` for inputs it decodes (not y4m or raw read
+   * natively): a hardware decoder with your own ffmpeg (ffmpegPath), e.g.
+   * ['-hwaccel', 'cuda'] or ['-c:v', 'h264_cuvid'].
+   */
+  ffmpegInputOptions?: readonly string[];
 }
 
 /**
@@ -175,9 +189,10 @@ function ffmpegOptions(route: Route, probe: boolean): FfmpegSourceOptions {
   if (options.planes !== undefined) o.planes = options.planes;
   if (options.stallTimeoutMs !== undefined) o.stallTimeoutMs = options.stallTimeoutMs;
   if (options.protocols !== undefined) o.protocols = options.protocols;
+  if (options.ffmpegInputOptions?.length) o.inputOptions = [...options.ffmpegInputOptions];
   if (raw) {
     const f = rawFormat(raw, label);
-    o.inputOptions = ['-f', 'rawvideo', '-pix_fmt', ffmpegPixelFormat(f.chroma, f.bitDepth), '-s', `${f.width}x${f.height}`];
+    o.inputOptions = [...(o.inputOptions ?? []), '-f', 'rawvideo', '-pix_fmt', ffmpegPixelFormat(f.chroma, f.bitDepth), '-s', `${f.width}x${f.height}`];
     if (f.fps) o.inputOptions.push('-framerate', String(f.fps));
   }
   return o;
@@ -270,7 +285,18 @@ async function openPath(file: string, route: Route): Promise<FrameSource> {
       throw streamError(route.label, err);
     }
   }
+  const decoders = route.raw ? 1 : resolveDecoders(route.options.decoders, route.label);
+  if (decoders > 1) return new SegmentedFfmpegSource(ffmpegInput, { ...ffmpegOptions(route, true), decoders });
   return new FfmpegSource(ffmpegInput, ffmpegOptions(route, true));
+}
+
+/** The decoders option as a count (UsageError for anything but 'auto' or a whole number from 1 to 64). */
+export function resolveDecoders(decoders: number | 'auto' | undefined, label: string): number {
+  if (decoders === undefined || decoders === 'auto') return autoDecoders();
+  if (!Number.isInteger(decoders) || decoders < 1 || decoders > 64) {
+    throw new UsageError(`${label}: decoders must be 'auto' or a whole number from 1 to 64, got ${String(decoders)}`);
+  }
+  return decoders;
 }
 
 /**
@@ -296,6 +322,7 @@ export function openFrameSource(input: FrameInput, options: OpenFrameSourceOptio
   const label = options.label ?? (typeof input === 'string' ? input : 'stream');
   validateScale(label, options.scaleTo);
   checkPlaneSelection(label, options.planes);
+  if (options.decoders !== undefined) resolveDecoders(options.decoders, label); // UsageError now
   const wantsRaw =
     options.width !== undefined || options.height !== undefined || options.pixelFormat !== undefined ||
     (typeof input === 'string' && path.extname(input).toLowerCase() === '.yuv');

@@ -137,6 +137,8 @@ export function runLadder(reference: FrameInput, renditions: readonly ResolvedRe
       poolSlots: inFlight + 2,
       ...(options.stallTimeoutMs !== undefined ? { stallTimeoutMs: options.stallTimeoutMs } : {}),
       ...(options.protocols !== undefined ? { protocols: options.protocols } : {}),
+      ...(options.decoders !== undefined ? { decoders: options.decoders } : {}),
+      ...(options.ffmpegInputOptions !== undefined ? { ffmpegInputOptions: options.ffmpegInputOptions } : {}),
     };
     const scale = options.scale === true;
     const names = renditions.map((r) => r.name);

@@ -54,6 +54,17 @@ export interface ScoreOptions extends QcOptions {
   /** ffmpeg binary; default FFMPEG_PATH, then @ffmpeg-installer/ffmpeg. */
   ffmpegPath?: string;
   /**
+   * ffmpeg options before `-i` for every input ffmpeg decodes: hardware decoding with your
+   * own ffmpeg (ffmpegPath), e.g. ['-hwaccel', 'cuda'].
+   */
+  ffmpegInputOptions?: readonly string[];
+  /**
+   * ffmpeg decoders per compressed local file, each over segments cut at keyframes (frames
+   * identical to one decoder's). Default 'auto': half the cores, at most 4, where the file
+   * has keyframes enough; pipes, URLs, y4m and raw always use one.
+   */
+  decoders?: number | 'auto';
+  /**
    * An input that sends no frame for this many milliseconds (a stalled live source, a
    * stopped ffmpeg, a named pipe or standard input whose writer went quiet) ends the run
    * with E_INPUT_STALLED naming it and the frame; ffmpeg is stopped. Default: no limit.

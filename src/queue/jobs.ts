@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto';
 import type { RawGeometry } from '../decode/raw-reader.js';
 import type { ModelSpec } from '../pipeline/model/index.js';
 import type { EncodedFrames } from './result-codec.js';
-import type { InputIndex } from './input-index.js';
+import type { InputIndex } from '../decode/input-index.js';
 import type { NeighbourFrames } from './neighbour-frames.js';
 
 export const TITLE_QUEUE = 'vmaf-stream-titles';

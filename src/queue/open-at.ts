@@ -10,7 +10,7 @@ import { openFrameSource } from '../decode/open-source.js';
 import { RawReader, type RawGeometry } from '../decode/raw-reader.js';
 import { Y4mReader } from '../decode/y4m-reader.js';
 import type { FrameSource } from '../types.js';
-import type { InputIndex } from './input-index.js';
+import { keyframeAt, type InputIndex } from '../decode/input-index.js';
 
 export interface OpenAtOptions {
   /** The planes the run plan reads (default luma only). */
@@ -42,10 +42,7 @@ export function openInputAt(input: string, index: InputIndex, frame: number, opt
     case 'raw':
       return { source: new RawReader({ file: input, start: frame * index.frameBytes }, { ...options.raw!, ...common, firstIndex: frame }), skip: 0 };
     case 'ffmpeg': {
-      let at = 0;
-      for (let k = 0; k < index.keyframes.length && index.keyframes[k]! <= frame; k++) at = k;
-      const keyframe = index.keyframes[at]!;
-      const seek = keyframe > 0 ? ['-ss', index.keyframeSeconds[at]!.toFixed(6)] : [];
+      const { keyframe, seek } = keyframeAt(index, frame);
       const source = new FfmpegSource(input, {
         ...common,
         ...(options.ffmpegPath !== undefined ? { ffmpegPath: options.ffmpegPath } : {}),

@@ -7,7 +7,7 @@ import { UsageError, VmafError } from '../errors.js';
 import type { LadderOptions, ResolvedRendition } from '../pipeline/ladder-types.js';
 import { resolveRun, runModelSpecs } from '../pipeline/run-plan.js';
 import type { ExtractorRequest } from '../extractors/request.js';
-import { indexInput, startFrames, type InputIndex } from './input-index.js';
+import { indexInput, startFrames, type InputIndex } from '../decode/input-index.js';
 import { neighbourFrames } from './neighbour-frames.js';
 import { DEFAULT_SEGMENT_LENGTH, planSegments, segmentFrames, type Segment, type SegmentLength } from './segment-plan.js';
 import { titleIdOf, type TitleInput, type TitleSpec } from './jobs.js';

@@ -8,24 +8,45 @@
  * - raw .yuv: frame i at i × the frame size (any frame).
  * - anything ffmpeg decodes: its video packets, listed by ffmpeg itself (`-c copy -f
  *   framecrc`; keyframes are the packets without the F=0x0 flag, the bundled ffmpeg has no
- *   ffprobe): a frame's position is the rank of its pts, a keyframe's seek time its pts less
- *   the input's start time. A worker seeks to the last keyframe at or before its first frame
+ *   ffprobe): a frame's position is the rank of its pts, a keyframe's seek time its pts as listed
+ *   (already counted from the input's start time, as -ss counts). A worker seeks to the last keyframe at or before its first frame
  *   (`-ss`) and drops the frames between.
  */
 import { spawn } from 'node:child_process';
 import { open, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { InputError } from '../errors.js';
-import { resolveFfmpegPath } from '../decode/ffmpeg-path.js';
-import { parseStartTime } from '../decode/ffmpeg-probe.js';
-import { frameLayout } from '../decode/frame-layout.js';
-import { rawFormat, type RawGeometry } from '../decode/raw-reader.js';
-import { Y4M_MAGIC, parseY4mHeader } from '../decode/y4m-reader.js';
+import { resolveFfmpegPath } from './ffmpeg-path.js';
+import { frameLayout } from './frame-layout.js';
+import { rawFormat, type RawGeometry } from './raw-reader.js';
+import { Y4M_MAGIC, parseY4mHeader } from './y4m-reader.js';
 
 export type InputIndex =
   | { kind: 'y4m'; frames: number; width: number; height: number; header: string; frameStride: number }
   | { kind: 'raw'; frames: number; width: number; height: number; frameBytes: number }
-  | { kind: 'ffmpeg'; frames: number; width: number; height: number; keyframes: number[]; keyframeSeconds: number[]; fps?: number }
+  | {
+      kind: 'ffmpeg';
+      frames: number;
+      width: number;
+      height: number;
+      keyframes: number[];
+      keyframeSeconds: number[];
+      fps?: number;
+      /**
+       * Every frame within a quarter of a frame of a constant rate (time stamps rounded by
+       * the container included): ffmpeg's constant-rate y4m output then neither repeats nor
+       * drops a frame, from the start or from any keyframe, so decoders that start at
+       * keyframes give exactly the frames of one decoder. False for variable frame rates.
+       */
+      cfr?: boolean;
+      /**
+       * A keyframe after the first has leading pictures (frames after it in the file that
+       * are shown before it): an open GOP. ffmpeg's H.264 decoder started at such an I frame
+       * decodes some later B frames differently from one decoder (direct prediction refers to
+       * pictures it never saw); HEVC's CRA frames guarantee what follows them.
+       */
+      openGop?: boolean;
+    }
   | { kind: 'sequential'; frames: number; width: number; height: number };
 
 export interface IndexOptions {
@@ -106,7 +127,7 @@ async function markerAt(handle: Awaited<ReturnType<typeof open>>, at: number): P
 }
 
 /** ffmpeg's packet list of the first video stream: positions of keyframes and their times. */
-async function indexWithFfmpeg(input: string, label: string, ffmpegPath: string | undefined): Promise<InputIndex> {
+export async function indexWithFfmpeg(input: string, label: string, ffmpegPath: string | undefined): Promise<InputIndex> {
   const binary = await resolveFfmpegPath(ffmpegPath ? { ffmpegPath } : {});
   const args = ['-hide_banner', '-nostdin', '-i', input, '-map', '0:v:0', '-c', 'copy', '-f', 'framecrc', 'pipe:1'];
   const { stdout, stderr, code } = await new Promise<{ stdout: string; stderr: string; code: number | null }>((resolve, reject) => {
@@ -139,14 +160,21 @@ async function indexWithFfmpeg(input: string, label: string, ffmpegPath: string 
     }
   }
   if (packets.length === 0) throw new InputError('E_INPUT_EMPTY', label, 'has no video frames (ffmpeg lists no packets)');
-  const start = parseStartTime(stderr) ?? 0;
+  let openGop = false;
+  for (let i = 0, low = -Infinity; i < packets.length; i++) {
+    // `low`: the key packet whose leading pictures are being looked for (file order).
+    if (packets[i]!.key) low = i === 0 ? -Infinity : packets[i]!.pts;
+    else if (packets[i]!.pts < low) openGop = true;
+  }
   const order = packets.map((p, i) => i).sort((a, b) => packets[a]!.pts - packets[b]!.pts);
   const keyframes: number[] = [];
   const keyframeSeconds: number[] = [];
   order.forEach((packet, position) => {
     if (!packets[packet]!.key) return;
     keyframes.push(position);
-    keyframeSeconds.push(Math.max(0, packets[packet]!.pts * timeBase - start));
+    // ffmpeg's copy already counts from the input's start time (its output starts at 0, as
+    // `-ss` counts): the listed time is the seek time as it is.
+    keyframeSeconds.push(Math.max(0, packets[packet]!.pts * timeBase));
   });
   if (keyframes[0] !== 0) {
     // Frames before the first keyframe: only a read from the start sees them as the single run does.
@@ -155,7 +183,14 @@ async function indexWithFfmpeg(input: string, label: string, ffmpegPath: string 
   }
   const span = (packets[order[order.length - 1]!]!.pts - packets[order[0]!]!.pts) * timeBase;
   const fps = packets.length > 1 && span > 0 ? (packets.length - 1) / span : undefined;
-  return { kind: 'ffmpeg', frames: packets.length, width, height, keyframes, keyframeSeconds, ...(fps !== undefined ? { fps } : {}) };
+  let cfr = fps !== undefined && packets.every((p) => Number.isFinite(p.pts));
+  if (fps !== undefined) {
+    const first = packets[order[0]!]!.pts * timeBase;
+    order.forEach((packet, position) => {
+      if (Math.abs((packets[packet]!.pts * timeBase - first) * fps - position) > 0.25) cfr = false;
+    });
+  }
+  return { kind: 'ffmpeg', frames: packets.length, width, height, keyframes, keyframeSeconds, cfr, openGop, ...(fps !== undefined ? { fps } : {}) };
 }
 
 /** The frames a worker may start decoding at (any frame for y4m and raw). */
@@ -169,4 +204,15 @@ export function startFrames(index: InputIndex): readonly number[] | 'any' {
     case 'sequential':
       return [0];
   }
+}
+
+/**
+ * Where to start decoding an ffmpeg input to get frame `frame`: the last keyframe at or
+ * before it (its position and the `-ss` input options that reach it; none at the start).
+ */
+export function keyframeAt(index: Extract<InputIndex, { kind: 'ffmpeg' }>, frame: number): { keyframe: number; seek: string[] } {
+  let at = 0;
+  for (let k = 0; k < index.keyframes.length && index.keyframes[k]! <= frame; k++) at = k;
+  const keyframe = index.keyframes[at]!;
+  return { keyframe, seek: keyframe > 0 ? ['-ss', index.keyframeSeconds[at]!.toFixed(6)] : [] };
 }

@@ -1,0 +1,363 @@
+/**
+ * A compressed local file decoded by several ffmpeg processes at once: the file is cut at
+ * keyframes into segments (from its InputIndex: ffmpeg's own packet list), and up to K
+ * decoders run over consecutive segments, each started at its keyframe (`-ss`, as the queue's
+ * workers start) and stopped after its segment's frames (`-frames:v`). Frames are yielded
+ * strictly in order; a decoder ahead of the one being read fills its own frame pool and then
+ * waits (the pool is the backpressure: ffmpeg blocks on its output), so memory is K pools of
+ * a bounded number of frames however long the file.
+ *
+ * The frames are those of one decoder, byte for byte: a decoder started at a keyframe drops
+ * the frames that precede it in presentation order (open GOPs' leading pictures, decoded by
+ * the previous segment's decoder, which reads on past its last frame's packet), and ffmpeg's
+ * constant-rate y4m output repeats or drops nothing when the time stamps are those of a
+ * constant rate. Where that cannot be shown (variable frame rate, open GOPs outside HEVC, a frame rate ffmpeg writes
+ * that is not the packets', fewer keyframes than two segments, an index that fails) one
+ * decoder runs, as without this source. Segments whose frame counts or formats disagree with
+ * the index end the run with an error naming the input and frame, never with other frames.
+ */
+import os from 'node:os';
+
+import { InputError } from '../errors.js';
+import type { Frame, FrameFormat, FrameSource } from '../types.js';
+import { FfmpegSource, protocolWhitelist, type FfmpegSourceOptions } from './ffmpeg-source.js';
+import { choosePixelFormat, lumaPlaneOf, probeInput, type FfmpegInputInfo } from './ffmpeg-probe.js';
+import { resolveFfmpegPath } from './ffmpeg-path.js';
+import { indexWithFfmpeg, keyframeAt, type InputIndex } from './input-index.js';
+import { DEFAULT_POOL_SLOTS } from './stream-frame-source.js';
+
+/** Decoders for `decoders: 'auto'`: half the cores (ffmpeg threads each one too), at most 4. */
+export function autoDecoders(): number {
+  const cores = typeof os.availableParallelism === 'function' ? os.availableParallelism() : os.cpus().length;
+  return Math.max(1, Math.min(4, Math.floor(cores / 2)));
+}
+
+/** Bytes of frames each decoder may hold ahead of the reader (its pool beyond the reader's own). */
+const AHEAD_BYTES = 48 << 20;
+const MIN_AHEAD = 4;
+const MAX_AHEAD = 64;
+
+export interface SegmentedSourceOptions extends FfmpegSourceOptions {
+  /** Decoders at once (2 or more; 1 is one FfmpegSource). */
+  decoders: number;
+  /**
+   * Frames a decoder may decode ahead of the reader (default: what 48 MiB holds, 4 to 64).
+   * Segments are cut at the first keyframe at least this many frames on.
+   */
+  aheadFrames?: number;
+}
+
+interface Segment {
+  first: number;
+  count: number;
+  last: boolean;
+}
+
+interface Runner {
+  segment: Segment;
+  source: FfmpegSource;
+  frames: Frame[];
+  yielded: number;
+  done: boolean;
+  error: unknown;
+  wake: (() => void) | undefined;
+}
+
+type Plan = { single: FfmpegSource } | { segments: Segment[]; info: FfmpegInputInfo; format: FrameFormat };
+
+export class SegmentedFfmpegSource implements FrameSource {
+  readonly label: string;
+  /** Decoders the run uses, once open (1: one decoder, see fallbackReason). */
+  decodersUsed: number | undefined;
+  /** Why one decoder runs, when it does. */
+  fallbackReason: string | undefined;
+  /** The segments' first frames, once open (one decoder: [0]). */
+  segmentStarts: number[] | undefined;
+  /** Every ffmpeg decoder started so far (for tests that check none is left running). */
+  readonly decoderPids: number[] = [];
+
+  private readonly input: string;
+  private readonly options: SegmentedSourceOptions;
+  private opening: Promise<Plan | undefined> | undefined;
+  private readonly runners: Runner[] = [];
+  /** Segments started so far (runners[0] reads segment `started - runners.length`). */
+  private started = 0;
+  private nextIndex = 0;
+  private iterated = false;
+  private closed = false;
+
+  constructor(input: string, options: SegmentedSourceOptions) {
+    this.input = input;
+    this.options = options;
+    this.label = options.label ?? input;
+  }
+
+  format(): Promise<FrameFormat> {
+    return this.open().then((plan) => {
+      if (!plan) throw new InputError('E_INPUT_EMPTY', this.label, 'was closed before ffmpeg started: no frames');
+      return 'single' in plan ? plan.single.format() : plan.format;
+    });
+  }
+
+  [Symbol.asyncIterator](): AsyncIterator<Frame> {
+    if (this.iterated) throw new Error(`${this.label}: a FrameSource can be iterated only once`);
+    this.iterated = true;
+    let single: AsyncIterator<Frame> | undefined;
+    return {
+      next: async (): Promise<IteratorResult<Frame>> => {
+        const plan = await this.open();
+        if (!plan || this.closed) return { done: true, value: undefined };
+        if ('single' in plan) {
+          single ??= plan.single[Symbol.asyncIterator]();
+          return single.next();
+        }
+        return this.within(this.nextFrame(plan));
+      },
+      return: async (value?: unknown) => {
+        if (single?.return) return single.return(value);
+        await this.close();
+        return { done: true, value: undefined };
+      },
+    };
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    let plan: Plan | undefined;
+    try {
+      plan = await this.opening;
+    } catch {
+      // never opened
+    }
+    const closing: Array<Promise<void>> = [];
+    if (plan && 'single' in plan) closing.push(plan.single.close());
+    for (const runner of this.runners.splice(0)) closing.push(this.retire(runner));
+    await Promise.all(closing);
+  }
+
+  private open(): Promise<Plan | undefined> {
+    if (!this.opening) {
+      this.opening = this.closed ? Promise.resolve(undefined) : this.plan();
+      this.opening.catch(() => {}); // reported by format() / next()
+    }
+    return this.opening;
+  }
+
+  /** Decides between one decoder and segments, and starts the first decoders. */
+  private async plan(): Promise<Plan | undefined> {
+    const ffmpegPath = await resolveFfmpegPath(this.options.ffmpegPath ? { ffmpegPath: this.options.ffmpegPath } : {});
+    const probeOptions = [...(this.options.inputOptions ?? [])];
+    if (this.options.protocols) probeOptions.unshift('-protocol_whitelist', protocolWhitelist(this.options.protocols));
+    const indexing = indexWithFfmpeg(this.input, this.label, ffmpegPath);
+    indexing.catch(() => {});
+    // The probe's error is the one decoder's error: raised as it would be.
+    const { info } = await probeInput(ffmpegPath, this.input, this.label, probeOptions);
+    let index: InputIndex | undefined;
+    try {
+      index = await indexing;
+    } catch {
+      index = undefined;
+    }
+    if (this.closed) return undefined;
+    const single = (why: string): Plan => {
+      this.fallbackReason = why;
+      this.decodersUsed = 1;
+      this.segmentStarts = [0];
+      const source = new FfmpegSource(this.input, { ...this.options, inputInfo: info });
+      this.watchPid(source);
+      return { single: source };
+    };
+    if (!index || index.kind !== 'ffmpeg') return single('ffmpeg cannot list its packets');
+    if (!index.cfr) return single('its frame rate is variable');
+    if (index.openGop && info.video?.codec !== 'hevc') return single('it has open GOPs, where decoding from a keyframe is not exact');
+    const segments = this.cut(index, info);
+    if (segments.length < 2) return single('too few keyframes for two segments');
+
+    const format = await this.start(segments, index, info);
+    if (this.closed) return undefined;
+    // The rate ffmpeg writes must be the packets' rate, or its constant-rate output would
+    // repeat or drop frames at places that depend on where a decoder started.
+    const drift = format.fps && index.fps ? Math.abs(format.fps / index.fps - 1) * index.frames : Infinity;
+    if (!(drift < 0.25)) {
+      for (const runner of this.runners.splice(0)) await this.retire(runner);
+      this.started = 0;
+      return single(`ffmpeg writes it at ${format.fps ?? 'an unknown'} fps, not its packets' ${index.fps?.toFixed(3) ?? 'unknown'} fps`);
+    }
+    this.decodersUsed = Math.min(this.options.decoders, segments.length);
+    this.segmentStarts = segments.map((s) => s.first);
+    return { segments, info, format };
+  }
+
+  /** Frames a decoder holds ahead of the reader. */
+  private ahead(index: Extract<InputIndex, { kind: 'ffmpeg' }>, info: FfmpegInputInfo): number {
+    if (this.options.aheadFrames !== undefined) return Math.max(1, Math.floor(this.options.aheadFrames));
+    const pixFmt = choosePixelFormat(info.video?.pixFmt);
+    const depth = lumaPlaneOf(pixFmt)?.bitDepth ?? 8;
+    const size = this.options.scaleTo ?? index;
+    const bytes = size.width * size.height * (depth > 8 ? 2 : 1) * (this.options.planes === 'all' ? 3 : 1);
+    return Math.max(MIN_AHEAD, Math.min(MAX_AHEAD, Math.floor(AHEAD_BYTES / Math.max(1, bytes))));
+  }
+
+  /** Segments of at least `ahead` frames, each starting at a keyframe. */
+  private cut(index: Extract<InputIndex, { kind: 'ffmpeg' }>, info: FfmpegInputInfo): Segment[] {
+    const length = this.ahead(index, info);
+    const starts = [0];
+    for (const keyframe of index.keyframes) if (keyframe - starts[starts.length - 1]! >= length) starts.push(keyframe);
+    return starts.map((first, k) => {
+      const end = k + 1 < starts.length ? starts[k + 1]! : index.frames;
+      return { first, count: end - first, last: k + 1 === starts.length };
+    });
+  }
+
+  /** Starts the first K decoders; the first one's format is the stream's. */
+  private async start(segments: Segment[], index: Extract<InputIndex, { kind: 'ffmpeg' }>, info: FfmpegInputInfo): Promise<FrameFormat> {
+    this.context = { segments, index, info };
+    this.fill();
+    return this.runners[0]!.source.format();
+  }
+
+  private context: { segments: Segment[]; index: Extract<InputIndex, { kind: 'ffmpeg' }>; info: FfmpegInputInfo } | undefined;
+
+  /** Keeps K decoders running: the segment being read and the next K - 1. */
+  private fill(): void {
+    const context = this.context!;
+    while (!this.closed && this.runners.length < this.options.decoders && this.started < context.segments.length) {
+      const segment = context.segments[this.started++]!;
+      this.runners.push(this.launch(segment, context.index, context.info));
+    }
+  }
+
+  private launch(segment: Segment, index: Extract<InputIndex, { kind: 'ffmpeg' }>, info: FfmpegInputInfo): Runner {
+    const { seek } = keyframeAt(index, segment.first);
+    const { decoders: _decoders, aheadFrames: _ahead, stallTimeoutMs: _stall, ...own } = this.options;
+    const slots = (this.options.poolSlots ?? DEFAULT_POOL_SLOTS) + this.ahead(index, info);
+    const source = new FfmpegSource(this.input, {
+      ...own,
+      // The stall timeout is this source's: a decoder ahead waits for its pool, not stalled.
+      inputInfo: info,
+      inputOptions: [...(this.options.inputOptions ?? []), ...seek],
+      firstIndex: segment.first,
+      poolSlots: slots,
+      ...(segment.last ? {} : { frameLimit: segment.count }),
+    });
+    const runner: Runner = { segment, source, frames: [], yielded: 0, done: false, error: undefined, wake: undefined };
+    void this.pump(runner);
+    return runner;
+  }
+
+  /** Reads a decoder's frames into its runner as fast as its pool allows. */
+  private async pump(runner: Runner): Promise<void> {
+    const wake = () => {
+      const w = runner.wake;
+      runner.wake = undefined;
+      w?.();
+    };
+    let watched = false;
+    const record = () => {
+      if (watched || runner.source.pid === undefined) return;
+      watched = true;
+      this.decoderPids.push(runner.source.pid);
+    };
+    try {
+      const iterator = runner.source[Symbol.asyncIterator]();
+      for (;;) {
+        const step = await iterator.next();
+        record();
+        if (step.done) break;
+        if (this.closed) {
+          step.value.release();
+          break;
+        }
+        runner.frames.push(step.value);
+        wake();
+      }
+    } catch (err) {
+      record();
+      runner.error = err;
+    }
+    runner.done = true;
+    wake();
+  }
+
+  private async nextFrame(plan: Extract<Plan, { segments: Segment[] }>): Promise<IteratorResult<Frame>> {
+    for (;;) {
+      if (this.closed) return { done: true, value: undefined };
+      const runner = this.runners[0];
+      if (!runner) return { done: true, value: undefined };
+      const frame = runner.frames.shift();
+      if (frame) {
+        runner.yielded++;
+        this.nextIndex = frame.index + 1;
+        if (!sameFormat(frame.format, plan.format)) {
+          frame.release();
+          throw new InputError(
+            'E_INPUT_FORMAT',
+            this.label,
+            `decoded from the keyframe at frame ${runner.segment.first}, its frames are ${describe(frame.format)}, not ${describe(plan.format)} as from its start: decode it with one decoder (--decoders 1)`,
+            frame.index,
+          );
+        }
+        return { done: false, value: frame };
+      }
+      if (runner.error !== undefined) throw runner.error;
+      if (runner.done) {
+        if (!runner.segment.last && runner.yielded !== runner.segment.count) {
+          throw new InputError(
+            'E_FFMPEG',
+            this.label,
+            `the decoder started at its keyframe at frame ${runner.segment.first} gave ${runner.yielded} frames where ffmpeg's packet list has ${runner.segment.count}: decode it with one decoder (--decoders 1)`,
+            runner.segment.first + runner.yielded,
+          );
+        }
+        this.runners.shift();
+        await this.retire(runner);
+        this.fill();
+        continue;
+      }
+      await new Promise<void>((resolve) => (runner.wake = resolve));
+    }
+  }
+
+  /** Stops a decoder and gives back the frames it decoded that nobody will read. */
+  private async retire(runner: Runner): Promise<void> {
+    for (const frame of runner.frames.splice(0)) frame.release();
+    await runner.source.close();
+  }
+
+  private watchPid(source: FfmpegSource): void {
+    // The single decoder's pid is known once it has started; recorded on first format().
+    void source.format().then(
+      () => source.pid !== undefined && this.decoderPids.push(source.pid),
+      () => source.pid !== undefined && this.decoderPids.push(source.pid),
+    );
+  }
+
+  /** `step`, or E_INPUT_STALLED (every decoder stopped) when no frame comes within the stall timeout. */
+  private async within<T>(step: Promise<T>): Promise<T> {
+    const limit = this.options.stallTimeoutMs;
+    if (limit === undefined || !(limit > 0) || !Number.isFinite(limit)) return step;
+    let timer: NodeJS.Timeout | undefined;
+    const stalled = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        step.catch(() => {});
+        const frame = this.nextIndex;
+        void this.close();
+        reject(new InputError('E_INPUT_STALLED', this.label, `no frame for ${limit / 1000} s (the stall timeout): the input or ffmpeg stalled; ffmpeg was stopped`, frame));
+      }, limit);
+    });
+    try {
+      return await Promise.race([step, stalled]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+}
+
+function sameFormat(a: FrameFormat, b: FrameFormat): boolean {
+  return a.width === b.width && a.height === b.height && a.bitDepth === b.bitDepth && a.chroma === b.chroma && a.fps === b.fps;
+}
+
+function describe(f: FrameFormat): string {
+  return `${f.width}x${f.height} ${f.bitDepth}-bit ${f.chroma}`;
+}
