@@ -48,6 +48,8 @@ export interface SegmentedSourceOptions extends FfmpegSourceOptions {
 }
 
 interface Segment {
+  /** Its place in the file's segments. */
+  k: number;
   first: number;
   count: number;
   last: boolean;
@@ -73,7 +75,7 @@ export class SegmentedFfmpegSource implements FrameSource {
   fallbackReason: string | undefined;
   /** The segments' first frames, once open (one decoder: [0]). */
   segmentStarts: number[] | undefined;
-  /** Every ffmpeg decoder started so far (for tests that check none is left running). */
+  /** Each segment's ffmpeg decoder once it has started, by segment (for tests that check none is left running). */
   readonly decoderPids: number[] = [];
 
   private readonly input: string;
@@ -206,7 +208,7 @@ export class SegmentedFfmpegSource implements FrameSource {
     for (const keyframe of index.keyframes) if (keyframe - starts[starts.length - 1]! >= length) starts.push(keyframe);
     return starts.map((first, k) => {
       const end = k + 1 < starts.length ? starts[k + 1]! : index.frames;
-      return { first, count: end - first, last: k + 1 === starts.length };
+      return { k, first, count: end - first, last: k + 1 === starts.length };
     });
   }
 
@@ -257,7 +259,7 @@ export class SegmentedFfmpegSource implements FrameSource {
     const record = () => {
       if (watched || runner.source.pid === undefined) return;
       watched = true;
-      this.decoderPids.push(runner.source.pid);
+      this.decoderPids[runner.segment.k] = runner.source.pid;
     };
     try {
       const iterator = runner.source[Symbol.asyncIterator]();
