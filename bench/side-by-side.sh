@@ -5,7 +5,7 @@
 # built outside the repository by ../shared/tools/build-libvmaf.sh and never committed.
 #
 #   LIBVMAF=dir with vmaf-cpu, vmaf-cpu17, vmaf-cuda   OUT=results dir   CLIPS=clip dir
-#   PARTS="v0 v0x4k v1 feat float startup tenbit parity"   RUNS=3
+#   PARTS="v0 v0x4k v1 feat float startup tenbit compressed parity"   RUNS=3
 #   bash bench/side-by-side.sh
 # Writes $OUT/times.ndjson (one line per timed command) and $OUT/parity.ndjson.
 set -uo pipefail
@@ -68,6 +68,15 @@ for part in $PARTS; do
       time_it "v0 1080p600 10-bit libvmaf cuda" "$cuda $(io c1080p10) -q --json -o /tmp/o.json"
       time_it "v0 1080p600 10-bit ours gpu" "$ours $(io c1080p10) --backend gpu -q --json -o /tmp/o.json"
       time_it "v0 1080p600 10-bit ours cpu$T" "$ours $(io c1080p10) --backend cpu --threads $T -q --json -o /tmp/o.json" ;;
+    compressed) make_clip 1920 1080 600 c1080  # needs the bundled ffmpeg packed (PACK_FFMPEG=1)
+      ff=node_modules/@ffmpeg-installer/linux-x64/ffmpeg
+      for f in ref dis; do [ -f "$CLIPS/c1080/$f.mp4" ] || $ff -v error -i "$CLIPS/c1080/$f.y4m" -c:v libx264 -preset veryfast -crf 18 -g 60 "$CLIPS/c1080/$f.mp4"; done
+      mp4="-r $CLIPS/c1080/ref.mp4 -d $CLIPS/c1080/dis.mp4"
+      time_it "decode only, both h264 1080p600 files at once (ffmpeg)" "$ff -v error -i $CLIPS/c1080/ref.mp4 -i $CLIPS/c1080/dis.mp4 -map 0:v -f null - -map 1:v -f null -"
+      for d in 1 ${DECODERS:-4}; do
+        time_it "v0 h264 1080p600 ours gpu --decoders $d" "$ours $mp4 --decoders $d --backend gpu -q --json -o /tmp/o.json"
+      done
+      time_it "v0 h264 1080p600 ours cpu$T" "$ours $mp4 --backend cpu --threads $T -q --json -o /tmp/o.json" ;;
     parity) make_clip 1920 1080 600 c1080
       for set in "v0:" "v1:-m version=vmaf_v1.0.16_3d0h" "feat:--frame_cnt 200 --feature psnr --feature float_ssim --feature float_ms_ssim" ${PARITY_EXTRA:-}; do
         name=${set%%:*}; args=${set#*:}; clip=c1080; [ "$name" = v0p10 ] && clip=c1080p10
