@@ -26,7 +26,8 @@
  *      Steps 3-4 are batched: the pairs whose copies are done by the time the submit runs
  *      (one event-loop turn after the first of them is ready) share one command buffer,
  *      each pair's commands in frame order as its own would have been, one submit, one
- *      error scope and one readback slot (one map for all their stats). Only what is
+ *      error scope and one readback slot (one map for all their stats), at most depth / 2
+ *      of them (maxBatch: the next batch stays queued behind the running one). Only what is
  *      already queued is batched, nothing waits for a batch to fill: pairs that arrive
  *      slowly go one per submit, as before, and when the host is the bottleneck (a fast
  *      GPU) the submits, maps and their polling are shared by several frames;
@@ -76,8 +77,7 @@
  *     for Dawn to settle per frame.
  * onSubmittedWorkDone is not needed: the map fences are per buffer and cover it.
  * At most `depth` frames are in flight (submitted, not yet read back); each ring has
- * `depth` slots (the reference ring depth + 1; a readback slot holds `depth` frames' stats,
- * a batch being at most the frames in flight), so step 1 waits only when the GPU is
+ * `depth` slots (the reference ring depth + 1; a readback slot holds a batch's stats), so step 1 waits only when the GPU is
  * `depth` frames behind.
  *
  * Dawn in Node: dawn.node pumps its own events (an AsyncRunner polls the instance while a
@@ -947,8 +947,7 @@ class GpuStream {
       lumaBytes,
       statsBytes: layout.bytes,
       extraReadbackBytes: backend.timing ? TIMESTAMPS * 8 : 0,
-      // A batch is at most the groups in flight.
-      readbackFrames: backend.depth,
+      readbackFrames: maxBatch(backend.depth),
       fenceTimeoutMs: backend.fenceTimeoutMs,
       label: `${g.width}x${g.height}`,
     });
@@ -1003,6 +1002,15 @@ class GpuStream {
     }
     this.#queries = [];
   }
+}
+
+/**
+ * The most groups one submit carries: half the groups in flight, so that while one batch
+ * runs on the GPU the next is already queued behind it (a batch of every group in flight
+ * frees all its slots at once, and the GPU would idle while the host stages the next).
+ */
+function maxBatch(depth: number): number {
+  return Math.max(1, Math.floor(depth / 2));
 }
 
 /** An empty compute pass that only writes a timestamp. */
