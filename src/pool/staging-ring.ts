@@ -213,6 +213,8 @@ export class UploadRing {
   readonly #free = new FreeList<UploadSlot>();
   readonly #timeoutMs: number;
   readonly #label: string;
+  /** What a fence wait is called in its errors: made once, not per frame. */
+  readonly #fenceWhat: string;
   #destroyed = false;
 
   constructor(options: RingOptions) {
@@ -220,6 +222,7 @@ export class UploadRing {
     if (!Number.isInteger(slots) || slots < 2) throw new RangeError(`UploadRing: at least 2 slots, got ${slots}`);
     this.#gpu = gpu;
     this.#label = label;
+    this.#fenceWhat = `${label} staging fence`;
     this.#timeoutMs = options.fenceTimeoutMs ?? DEFAULT_FENCE_TIMEOUT_MS;
     this.bytes = paddedBytes(options.bytes);
     const list: UploadSlot[] = [];
@@ -273,7 +276,7 @@ export class UploadRing {
   }
 
   #remap(slot: UploadSlot): Promise<void> {
-    return this.#gpu.guard(slot.buffer.mapAsync(GPUMapMode.WRITE), `${this.#label} staging fence`, this.#timeoutMs).then(
+    return this.#gpu.guard(slot.buffer.mapAsync(GPUMapMode.WRITE), this.#fenceWhat, this.#timeoutMs).then(
       () => {
         if (this.#destroyed) return;
         slot.state = 'free';
@@ -323,6 +326,8 @@ export class ReadbackRing {
   readonly #free = new FreeList<ReadbackSlot>();
   readonly #timeoutMs: number;
   readonly #label: string;
+  /** What a fence wait is called in its errors: made once, not per frame. */
+  readonly #fenceWhat: string;
   #destroyed = false;
 
   constructor(options: RingOptions) {
@@ -330,6 +335,7 @@ export class ReadbackRing {
     if (!Number.isInteger(slots) || slots < 1) throw new RangeError(`ReadbackRing: at least 1 slot, got ${slots}`);
     this.#gpu = gpu;
     this.#label = label;
+    this.#fenceWhat = `${label} readback`;
     this.#timeoutMs = options.fenceTimeoutMs ?? DEFAULT_FENCE_TIMEOUT_MS;
     this.bytes = paddedBytes(options.bytes);
     const list: ReadbackSlot[] = [];
@@ -375,7 +381,7 @@ export class ReadbackRing {
     slot.state = 'in-flight';
     const span = (count - 1) * stride + size;
     try {
-      await this.#gpu.guard(slot.buffer.mapAsync(GPUMapMode.READ, 0, span), `${this.#label} readback`, this.#timeoutMs);
+      await this.#gpu.guard(slot.buffer.mapAsync(GPUMapMode.READ, 0, span), this.#fenceWhat, this.#timeoutMs);
     } catch (error) {
       // The slot's state is unknown (the map may still be pending): it stays out of the ring.
       if (this.#destroyed) throw new BackendError('E_GPU', `${this.#label}: readback ring is destroyed`);
