@@ -444,6 +444,16 @@ describe('gpu backend (WebGPU)', function () {
       } finally {
         await b.close();
       }
+      // batch: 1 submits every group on its own, queued or not; a batch over the depth is refused.
+      const single = await GpuBackend.open({ depth: 4, batch: 1 });
+      try {
+        const queued = pairsOf(clip);
+        assertSameFeatures(await extractAll(single, queued.pairs), want, 'batch 1');
+        assert.deepEqual(single.submits(), { submits: queued.count, groups: queued.count });
+      } finally {
+        await single.close();
+      }
+      await assert.rejects(GpuBackend.open({ depth: 4, batch: 5 }), (e) => e.code === 'E_GPU' && /batch/.test(e.message));
     });
 
     it('reports mean stage times with timing on (null without, or without timestamp-query)', async function () {

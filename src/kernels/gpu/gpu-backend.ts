@@ -121,6 +121,11 @@ export interface GpuBackendOptions {
   onWarning?: (message: string) => void;
   /** Frames in flight, and slots per ring. Default 3, at least 2. */
   depth?: number;
+  /**
+   * The most groups one submit (and one readback map) carries when several are queued.
+   * Default depth / 2 (maxBatch); 1 submits every group on its own.
+   */
+  batch?: number;
   /** Record per-stage GPU timestamps (where 'timestamp-query' exists); see stageTimings(). */
   timing?: boolean;
   /**
@@ -206,6 +211,8 @@ export class GpuBackend implements FeatureBackend {
   /** The device (for tests and diagnostics). */
   readonly gpu: GpuDevice;
   readonly depth: number;
+  /** The most groups per submit (GpuBackendOptions.batch). */
+  readonly batch: number;
   readonly fenceTimeoutMs: number;
   /** Whether stage timestamps are recorded (asked for and supported). */
   readonly timing: boolean;
@@ -231,6 +238,9 @@ export class GpuBackend implements FeatureBackend {
     const depth = options.depth ?? DEFAULT_DEPTH;
     if (!Number.isInteger(depth) || depth < 2) throw new BackendError('E_GPU', `the gpu backend needs a depth of at least 2 frames, got ${depth}`);
     this.depth = depth;
+    const batch = options.batch ?? maxBatch(depth);
+    if (!Number.isInteger(batch) || batch < 1 || batch > depth) throw new BackendError('E_GPU', `the gpu backend's batch must be an integer from 1 to its depth (${depth}), got ${batch}`);
+    this.batch = batch;
     this.fenceTimeoutMs = options.fenceTimeoutMs ?? DEFAULT_FENCE_TIMEOUT_MS;
     this.timing = options.timing === true && gpu.features.has('timestamp-query');
     this.parts = options.parts ?? ALL_CORE_PARTS;
@@ -947,7 +957,7 @@ class GpuStream {
       lumaBytes,
       statsBytes: layout.bytes,
       extraReadbackBytes: backend.timing ? TIMESTAMPS * 8 : 0,
-      readbackFrames: maxBatch(backend.depth),
+      readbackFrames: backend.batch,
       fenceTimeoutMs: backend.fenceTimeoutMs,
       label: `${g.width}x${g.height}`,
     });
@@ -1005,7 +1015,7 @@ class GpuStream {
 }
 
 /**
- * The most groups one submit carries: half the groups in flight, so that while one batch
+ * The most groups one submit carries by default: half the groups in flight, so that while one batch
  * runs on the GPU the next is already queued behind it (a batch of every group in flight
  * frees all its slots at once, and the GPU would idle while the host stages the next).
  */
