@@ -2,9 +2,6 @@ import { finished } from 'node:stream/promises';
 import type { Writable } from 'node:stream';
 import { VmafError } from '../../errors.js';
 
-/** A stream.Writable's cork()/uncork() (NodeJS.WritableStream does not declare them). */
-type Corkable = Pick<Writable, 'cork' | 'uncork'>;
-
 /**
  * Writes text chunks to a stream with its backpressure surfaced (write() returns false,
  * ready() waits for 'drain'), its errors turned into VmafError E_OUTPUT, and a flush at
@@ -18,12 +15,6 @@ export class Sink {
   private flushWaiters: Array<() => void> = [];
   private drainWaiters: Array<{ resolve: () => void; reject: (error: unknown) => void }> = [];
   private closed = false;
-  /** Whether this sink holds one cork on the stream, taken off on the next event-loop turn. */
-  private corked = false;
-  private readonly uncork = (): void => {
-    this.corked = false;
-    (this.out as unknown as Corkable).uncork();
-  };
 
   private readonly onError = (error: unknown): void => this.fail(error);
   private readonly onDrain = (): void => {
@@ -46,16 +37,6 @@ export class Sink {
   write(chunk: string): boolean {
     if (this.failure) throw this.failure;
     if (this.closed) throw new VmafError('E_OUTPUT', `${this.prefix()}the log was already ended`);
-    // The chunks written in one event-loop turn (several frames when results come in a
-    // burst) go to the stream together: corked, they reach an fs stream as one writev
-    // instead of one write each. The cork is the stream's own, so chunks of other writers
-    // on the same stream keep their order; and write() still reports the stream's buffer.
-    const out = this.out as Partial<Corkable>;
-    if (!this.corked && typeof out.cork === 'function' && typeof out.uncork === 'function') {
-      this.corked = true;
-      out.cork();
-      setImmediate(this.uncork);
-    }
     this.pending++;
     const ok = this.out.write(chunk, (error) => {
       this.pending--;
