@@ -402,6 +402,60 @@ describe('gpu backend (WebGPU)', function () {
       }
     });
 
+    it('queued groups share a submit and a readback; a group that arrives alone is submitted alone, without waiting for more', async function () {
+      const clip = await loadClip(CLIPS[0]);
+      const want = await extractAll(cpu, pairsOf(clip).pairs);
+      const b = await GpuBackend.open({ depth: 4, timing: true });
+      try {
+        // All the input at once: the groups staged together are submitted together.
+        const queued = pairsOf(clip);
+        assertSameFeatures(await extractAll(b, queued.pairs), want, 'queued');
+        assertAllReleasedOnce(queued.releases, queued.count);
+        const first = b.submits();
+        assert.equal(first.groups, queued.count);
+        assert.ok(first.submits < first.groups, `${first.submits} submits for ${first.groups} groups`);
+        // One pair at a time, the next only once the previous one has been submitted (the
+        // features of a frame wait for the next frame's motion): each group goes alone, and
+        // a batch that waited to fill would hang here.
+        const slow = pairsOf(clip);
+        const got = [];
+        await within(
+          new Promise((resolve, reject) => {
+            let next = 0;
+            const source = new Observable((sub) => {
+              const feed = () => {
+                if (next === slow.pairs.length) return sub.complete();
+                sub.next(slow.pairs[next++]);
+                const wait = () => (b.submits().groups - first.groups >= next ? feed() : setTimeout(wait, 1));
+                wait();
+              };
+              feed();
+            });
+            b.extract(source).subscribe({ next: (f) => got.push(f), error: reject, complete: resolve });
+          }),
+          120000,
+          'one pair at a time',
+        );
+        assertSameFeatures(got, want, 'one at a time');
+        assertAllReleasedOnce(slow.releases, slow.count);
+        const second = b.submits();
+        assert.equal(second.groups - first.groups, slow.count);
+        assert.equal(second.submits - first.submits, slow.count);
+      } finally {
+        await b.close();
+      }
+      // batch: 1 submits every group on its own, queued or not; a batch over the depth is refused.
+      const single = await GpuBackend.open({ depth: 4, batch: 1 });
+      try {
+        const queued = pairsOf(clip);
+        assertSameFeatures(await extractAll(single, queued.pairs), want, 'batch 1');
+        assert.deepEqual(single.submits(), { submits: queued.count, groups: queued.count });
+      } finally {
+        await single.close();
+      }
+      await assert.rejects(GpuBackend.open({ depth: 4, batch: 5 }), (e) => e.code === 'E_GPU' && /batch/.test(e.message));
+    });
+
     it('reports mean stage times with timing on (null without, or without timestamp-query)', async function () {
       const t = backend.stageTimings();
       if (!gpu.features.has('timestamp-query')) {

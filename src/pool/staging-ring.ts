@@ -213,6 +213,8 @@ export class UploadRing {
   readonly #free = new FreeList<UploadSlot>();
   readonly #timeoutMs: number;
   readonly #label: string;
+  /** What a fence wait is called in its errors: made once, not per frame. */
+  readonly #fenceWhat: string;
   #destroyed = false;
 
   constructor(options: RingOptions) {
@@ -220,6 +222,7 @@ export class UploadRing {
     if (!Number.isInteger(slots) || slots < 2) throw new RangeError(`UploadRing: at least 2 slots, got ${slots}`);
     this.#gpu = gpu;
     this.#label = label;
+    this.#fenceWhat = `${label} staging fence`;
     this.#timeoutMs = options.fenceTimeoutMs ?? DEFAULT_FENCE_TIMEOUT_MS;
     this.bytes = paddedBytes(options.bytes);
     const list: UploadSlot[] = [];
@@ -273,7 +276,7 @@ export class UploadRing {
   }
 
   #remap(slot: UploadSlot): Promise<void> {
-    return this.#gpu.guard(slot.buffer.mapAsync(GPUMapMode.WRITE), `${this.#label} staging fence`, this.#timeoutMs).then(
+    return this.#gpu.guard(slot.buffer.mapAsync(GPUMapMode.WRITE), this.#fenceWhat, this.#timeoutMs).then(
       () => {
         if (this.#destroyed) return;
         slot.state = 'free';
@@ -323,6 +326,8 @@ export class ReadbackRing {
   readonly #free = new FreeList<ReadbackSlot>();
   readonly #timeoutMs: number;
   readonly #label: string;
+  /** What a fence wait is called in its errors: made once, not per frame. */
+  readonly #fenceWhat: string;
   #destroyed = false;
 
   constructor(options: RingOptions) {
@@ -330,6 +335,7 @@ export class ReadbackRing {
     if (!Number.isInteger(slots) || slots < 1) throw new RangeError(`ReadbackRing: at least 1 slot, got ${slots}`);
     this.#gpu = gpu;
     this.#label = label;
+    this.#fenceWhat = `${label} readback`;
     this.#timeoutMs = options.fenceTimeoutMs ?? DEFAULT_FENCE_TIMEOUT_MS;
     this.bytes = paddedBytes(options.bytes);
     const list: ReadbackSlot[] = [];
@@ -363,18 +369,29 @@ export class ReadbackRing {
    * (default all) once the GPU is done; the slot is free again by then.
    */
   async read(slot: ReadbackSlot, size = this.bytes): Promise<ArrayBuffer> {
+    return (await this.readFrames(slot, 1, size, size))[0]!;
+  }
+
+  /**
+   * read() for `count` frames laid out `stride` bytes apart, `size` bytes each: one map of
+   * the range they span, and a copy of each frame's bytes (so each frame's buffer can be
+   * kept, or dropped, on its own).
+   */
+  async readFrames(slot: ReadbackSlot, count: number, stride: number, size: number): Promise<ArrayBuffer[]> {
     slot.state = 'in-flight';
+    const span = (count - 1) * stride + size;
     try {
-      await this.#gpu.guard(slot.buffer.mapAsync(GPUMapMode.READ, 0, size), `${this.#label} readback`, this.#timeoutMs);
+      await this.#gpu.guard(slot.buffer.mapAsync(GPUMapMode.READ, 0, span), this.#fenceWhat, this.#timeoutMs);
     } catch (error) {
       // The slot's state is unknown (the map may still be pending): it stays out of the ring.
       if (this.#destroyed) throw new BackendError('E_GPU', `${this.#label}: readback ring is destroyed`);
       this.#free.fail(error);
       throw error;
     }
-    let copy: ArrayBuffer;
+    const copies: ArrayBuffer[] = [];
     try {
-      copy = slot.buffer.getMappedRange(0, size).slice(0);
+      const mapped = slot.buffer.getMappedRange(0, span);
+      for (let i = 0; i < count; i++) copies.push(mapped.slice(i * stride, i * stride + size));
       slot.buffer.unmap();
     } catch (cause) {
       const error = this.#gpu.error ?? new BackendError('E_GPU', `${this.#label} readback: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
@@ -383,7 +400,7 @@ export class ReadbackRing {
     }
     slot.state = 'free';
     this.#free.put(slot);
-    return copy;
+    return copies;
   }
 
   /** Gives back a slot acquired but not submitted. */
@@ -494,6 +511,12 @@ export interface StagingPoolOptions {
   statsBytes: number;
   /** Extra readback bytes per frame after the stats (timestamps). Default 0. */
   extraReadbackBytes?: number;
+  /**
+   * Frames one readback slot holds (default 1): a batch of frames submitted together copies
+   * each frame's stats (and extra bytes) into its own stride of one slot, so one map reads
+   * them all back.
+   */
+  readbackFrames?: number;
   fenceTimeoutMs?: number;
   label?: string;
 }
@@ -512,6 +535,10 @@ export class StagingPool {
   readonly stats: DeviceRing;
   readonly readback: ReadbackRing;
   readonly statsBytes: number;
+  /** Bytes between two frames' stats in a readback slot (stats and extra bytes, 8-aligned for the int64 views). */
+  readonly readbackStride: number;
+  /** Frames one readback slot holds. */
+  readonly readbackFrames: number;
   #destroyed = false;
 
   constructor(options: StagingPoolOptions) {
@@ -523,6 +550,10 @@ export class StagingPool {
     const common = { gpu, fenceTimeoutMs: options.fenceTimeoutMs };
     this.depth = depth;
     this.statsBytes = paddedBytes(statsBytes);
+    const readbackFrames = options.readbackFrames ?? 1;
+    if (!Number.isInteger(readbackFrames) || readbackFrames < 1) throw new RangeError(`StagingPool: readbackFrames must be a positive integer, got ${readbackFrames}`);
+    this.readbackFrames = readbackFrames;
+    this.readbackStride = Math.ceil((this.statsBytes + (options.extraReadbackBytes ?? 0)) / 8) * 8;
     const made: { destroy(): void }[] = [];
     try {
       made.push((this.refUpload = new UploadRing({ ...common, slots: depth, bytes: lumaBytes, label: `${label} ref` })));
@@ -530,7 +561,7 @@ export class StagingPool {
       made.push((this.references = new ReferenceRing(gpu, { slots: depth + 1, bytes: lumaBytes, label: `${label} ref luma` })));
       made.push((this.distorted = new DeviceRing(gpu, { slots: depth * renditions, bytes: lumaBytes, label: `${label} dis luma` })));
       made.push((this.stats = new DeviceRing(gpu, { slots: depth, bytes: statsBytes, label: `${label} stats` })));
-      made.push((this.readback = new ReadbackRing({ ...common, slots: depth, bytes: this.statsBytes + (options.extraReadbackBytes ?? 0), label })));
+      made.push((this.readback = new ReadbackRing({ ...common, slots: depth, bytes: readbackFrames === 1 ? this.statsBytes + (options.extraReadbackBytes ?? 0) : readbackFrames * this.readbackStride, label })));
     } catch (e) {
       for (const m of made) m.destroy();
       throw e;

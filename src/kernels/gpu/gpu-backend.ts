@@ -7,22 +7,30 @@
  * finished by their C++ extractors; a run whose plan has no core instance runs only them.
  *
  * Per frame pair, in frame order:
- *   1. take an upload slot per input and a readback slot (src/pool/staging-ring.ts), waiting
- *      on their fences when all are in flight;
+ *   1. take an upload slot per input (src/pool/staging-ring.ts), waiting on their fences when
+ *      all are in flight;
  *   2. copy the reference (and, for a scored pair, the distorted) picture into the mapped
  *      staging slots and release the host frames at once: the GPU reads the staging copy,
  *      so the caller may reuse its buffers as soon as they are released. A picture is its
  *      luma plane, or Y, Cb and Cr when a gpu extractor reads chroma (picture-planes.ts:
  *      luma first, so the core kernels read it as before; a luma-only run's uploads are
  *      unchanged);
- *   3. record one command buffer: the staging -> device-local copies, VifKernel, AdmKernel,
+ *   3. record the pair's commands: the staging -> device-local copies, VifKernel, AdmKernel,
  *      MotionKernel (frame N's reference against frame N-1's, still resident in the
  *      reference ring; and against frame N-2's, also resident, when a motion instance
  *      uses the five-frame window), each only where its core part runs (core-parts.ts: a
  *      VMAF v1 run encodes motion alone), the registered extractors' passes, and the copy
- *      of the frame's stats into its readback slot;
+ *      of the frame's stats into its stride of a readback slot;
  *   4. submit, then arm the fences: mapAsync(WRITE) on the staging slots, mapAsync(READ) on
- *      the readback slot;
+ *      the readback slot.
+ *      Steps 3-4 are batched: the pairs whose copies are done by the time the submit runs
+ *      (one event-loop turn after the first of them is ready) share one command buffer,
+ *      each pair's commands in frame order as its own would have been, one submit, one
+ *      error scope and one readback slot (one map for all their stats), at most depth / 2
+ *      of them (maxBatch: the next batch stays queued behind the running one). Only what is
+ *      already queued is batched, nothing waits for a batch to fill: pairs that arrive
+ *      slowly go one per submit, as before, and when the host is the bottleneck (a fast
+ *      GPU) the submits, maps and their polling are shared by several frames;
  *   5. (without holding up the next frame's steps 1-4) await the readback: [vif 20, adm 60]
  *      int64 (the parts computed) -> finishFeatures, the motion SADs -> each motion instance's score -> features;
  *      then each instance's motion2 and motion3 (pipeline/motion-finish.ts) in frame order,
@@ -58,17 +66,18 @@
  *   - an upload slot's mapAsync(WRITE), requested right after the submit that reads it: it
  *     resolves once the GPU is done with that submit, and only then is the slot written again;
  *   - a readback slot's mapAsync(READ), requested right after the submit that fills it: it
- *     resolves once the stats are there; they are copied out, the slot unmapped and freed;
- *   - the validation error scope pushed around each frame's encode/submit, popped right
- *     after it and awaited with the readback (a frame whose commands failed validation yields
- *     an error, never stale stats). One scope, not three: a frame allocates no GPU memory
+ *     resolves once the stats (of every frame of the batch) are there; they are copied out,
+ *     the slot unmapped and freed;
+ *   - the validation error scope pushed around each batch's encode/submit, popped right
+ *     after it and awaited with the readback (a batch whose commands failed validation yields
+ *     an error for each of its frames, never stale stats). One scope, not three: a frame allocates no GPU memory
  *     (the rings and kernels own every buffer), so out-of-memory cannot come from it, and an
  *     internal error is a device failure, which GpuDevice turns into an error of the stream
  *     (uncapturederror, device.lost, a rejected map); each popped scope is one more promise
  *     for Dawn to settle per frame.
  * onSubmittedWorkDone is not needed: the map fences are per buffer and cover it.
  * At most `depth` frames are in flight (submitted, not yet read back); each ring has
- * `depth` slots (the reference ring depth + 1), so step 1 waits only when the GPU is
+ * `depth` slots (the reference ring depth + 1; a readback slot holds a batch's stats), so step 1 waits only when the GPU is
  * `depth` frames behind.
  *
  * Dawn in Node: dawn.node pumps its own events (an AsyncRunner polls the instance while a
@@ -112,6 +121,11 @@ export interface GpuBackendOptions {
   onWarning?: (message: string) => void;
   /** Frames in flight, and slots per ring. Default 3, at least 2. */
   depth?: number;
+  /**
+   * The most groups one submit (and one readback map) carries when several are queued.
+   * Default depth / 2 (maxBatch); 1 submits every group on its own.
+   */
+  batch?: number;
   /** Record per-stage GPU timestamps (where 'timestamp-query' exists); see stageTimings(). */
   timing?: boolean;
   /**
@@ -197,6 +211,8 @@ export class GpuBackend implements FeatureBackend {
   /** The device (for tests and diagnostics). */
   readonly gpu: GpuDevice;
   readonly depth: number;
+  /** The most groups per submit (GpuBackendOptions.batch). */
+  readonly batch: number;
   readonly fenceTimeoutMs: number;
   /** Whether stage timestamps are recorded (asked for and supported). */
   readonly timing: boolean;
@@ -212,6 +228,7 @@ export class GpuBackend implements FeatureBackend {
   readonly #streams = new Set<GpuStream>();
   readonly #timings = { frames: 0, upload: 0, compute: 0, readback: 0, hostWrite: 0, hostWait: 0 };
   readonly #runs: CoreRuns = { vif: 0, adm: 0, motion: 0 };
+  readonly #submits = { submits: 0, groups: 0 };
   #closed = false;
 
   private constructor(gpu: GpuDevice, native: NativeAddon, options: GpuBackendOptions) {
@@ -221,6 +238,9 @@ export class GpuBackend implements FeatureBackend {
     const depth = options.depth ?? DEFAULT_DEPTH;
     if (!Number.isInteger(depth) || depth < 2) throw new BackendError('E_GPU', `the gpu backend needs a depth of at least 2 frames, got ${depth}`);
     this.depth = depth;
+    const batch = options.batch ?? maxBatch(depth);
+    if (!Number.isInteger(batch) || batch < 1 || batch > depth) throw new BackendError('E_GPU', `the gpu backend's batch must be an integer from 1 to its depth (${depth}), got ${batch}`);
+    this.batch = batch;
     this.fenceTimeoutMs = options.fenceTimeoutMs ?? DEFAULT_FENCE_TIMEOUT_MS;
     this.timing = options.timing === true && gpu.features.has('timestamp-query');
     this.parts = options.parts ?? ALL_CORE_PARTS;
@@ -321,6 +341,20 @@ export class GpuBackend implements FeatureBackend {
   /** How many VIF and ADM passes (one per rendition frame) and motion passes (one per SAD) were encoded: a diagnostic. */
   coreRuns(): CoreRuns {
     return { ...this.#runs };
+  }
+
+  /**
+   * How many command buffers were submitted and how many groups they carried, over every
+   * stream so far: a diagnostic (queued groups share a submit, see #flush).
+   */
+  submits(): { submits: number; groups: number } {
+    return { ...this.#submits };
+  }
+
+  /** @internal Counts a submit of `groups` groups (submits). */
+  countSubmit(groups: number): void {
+    this.#submits.submits++;
+    this.#submits.groups += groups;
   }
 
   /** @internal Counts encoded core passes (coreRuns). */
@@ -426,10 +460,21 @@ interface Submitted {
   hasPrev2: boolean;
   refPts: number | undefined;
   renditions: Presence[];
-  read: Promise<ArrayBuffer>;
-  scope: Promise<GPUError | null>;
+  /** The batch's readback (each group's bytes, in batch order) and its error scope. */
+  done: Promise<[ArrayBuffer[], GPUError | null]>;
+  /** This group's place in its batch. */
+  at: number;
   hostWrite: number;
   submittedAt: number;
+}
+
+/** A group whose copies are done, queued for the next batch (#flush). */
+interface ReadyGroup {
+  job: Job;
+  st: Staged;
+  hostWrite: number;
+  resolve(s: Submitted): void;
+  reject(error: unknown): void;
 }
 
 /** A group whose slots are taken and whose copies are under way (#stage). */
@@ -438,7 +483,6 @@ interface Staged {
   kernels: KernelSet;
   refSlot: UploadSlot;
   disSlots: Array<UploadSlot | undefined>;
-  rb: ReadbackSlot;
   refPts: number | undefined;
   renditions: Presence[];
   /** The distorted frames computed (those present, in a scored group). */
@@ -475,8 +519,16 @@ class GpuStream {
   readonly #reads = new Set<Promise<unknown>>();
   #pool: StagingPool | undefined;
   #geometry: FrameGeometry | undefined;
+  /** The kernels of #geometry, once compiled (with the extractors'). */
+  #kernelSet: KernelSet | undefined;
   #queries: { set: GPUQuerySet; resolve: GPUBuffer }[] = [];
   #chain: Promise<unknown> = Promise.resolve();
+  /** Groups whose copies are done, in frame order, waiting for the next submit. */
+  #ready: ReadyGroup[] = [];
+  #flushScheduled = false;
+  #flushing = false;
+  /** The flush loop under way (end() waits for it). */
+  #flushed: Promise<void> = Promise.resolve();
   /** Steps 1-2 (slots, copies started), in frame order, ahead of #chain. */
   #stageChain: Promise<unknown> = Promise.resolve();
   /** Staging copies in flight: the pool must not be destroyed (nor slots unmapped) under them. */
@@ -517,18 +569,20 @@ class GpuStream {
     // copies of several groups overlap; encode and submit (steps 3-4) stay in frame order.
     const staged = this.#stageChain.then(() => this.#stage(job));
     this.#stageChain = staged.catch(() => undefined);
-    const step = this.#chain.then(() => this.#submit(job, staged));
-    this.#chain = step.catch(() => undefined);
+    // Queued in frame order; submitted with the groups queued beside it (#flush).
+    const queued = this.#chain.then(() => this.#enqueue(job, staged));
+    this.#chain = queued.catch(() => undefined);
     let s: Submitted;
     try {
-      s = await step;
+      s = await (await queued).submitted;
     } catch (error) {
       throw asBackendError(error, job.group.index);
     }
-    const done = Promise.all([s.read, this.#gpu.guard(s.scope, 'error scope', this.#backend.fenceTimeoutMs)]);
+    const { done } = s;
     this.#reads.add(done);
     try {
-      const [bytes, gpuError] = await done;
+      const [frames, gpuError] = await done;
+      const bytes = frames[s.at]!;
       if (gpuError) {
         throw new BackendError('E_GPU', `${this.#gpu.adapterName}: frame ${s.index}: ${gpuError.constructor?.name ?? 'GPUError'}: ${gpuError.message}`);
       }
@@ -606,12 +660,11 @@ class GpuStream {
    * copy has, and the frames are released then.
    */
   /** Gives back what a failed stage or submit holds, marks the reference chain broken, rethrows. */
-  #fail(job: Job, refSlot: UploadSlot | undefined, disSlots: Array<UploadSlot | undefined>, rb: ReadbackSlot | undefined, error: unknown): never {
+  #fail(job: Job, refSlot: UploadSlot | undefined, disSlots: Array<UploadSlot | undefined>, error: unknown): never {
     releaseAll(job);
     if (this.#pool && !this.#pool.destroyed) {
       if (refSlot) this.#pool.refUpload.release(refSlot);
       for (const slot of disSlots) if (slot) this.#pool.disUpload.release(slot);
-      if (rb) this.#pool.readback.release(rb);
     }
     // The reference chain is broken: no later frame may be computed.
     if (error !== CANCELLED) this.#broken ??= error;
@@ -622,7 +675,6 @@ class GpuStream {
     const { group, scored } = job;
     let refSlot: UploadSlot | undefined;
     const disSlots: Array<UploadSlot | undefined> = [];
-    let rb: ReadbackSlot | undefined;
     const pool = (): StagingPool => this.#pool!;
     try {
       this.#check();
@@ -656,11 +708,17 @@ class GpuStream {
       const refPlanes = planesOf(ref, picture, group.index, 'reference');
       const disPlanes = computed.map((dis) => (dis ? planesOf(dis, picture, group.index, 'distorted') : undefined));
 
-      const kernels = await this.#backend.kernels(geometry);
-      this.#check();
-      if (this.#extractors) {
-        await this.#extractors.compile(this.#gpu);
+      // The stream's geometry is fixed by its first group (asserted above): its kernels and
+      // compiled extractors are looked up once, not per group (a key string and two awaits).
+      let kernels = this.#kernelSet;
+      if (!kernels) {
+        kernels = await this.#backend.kernels(geometry);
         this.#check();
+        if (this.#extractors) {
+          await this.#extractors.compile(this.#gpu);
+          this.#check();
+        }
+        this.#kernelSet = kernels;
       }
       if (!this.#pool) {
         this.#geometry = geometry;
@@ -675,8 +733,6 @@ class GpuStream {
         disSlots[k] = await pool().disUpload.acquire();
         this.#check();
       }
-      rb = await pool().readback.acquire();
-      this.#check();
 
       // Step 2: the host's part. The frames are released as soon as they are copied: the
       // reference once for every rendition.
@@ -710,107 +766,177 @@ class GpuStream {
       copied.catch(() => undefined);
       this.#copies.add(copied);
       void copied.finally(() => this.#copies.delete(copied)).catch(() => undefined);
-      const staged: Staged = { geometry, kernels, refSlot, disSlots: [...disSlots], rb, refPts, renditions, computed, copied };
+      const staged: Staged = { geometry, kernels, refSlot, disSlots: [...disSlots], refPts, renditions, computed, copied };
       refSlot = undefined;
       disSlots.length = 0;
-      rb = undefined;
       return staged;
     } catch (error) {
-      this.#fail(job, refSlot, disSlots, rb, error);
+      this.#fail(job, refSlot, disSlots, error);
     }
   }
 
   /**
-   * Steps 3-4 of the header comment for one group, strictly in frame order: once its copies
-   * are done, records and submits its command buffer and arms the fences.
+   * Steps 3-4 of the header comment, first half, strictly in frame order: once a group's
+   * copies are done, queues it for the next submit (#flush) and resolves, so the next group
+   * may join the same batch; `submitted` settles once its batch is submitted.
    */
-  async #submit(job: Job, staging: Promise<Staged>): Promise<Submitted> {
-    const { group, scored } = job;
+  async #enqueue(job: Job, staging: Promise<Staged>): Promise<{ submitted: Promise<Submitted> }> {
     // #stage cleans up after itself when it fails.
     const st = await staging;
-    const { geometry, kernels, renditions, refPts, computed } = st;
-    let refSlot: UploadSlot | undefined = st.refSlot;
-    const disSlots: Array<UploadSlot | undefined> = st.disSlots;
-    let rb: ReadbackSlot | undefined = st.rb;
-    const pool = (): StagingPool => this.#pool!;
+    let hostWrite: number;
     try {
       // Every copy has settled once this returns or throws: the slots may be given back.
-      const hostWrite = await st.copied;
+      hostWrite = await st.copied;
+      this.#check();
+    } catch (error) {
+      this.#fail(job, st.refSlot, st.disSlots, error);
+    }
+    const submitted = new Promise<Submitted>((resolve, reject) => {
+      this.#ready.push({ job, st, hostWrite, resolve, reject });
+    });
+    submitted.catch(() => undefined);
+    this.#scheduleFlush();
+    return { submitted };
+  }
+
+  /**
+   * Submits what is queued after the callbacks of this event-loop turn have run (so every
+   * group whose copies finished meanwhile joins the batch), never waiting for more: a lone
+   * group is submitted alone, one turn after its copies.
+   */
+  #scheduleFlush(): void {
+    if (this.#flushScheduled) return;
+    this.#flushScheduled = true;
+    setImmediate(() => {
+      this.#flushScheduled = false;
+      if (!this.#flushing) this.#flushed = this.#flush();
+    });
+  }
+
+  /** Submits the queued groups in batches, in frame order; one batch at a time. */
+  async #flush(): Promise<void> {
+    if (this.#flushing) return; // the running loop takes what was queued meanwhile
+    this.#flushing = true;
+    try {
+      while (this.#ready.length > 0) {
+        const batch = this.#ready.splice(0, this.#pool?.readbackFrames ?? 1);
+        await this.#submitBatch(batch);
+      }
+    } finally {
+      this.#flushing = false;
+    }
+  }
+
+  /**
+   * Steps 3-4 for a batch of groups in frame order: one readback slot, one command buffer
+   * (each group's commands in turn, as its own submit would have recorded them, its stats
+   * into its own stride of the readback slot), one error scope, one submit; then each
+   * group's upload fences and the batch's readback fence. Never rejects: a failure fails
+   * every group of the batch.
+   */
+  async #submitBatch(batch: ReadyGroup[]): Promise<void> {
+    let rb: ReadbackSlot | undefined;
+    const pool = (): StagingPool => this.#pool!;
+    try {
+      this.#check();
+      rb = await pool().readback.acquire();
       this.#check();
       const L = this.#layout!;
-
-      // Step 3: one command buffer.
+      const stride = pool().readbackStride;
+      const timing = this.#backend.timing;
+      const frameBytes = L.bytes + (timing ? TIMESTAMPS * 8 : 0);
       const d = this.#gpu.device;
-      const { ref: refBuf, prevRef, prevRef2 } = pool().references.advance();
-      const disBufs = computed.map((dis) => (dis ? pool().distorted.next() : undefined));
-      const stats = pool().stats.next();
-      const queries = this.#backend.timing && scored ? this.#queries[rb.index] : undefined;
+      const core = batch[0]!.st.kernels.core;
+      const picture = this.#picture!;
+      const extractors = this.#extractors;
+      const refs: Array<{ prevRef: boolean; prevRef2: boolean }> = [];
       d.pushErrorScope('validation');
       let scope: Promise<GPUError | null>;
       try {
-        const enc = d.createCommandEncoder({ label: `frame ${group.index}` });
-        if (queries) marker(enc, queries.set, 0);
-        refSlot.encodeCopy(enc, refBuf);
-        for (const [k, disBuf] of disBufs.entries()) if (disBuf) disSlots[k]!.encodeCopy(enc, disBuf);
-        if (queries) marker(enc, queries.set, 1);
-        const core = kernels.core;
-        const picture = this.#picture!;
-        for (const [k, disBuf] of disBufs.entries()) {
-          if (!disBuf) continue;
-          const planes = prevRef ? { ref: refBuf, dis: disBuf, prevRef } : { ref: refBuf, dis: disBuf };
-          if (core?.vif) {
-            core.vif.encode(enc, planes, { buffer: stats, offset: k * L.blockBytes });
-            this.#backend.countRuns('vif');
+        const enc = d.createCommandEncoder({ label: batch.length === 1 ? `frame ${batch[0]!.job.group.index}` : `frames ${batch[0]!.job.group.index}-${batch[batch.length - 1]!.job.group.index}` });
+        for (const [i, { job, st }] of batch.entries()) {
+          const { computed, refSlot, disSlots } = st;
+          const { ref: refBuf, prevRef, prevRef2 } = pool().references.advance();
+          refs.push({ prevRef: prevRef !== undefined, prevRef2: prevRef2 !== undefined });
+          const disBufs = computed.map((dis) => (dis ? pool().distorted.next() : undefined));
+          const stats = pool().stats.next();
+          // Timestamps for scored groups; the query sets are reused within a command buffer in queue order.
+          const queries = timing && job.scored ? this.#queries[i] : undefined;
+          if (queries) marker(enc, queries.set, 0);
+          refSlot.encodeCopy(enc, refBuf);
+          for (const [k, disBuf] of disBufs.entries()) if (disBuf) disSlots[k]!.encodeCopy(enc, disBuf);
+          if (queries) marker(enc, queries.set, 1);
+          for (const [k, disBuf] of disBufs.entries()) {
+            if (!disBuf) continue;
+            const planes = prevRef ? { ref: refBuf, dis: disBuf, prevRef } : { ref: refBuf, dis: disBuf };
+            if (core?.vif) {
+              core.vif.encode(enc, planes, { buffer: stats, offset: k * L.blockBytes });
+              this.#backend.countRuns('vif');
+            }
+            if (core?.adm) {
+              core.adm.encode(enc, planes, { buffer: stats, offset: k * L.blockBytes + L.admInBlock });
+              this.#backend.countRuns('adm');
+            }
+            extractors?.encode(enc, { ref: { buffer: refBuf, layout: picture }, dis: { buffer: disBuf, layout: picture } }, { buffer: stats, offset: k * L.blockBytes + L.extractorsInBlock });
           }
-          if (core?.adm) {
-            core.adm.encode(enc, planes, { buffer: stats, offset: k * L.blockBytes + L.admInBlock });
-            this.#backend.countRuns('adm');
+          if (extractors?.referenceOnly) {
+            // Extractors of the reference alone (float_motion): once per group, scored or not, into the first block.
+            const previousRef = prevRef ? { buffer: prevRef, layout: picture } : undefined;
+            extractors.encodeReference(enc, { ref: { buffer: refBuf, layout: picture }, previousRef }, { buffer: stats, offset: L.extractorsInBlock });
           }
-          this.#extractors?.encode(enc, { ref: { buffer: refBuf, layout: picture }, dis: { buffer: disBuf, layout: picture } }, { buffer: stats, offset: k * L.blockBytes + L.extractorsInBlock });
-        }
-        if (this.#extractors?.referenceOnly) {
-          // Extractors of the reference alone (float_motion): once per group, scored or not, into the first block.
-          const previousRef = prevRef ? { buffer: prevRef, layout: picture } : undefined;
-          this.#extractors.encodeReference(enc, { ref: { buffer: refBuf, layout: picture }, previousRef }, { buffer: stats, offset: L.extractorsInBlock });
-        }
-        if (core?.motion && L.motionOffset !== undefined) {
-          // Motion reads the reference planes only: once per group.
-          core.motion.encode(enc, prevRef ? { ref: refBuf, dis: refBuf, prevRef } : { ref: refBuf, dis: refBuf }, { buffer: stats, offset: L.motionOffset });
-          this.#backend.countRuns('motion');
-          if (L.motion2Offset !== undefined) {
-            // The five-frame window's SAD: the same kernel against the reference two frames back.
-            core.motion.encode(enc, prevRef2 ? { ref: refBuf, dis: refBuf, prevRef: prevRef2 } : { ref: refBuf, dis: refBuf }, { buffer: stats, offset: L.motion2Offset });
+          if (core?.motion && L.motionOffset !== undefined) {
+            // Motion reads the reference planes only: once per group.
+            core.motion.encode(enc, prevRef ? { ref: refBuf, dis: refBuf, prevRef } : { ref: refBuf, dis: refBuf }, { buffer: stats, offset: L.motionOffset });
             this.#backend.countRuns('motion');
+            if (L.motion2Offset !== undefined) {
+              // The five-frame window's SAD: the same kernel against the reference two frames back.
+              core.motion.encode(enc, prevRef2 ? { ref: refBuf, dis: refBuf, prevRef: prevRef2 } : { ref: refBuf, dis: refBuf }, { buffer: stats, offset: L.motion2Offset });
+              this.#backend.countRuns('motion');
+            }
           }
-        }
-        if (queries) marker(enc, queries.set, 2);
-        rb.encodeCopy(enc, stats, 0, L.bytes);
-        if (queries) {
-          marker(enc, queries.set, 3);
-          enc.resolveQuerySet(queries.set, 0, TIMESTAMPS, queries.resolve, 0);
-          rb.encodeCopy(enc, queries.resolve, 0, TIMESTAMPS * 8, L.bytes);
+          if (queries) marker(enc, queries.set, 2);
+          rb.encodeCopy(enc, stats, 0, L.bytes, i * stride);
+          if (queries) {
+            marker(enc, queries.set, 3);
+            enc.resolveQuerySet(queries.set, 0, TIMESTAMPS, queries.resolve, 0);
+            rb.encodeCopy(enc, queries.resolve, 0, TIMESTAMPS * 8, i * stride + L.bytes);
+          }
         }
         d.queue.submit([enc.finish()]);
+        this.#backend.countSubmit(batch.length);
       } finally {
         scope = d.popErrorScope();
         scope.catch(() => undefined);
       }
       const submittedAt = performance.now();
 
-      // Step 4: the fences.
-      pool().refUpload.submitted(refSlot);
-      refSlot = undefined;
-      for (const [k, slot] of disSlots.entries()) {
-        if (!slot) continue;
-        pool().disUpload.submitted(slot);
-        disSlots[k] = undefined;
+      // Step 4: the fences, each group's staging slots, then the batch's readback and error scope.
+      for (const { st } of batch) {
+        pool().refUpload.submitted(st.refSlot);
+        for (const [k, slot] of st.disSlots.entries()) {
+          if (!slot) continue;
+          pool().disUpload.submitted(slot);
+          st.disSlots[k] = undefined;
+        }
       }
-      const read = pool().readback.read(rb, L.bytes + (queries ? TIMESTAMPS * 8 : 0));
+      const read = pool().readback.readFrames(rb, batch.length, stride, frameBytes);
       rb = undefined;
-      read.catch(() => undefined);
-      return { index: group.index, geometry, scored, hasPrev: prevRef !== undefined, hasPrev2: prevRef2 !== undefined, refPts, renditions, read, scope, hostWrite, submittedAt };
+      const done = Promise.all([read, this.#gpu.guard(scope, 'error scope', this.#backend.fenceTimeoutMs)]);
+      done.catch(() => undefined);
+      for (const [i, { job, st, hostWrite, resolve }] of batch.entries()) {
+        const { group, scored } = job;
+        resolve({ index: group.index, geometry: st.geometry, scored, hasPrev: refs[i]!.prevRef, hasPrev2: refs[i]!.prevRef2, refPts: st.refPts, renditions: st.renditions, done, at: i, hostWrite, submittedAt });
+      }
     } catch (error) {
-      this.#fail(job, refSlot, disSlots, rb, error);
+      // Nothing of the batch was submitted: every group gives back what it holds and fails.
+      if (rb && this.#pool && !this.#pool.destroyed) this.#pool.readback.release(rb);
+      for (const { job, st, reject } of batch) {
+        try {
+          this.#fail(job, st.refSlot, st.disSlots, error);
+        } catch (e) {
+          reject(e);
+        }
+      }
     }
   }
 
@@ -831,6 +957,7 @@ class GpuStream {
       lumaBytes,
       statsBytes: layout.bytes,
       extraReadbackBytes: backend.timing ? TIMESTAMPS * 8 : 0,
+      readbackFrames: backend.batch,
       fenceTimeoutMs: backend.fenceTimeoutMs,
       label: `${g.width}x${g.height}`,
     });
@@ -855,7 +982,7 @@ class GpuStream {
     this.#cancelled = true;
     for (const job of this.#waiting) releaseAll(job);
     this.#waiting.clear();
-    this.#ended = Promise.allSettled([this.#stageChain, this.#chain, ...this.#reads, ...this.#copies]).then(() => this.#free());
+    this.#ended = Promise.allSettled([this.#stageChain, this.#chain, this.#flushed, ...this.#reads, ...this.#copies]).then(() => this.#free());
     return this.#ended;
   }
 
@@ -885,6 +1012,15 @@ class GpuStream {
     }
     this.#queries = [];
   }
+}
+
+/**
+ * The most groups one submit carries by default: half the groups in flight, so that while one batch
+ * runs on the GPU the next is already queued behind it (a batch of every group in flight
+ * frees all its slots at once, and the GPU would idle while the host stages the next).
+ */
+function maxBatch(depth: number): number {
+  return Math.max(1, Math.floor(depth / 2));
 }
 
 /** An empty compute pass that only writes a timestamp. */

@@ -57,7 +57,18 @@ function metricValue(result: FrameResult, name: string): number | undefined {
   return undefined;
 }
 
-const jsonKey = (name: string): string => JSON.stringify(name);
+// Metric names repeat on every frame: each one's JSON form is made once (a bounded cache:
+// a run has a few dozen names; past the bound, names are simply not cached).
+const JSON_KEYS = new Map<string, string>();
+const JSON_KEYS_MAX = 4096;
+function jsonKey(name: string): string {
+  let key = JSON_KEYS.get(name);
+  if (key === undefined) {
+    key = JSON.stringify(name);
+    if (JSON_KEYS.size < JSON_KEYS_MAX) JSON_KEYS.set(name, key);
+  }
+  return key;
+}
 
 function xmlAttr(text: string): string {
   return text.replace(/[&<>"]/g, (c) => (c === '&' ? '&amp;' : c === '<' ? '&lt;' : c === '>' ? '&gt;' : '&quot;'));

@@ -206,6 +206,9 @@ interface Pipelines {
   final: GPUComputePipeline;
 }
 
+/** The per-scale dispatch labels, made once rather than per frame (only encodeProfiled reads them). */
+const DWT_LABELS = Array.from({ length: SCALES }, (_, s) => `dwt ${s}`);
+
 export class AdmKernel implements FrameKernel {
   readonly statsLength = ADM_STATS_LENGTH;
   readonly geometry: Readonly<FrameGeometry>;
@@ -452,9 +455,9 @@ export class AdmKernel implements FrameKernel {
       throw new BackendError('E_GPU', `adm: stats slot at byte ${out.offset} does not fit ${ADM_STATS_LENGTH} int64 in a ${out.buffer.size}-byte buffer (or is not 4-byte aligned)`);
     }
     if (this.active) {
-      for (const [name, b] of [['ref', planes.ref], ['dis', planes.dis]] as const) {
-        if (b.size < this.#lumaBytes) throw new BackendError('E_GPU', `adm: ${name} luma buffer holds ${b.size} bytes, the frame needs ${this.#lumaBytes}`);
-      }
+      // Checked one by one: this runs per frame, and an array of pairs per frame is waste.
+      if (planes.ref.size < this.#lumaBytes) throw new BackendError('E_GPU', `adm: ref luma buffer holds ${planes.ref.size} bytes, the frame needs ${this.#lumaBytes}`);
+      if (planes.dis.size < this.#lumaBytes) throw new BackendError('E_GPU', `adm: dis luma buffer holds ${planes.dis.size} bytes, the frame needs ${this.#lumaBytes}`);
     }
   }
 
@@ -467,7 +470,7 @@ export class AdmKernel implements FrameKernel {
         pass.dispatchWorkgroups(this.#dispatch[0]![0], this.#dispatch[0]![1]);
       });
       for (let s = 1; s < SCALES; s++) {
-        run(`dwt ${s}`, (pass) => {
+        run(DWT_LABELS[s]!, (pass) => {
           pass.setPipeline(this.#p.dwtn);
           pass.setBindGroup(0, this.#detailGroups[s]!);
           pass.dispatchWorkgroups(this.#dispatch[s]![0], this.#dispatch[s]![1]);

@@ -279,6 +279,9 @@ function validateTile(tile: VifTileConfig): void {
   if (!ok) throw new BackendError('E_GPU', `vif: bad tile shape ${JSON.stringify(tile)}`);
 }
 
+/** The per-scale dispatch labels, made once rather than per frame (only encodeProfiled reads them). */
+const SCALE_LABELS = Array.from({ length: SCALES }, (_, s) => `scale ${s}`);
+
 export class VifKernel implements FrameKernel {
   readonly statsLength = VIF_STATS_LEN;
   readonly geometry: Readonly<FrameGeometry>;
@@ -519,13 +522,13 @@ export class VifKernel implements FrameKernel {
     if (this.#active) {
       const { width, height, bitDepth } = this.geometry;
       const bytes = width * height * (bitDepth === 8 ? 1 : 2);
-      for (const [name, b] of [['ref', planes.ref], ['dis', planes.dis]] as const) {
-        if (b.size < bytes) throw new BackendError('E_GPU', `vif: ${name} luma buffer holds ${b.size} bytes, the frame needs ${bytes}`);
-      }
+      // Checked one by one: this runs per frame, and an array of pairs per frame is waste.
+      if (planes.ref.size < bytes) throw new BackendError('E_GPU', `vif: ref luma buffer holds ${planes.ref.size} bytes, the frame needs ${bytes}`);
+      if (planes.dis.size < bytes) throw new BackendError('E_GPU', `vif: dis luma buffer holds ${planes.dis.size} bytes, the frame needs ${bytes}`);
       const input = this.#inputGroup(planes.ref, planes.dis);
       for (let s = 0; s < SCALES; s++) {
         const g = this.#scales[s]!;
-        run(`scale ${s}`, (pass) => {
+        run(SCALE_LABELS[s]!, (pass) => {
           pass.setPipeline(this.#statsPipelines[s]!);
           pass.setBindGroup(0, s === 0 ? input : this.#scaleGroups[s]!);
           pass.dispatchWorkgroups(g.tilesX, g.tilesY);
