@@ -23,7 +23,7 @@ import type { Frame, FrameFormat, FrameSource } from '../types.js';
 import { FfmpegSource, protocolWhitelist, type FfmpegSourceOptions } from './ffmpeg-source.js';
 import { choosePixelFormat, lumaPlaneOf, probeInput, type FfmpegInputInfo } from './ffmpeg-probe.js';
 import { resolveFfmpegPath } from './ffmpeg-path.js';
-import { indexWithFfmpeg, keyframeAt, type InputIndex } from './input-index.js';
+import { indexWithFfmpeg, keyframeAt, keyframeTimeAfterSeek, type InputIndex } from './input-index.js';
 import { DEFAULT_POOL_SLOTS } from './stream-frame-source.js';
 
 /** Decoders for `decoders: 'auto'`: half the cores (ffmpeg threads each one too), at most 4. */
@@ -60,12 +60,14 @@ interface Runner {
   source: FfmpegSource;
   frames: Frame[];
   yielded: number;
+  /** Frames taken from its decoder (past its segment's end: released, the decoder stopped). */
+  pushed: number;
   done: boolean;
   error: unknown;
   wake: (() => void) | undefined;
 }
 
-type Plan = { single: FfmpegSource } | { segments: Segment[]; info: FfmpegInputInfo; format: FrameFormat };
+type Plan = { segments: Segment[]; info: FfmpegInputInfo; format: FrameFormat };
 
 export class SegmentedFfmpegSource implements FrameSource {
   readonly label: string;
@@ -97,26 +99,20 @@ export class SegmentedFfmpegSource implements FrameSource {
   format(): Promise<FrameFormat> {
     return this.open().then((plan) => {
       if (!plan) throw new InputError('E_INPUT_EMPTY', this.label, 'was closed before ffmpeg started: no frames');
-      return 'single' in plan ? plan.single.format() : plan.format;
+      return plan.format;
     });
   }
 
   [Symbol.asyncIterator](): AsyncIterator<Frame> {
     if (this.iterated) throw new Error(`${this.label}: a FrameSource can be iterated only once`);
     this.iterated = true;
-    let single: AsyncIterator<Frame> | undefined;
     return {
       next: async (): Promise<IteratorResult<Frame>> => {
         const plan = await this.open();
         if (!plan || this.closed) return { done: true, value: undefined };
-        if ('single' in plan) {
-          single ??= plan.single[Symbol.asyncIterator]();
-          return single.next();
-        }
         return this.within(this.nextFrame(plan));
       },
-      return: async (value?: unknown) => {
-        if (single?.return) return single.return(value);
+      return: async () => {
         await this.close();
         return { done: true, value: undefined };
       },
@@ -126,14 +122,7 @@ export class SegmentedFfmpegSource implements FrameSource {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    let plan: Plan | undefined;
-    try {
-      plan = await this.opening;
-    } catch {
-      // never opened
-    }
     const closing: Array<Promise<void>> = [];
-    if (plan && 'single' in plan) closing.push(plan.single.close());
     for (const runner of this.runners.splice(0)) closing.push(this.retire(runner));
     await Promise.all(closing);
   }
@@ -146,7 +135,12 @@ export class SegmentedFfmpegSource implements FrameSource {
     return this.opening;
   }
 
-  /** Decides between one decoder and segments, and starts the first decoders. */
+  /**
+   * Starts the first segment's decoder at frame 0 at once (the packet list reads the whole
+   * file: the first frame does not wait for it), then decides between one decoder (that one,
+   * left to run to the end) and segments (that one stopped at the first segment's end, the
+   * others started).
+   */
   private async plan(): Promise<Plan | undefined> {
     const ffmpegPath = await resolveFfmpegPath(this.options.ffmpegPath ? { ffmpegPath: this.options.ffmpegPath } : {});
     const probeOptions = [...(this.options.inputOptions ?? [])];
@@ -155,6 +149,12 @@ export class SegmentedFfmpegSource implements FrameSource {
     indexing.catch(() => {});
     // The probe's error is the one decoder's error: raised as it would be.
     const { info } = await probeInput(ffmpegPath, this.input, this.label, probeOptions);
+    if (this.closed) return undefined;
+    // Its end is unknown until the index is read: open-ended (`last`) until then.
+    const whole: Segment = { k: 0, first: 0, count: Infinity, last: true };
+    const first = this.launch(whole, undefined, info, this.aheadFor(info.video?.width, info.video?.height, info));
+    this.runners.push(first);
+    this.started = 1;
     let index: InputIndex | undefined;
     try {
       index = await indexing;
@@ -162,41 +162,49 @@ export class SegmentedFfmpegSource implements FrameSource {
       index = undefined;
     }
     if (this.closed) return undefined;
-    const single = (why: string): Plan => {
+    const single = async (why: string): Promise<Plan> => {
       this.fallbackReason = why;
       this.decodersUsed = 1;
       this.segmentStarts = [0];
-      const source = new FfmpegSource(this.input, { ...this.options, inputInfo: info });
-      this.watchPid(source);
-      return { single: source };
+      return { segments: [whole], info, format: await first.source.format() };
     };
     if (!index || index.kind !== 'ffmpeg') return single('ffmpeg cannot list its packets');
     if (!index.cfr) return single('its frame rate is variable');
-    if (index.openGop && info.video?.codec !== 'hevc') return single('it has open GOPs, where decoding from a keyframe is not exact');
     const segments = this.cut(index, info);
     if (segments.length < 2) return single('too few keyframes for two segments');
-
-    const format = await this.start(segments, index, info);
+    const format = await first.source.format();
     if (this.closed) return undefined;
     // The rate ffmpeg writes must be the packets' rate, or its constant-rate output would
     // repeat or drop frames at places that depend on where a decoder started.
     const drift = format.fps && index.fps ? Math.abs(format.fps / index.fps - 1) * index.frames : Infinity;
-    if (!(drift < 0.25)) {
-      for (const runner of this.runners.splice(0)) await this.retire(runner);
-      this.started = 0;
-      return single(`ffmpeg writes it at ${format.fps ?? 'an unknown'} fps, not its packets' ${index.fps?.toFixed(3) ?? 'unknown'} fps`);
+    if (!(drift < 0.25)) return single(`ffmpeg writes it at ${format.fps ?? 'an unknown'} fps, not its packets' ${index.fps?.toFixed(3) ?? 'unknown'} fps`);
+    // The first decoder now ends where the first segment does (pump stops it there). It may
+    // have passed that end already (a slow index): its segment then takes in the next ones.
+    while (segments.length > 1 && segments[0]!.count < first.pushed) {
+      const [a, b] = segments.splice(0, 2) as [Segment, Segment];
+      segments.unshift({ k: 0, first: 0, count: a.count + b.count, last: b.last });
     }
+    if (segments.length < 2) return single('the first decoder read past the other segments before the packet list was read');
+    segments.forEach((segment, k) => (segment.k = k));
+    first.segment = segments[0]!;
+    this.context = { segments, index, info };
     this.decodersUsed = Math.min(this.options.decoders, segments.length);
     this.segmentStarts = segments.map((s) => s.first);
+    this.fill();
     return { segments, info, format };
   }
 
   /** Frames a decoder holds ahead of the reader. */
   private ahead(index: Extract<InputIndex, { kind: 'ffmpeg' }>, info: FfmpegInputInfo): number {
+    return this.aheadFor(index.width, index.height, info);
+  }
+
+  private aheadFor(width: number | undefined, height: number | undefined, info: FfmpegInputInfo): number {
     if (this.options.aheadFrames !== undefined) return Math.max(1, Math.floor(this.options.aheadFrames));
+    if (!width || !height) return MIN_AHEAD;
     const pixFmt = choosePixelFormat(info.video?.pixFmt);
     const depth = lumaPlaneOf(pixFmt)?.bitDepth ?? 8;
-    const size = this.options.scaleTo ?? index;
+    const size = this.options.scaleTo ?? { width, height };
     const bytes = size.width * size.height * (depth > 8 ? 2 : 1) * (this.options.planes === 'all' ? 3 : 1);
     return Math.max(MIN_AHEAD, Math.min(MAX_AHEAD, Math.floor(AHEAD_BYTES / Math.max(1, bytes))));
   }
@@ -212,38 +220,40 @@ export class SegmentedFfmpegSource implements FrameSource {
     });
   }
 
-  /** Starts the first K decoders; the first one's format is the stream's. */
-  private async start(segments: Segment[], index: Extract<InputIndex, { kind: 'ffmpeg' }>, info: FfmpegInputInfo): Promise<FrameFormat> {
-    this.context = { segments, index, info };
-    this.fill();
-    return this.runners[0]!.source.format();
-  }
-
   private context: { segments: Segment[]; index: Extract<InputIndex, { kind: 'ffmpeg' }>; info: FfmpegInputInfo } | undefined;
 
   /** Keeps K decoders running: the segment being read and the next K - 1. */
   private fill(): void {
-    const context = this.context!;
+    const context = this.context;
+    if (!context) return;
     while (!this.closed && this.runners.length < this.options.decoders && this.started < context.segments.length) {
       const segment = context.segments[this.started++]!;
-      this.runners.push(this.launch(segment, context.index, context.info));
+      this.runners.push(this.launch(segment, context.index, context.info, this.ahead(context.index, context.info)));
     }
   }
 
-  private launch(segment: Segment, index: Extract<InputIndex, { kind: 'ffmpeg' }>, info: FfmpegInputInfo): Runner {
-    const { seek } = keyframeAt(index, segment.first);
+  /**
+   * A decoder for a segment: from its keyframe (keyframeAt: a seek at or before it, one
+   * keyframe earlier with open GOPs, ffmpeg dropping the frames timed before it and from the
+   * next segment's keyframe on) and stopped after its frames. No index: from the start.
+   */
+  private launch(segment: Segment, index: Extract<InputIndex, { kind: 'ffmpeg' }> | undefined, info: FfmpegInputInfo, ahead: number): Runner {
+    const start = index && segment.first > 0 ? keyframeAt(index, segment.first) : undefined;
+    if (start && start.keyframe !== segment.first) throw new Error(`segment at ${segment.first} does not start at a keyframe`);
     const { decoders: _decoders, aheadFrames: _ahead, stallTimeoutMs: _stall, ...own } = this.options;
-    const slots = (this.options.poolSlots ?? DEFAULT_POOL_SLOTS) + this.ahead(index, info);
+    const slots = (this.options.poolSlots ?? DEFAULT_POOL_SLOTS) + ahead;
+    const to = start && index && !segment.last ? keyframeTimeAfterSeek(index, start, segment.first + segment.count) : undefined;
     const source = new FfmpegSource(this.input, {
       ...own,
       // The stall timeout is this source's: a decoder ahead waits for its pool, not stalled.
       inputInfo: info,
-      inputOptions: [...(this.options.inputOptions ?? []), ...seek],
+      inputOptions: [...(this.options.inputOptions ?? []), ...(start?.seek ?? [])],
+      ...(start?.from !== undefined ? { selectSeconds: { from: start.from, ...(to !== undefined ? { to } : {}) } } : {}),
       firstIndex: segment.first,
       poolSlots: slots,
       ...(segment.last ? {} : { frameLimit: segment.count }),
     });
-    const runner: Runner = { segment, source, frames: [], yielded: 0, done: false, error: undefined, wake: undefined };
+    const runner: Runner = { segment, source, frames: [], yielded: 0, pushed: 0, done: false, error: undefined, wake: undefined };
     void this.pump(runner);
     return runner;
   }
@@ -267,13 +277,16 @@ export class SegmentedFfmpegSource implements FrameSource {
         const step = await iterator.next();
         record();
         if (step.done) break;
-        if (this.closed) {
+        if (this.closed || runner.pushed >= runner.segment.count) {
+          // The first decoder, started before its segment's end was known, is stopped there.
           step.value.release();
           break;
         }
         runner.frames.push(step.value);
+        runner.pushed++;
         wake();
       }
+      if (!this.closed && runner.pushed >= runner.segment.count) await runner.source.close();
     } catch (err) {
       record();
       runner.error = err;
@@ -303,7 +316,8 @@ export class SegmentedFfmpegSource implements FrameSource {
         return { done: false, value: frame };
       }
       if (runner.error !== undefined) throw runner.error;
-      if (runner.done) {
+      // Its segment read (the first decoder may still be running past it: retire stops it).
+      if (runner.done || (!runner.segment.last && runner.yielded >= runner.segment.count)) {
         if (!runner.segment.last && runner.yielded !== runner.segment.count) {
           throw new InputError(
             'E_FFMPEG',
@@ -325,14 +339,6 @@ export class SegmentedFfmpegSource implements FrameSource {
   private async retire(runner: Runner): Promise<void> {
     for (const frame of runner.frames.splice(0)) frame.release();
     await runner.source.close();
-  }
-
-  private watchPid(source: FfmpegSource): void {
-    // The single decoder's pid is known once it has started; recorded on first format().
-    void source.format().then(
-      () => source.pid !== undefined && this.decoderPids.push(source.pid),
-      () => source.pid !== undefined && this.decoderPids.push(source.pid),
-    );
   }
 
   /** `step`, or E_INPUT_STALLED (every decoder stopped) when no frame comes within the stall timeout. */
