@@ -67,7 +67,7 @@ interface Runner {
   wake: (() => void) | undefined;
 }
 
-type Plan = { segments: Segment[]; info: FfmpegInputInfo; format: FrameFormat };
+type Plan = { info: FfmpegInputInfo; format: FrameFormat };
 
 export class SegmentedFfmpegSource implements FrameSource {
   readonly label: string;
@@ -136,10 +136,10 @@ export class SegmentedFfmpegSource implements FrameSource {
   }
 
   /**
-   * Starts the first segment's decoder at frame 0 at once (the packet list reads the whole
-   * file: the first frame does not wait for it), then decides between one decoder (that one,
-   * left to run to the end) and segments (that one stopped at the first segment's end, the
-   * others started).
+   * Starts the first segment's decoder at frame 0 at once: the first frame waits for the
+   * probe only, not for the packet list (which reads the whole file). Once the list is read
+   * (segmentation), that decoder either runs to the end (one decoder) or is stopped at the
+   * first segment's end, the others started.
    */
   private async plan(): Promise<Plan | undefined> {
     const ffmpegPath = await resolveFfmpegPath(this.options.ffmpegPath ? { ffmpegPath: this.options.ffmpegPath } : {});
@@ -150,36 +150,44 @@ export class SegmentedFfmpegSource implements FrameSource {
     // The probe's error is the one decoder's error: raised as it would be.
     const { info } = await probeInput(ffmpegPath, this.input, this.label, probeOptions);
     if (this.closed) return undefined;
-    // Its end is unknown until the index is read: open-ended (`last`) until then.
+    // Its end is unknown until the packet list is read: open-ended (`last`) until then.
     const whole: Segment = { k: 0, first: 0, count: Infinity, last: true };
     const first = this.launch(whole, undefined, info, this.aheadFor(info.video?.width, info.video?.height, info));
     this.runners.push(first);
     this.started = 1;
+    const format = await first.source.format();
+    if (this.closed) return undefined;
+    this.segmenting = this.segment(indexing, first, info, format);
+    this.segmenting.catch(() => {});
+    return { info, format };
+  }
+
+  /** Cuts the file once its packet list is read and starts the decoders past the first. */
+  private async segment(indexing: Promise<InputIndex>, first: Runner, info: FfmpegInputInfo, format: FrameFormat): Promise<void> {
     let index: InputIndex | undefined;
     try {
       index = await indexing;
     } catch {
       index = undefined;
     }
-    if (this.closed) return undefined;
-    const single = async (why: string): Promise<Plan> => {
+    const single = (why: string): void => {
       this.fallbackReason = why;
       this.decodersUsed = 1;
       this.segmentStarts = [0];
-      return { segments: [whole], info, format: await first.source.format() };
     };
+    if (this.closed) return;
+    // The first decoder already gave every frame (a short file): nothing left to share.
+    if (first.done || this.runners[0] !== first) return single('the first decoder ended before the packet list was read');
     if (!index || index.kind !== 'ffmpeg') return single('ffmpeg cannot list its packets');
     if (!index.cfr) return single('its frame rate is variable');
     const segments = this.cut(index, info);
     if (segments.length < 2) return single('too few keyframes for two segments');
-    const format = await first.source.format();
-    if (this.closed) return undefined;
     // The rate ffmpeg writes must be the packets' rate, or its constant-rate output would
     // repeat or drop frames at places that depend on where a decoder started.
     const drift = format.fps && index.fps ? Math.abs(format.fps / index.fps - 1) * index.frames : Infinity;
     if (!(drift < 0.25)) return single(`ffmpeg writes it at ${format.fps ?? 'an unknown'} fps, not its packets' ${index.fps?.toFixed(3) ?? 'unknown'} fps`);
     // The first decoder now ends where the first segment does (pump stops it there). It may
-    // have passed that end already (a slow index): its segment then takes in the next ones.
+    // have passed that end already (a slow packet list): its segment then takes in the next ones.
     while (segments.length > 1 && segments[0]!.count < first.pushed) {
       const [a, b] = segments.splice(0, 2) as [Segment, Segment];
       segments.unshift({ k: 0, first: 0, count: a.count + b.count, last: b.last });
@@ -191,8 +199,19 @@ export class SegmentedFfmpegSource implements FrameSource {
     this.decodersUsed = Math.min(this.options.decoders, segments.length);
     this.segmentStarts = segments.map((s) => s.first);
     this.fill();
-    return { segments, info, format };
+    // A reader waiting on the first decoder at its (new) end moves on to the next segment.
+    const w = first.wake;
+    first.wake = undefined;
+    w?.();
   }
+
+  /** Settles once the file is cut (or one decoder is chosen); for tests and reports. */
+  async segmented(): Promise<void> {
+    await this.open();
+    await this.segmenting;
+  }
+
+  private segmenting: Promise<void> | undefined;
 
   /** Frames a decoder holds ahead of the reader. */
   private ahead(index: Extract<InputIndex, { kind: 'ffmpeg' }>, info: FfmpegInputInfo): number {
@@ -295,7 +314,7 @@ export class SegmentedFfmpegSource implements FrameSource {
     wake();
   }
 
-  private async nextFrame(plan: Extract<Plan, { segments: Segment[] }>): Promise<IteratorResult<Frame>> {
+  private async nextFrame(plan: Plan): Promise<IteratorResult<Frame>> {
     for (;;) {
       if (this.closed) return { done: true, value: undefined };
       const runner = this.runners[0];
