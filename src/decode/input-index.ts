@@ -50,7 +50,8 @@ export type InputIndex =
        * A keyframe after the first has leading pictures (frames after it in the file that
        * are shown before it): an open GOP. ffmpeg's H.264 decoder started at such an I frame
        * decodes some later B frames differently from one decoder (direct prediction refers to
-       * pictures it never saw); HEVC's CRA frames guarantee what follows them.
+       * pictures it never saw): keyframeAt then starts one keyframe earlier (for HEVC too,
+       * whose CRA pictures would not need it: one rule, one extra GOP).
        */
       openGop?: boolean;
     }

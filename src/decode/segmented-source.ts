@@ -1,20 +1,23 @@
 /**
  * A compressed local file decoded by several ffmpeg processes at once: the file is cut at
  * keyframes into segments (from its InputIndex: ffmpeg's own packet list), and up to K
- * decoders run over consecutive segments, each started at its keyframe (`-ss`, as the queue's
- * workers start) and stopped after its segment's frames (`-frames:v`). Frames are yielded
- * strictly in order; a decoder ahead of the one being read fills its own frame pool and then
- * waits (the pool is the backpressure: ffmpeg blocks on its output), so memory is K pools of
- * a bounded number of frames however long the file.
+ * decoders run over consecutive segments, each started at its keyframe (keyframeAt, as the
+ * queue's workers start) and stopped after its segment's frames (`-frames:v`). The first
+ * decoder starts at frame 0 before the packet list is read (the list reads the whole file),
+ * and is stopped at the first segment's end once it is known. Frames are yielded strictly in
+ * order; a decoder ahead of the one being read fills its own frame pool and then waits (the
+ * pool is the backpressure: ffmpeg blocks on its output), so memory is K pools of a bounded
+ * number of frames however long the file.
  *
- * The frames are those of one decoder, byte for byte: a decoder started at a keyframe drops
- * the frames that precede it in presentation order (open GOPs' leading pictures, decoded by
- * the previous segment's decoder, which reads on past its last frame's packet), and ffmpeg's
- * constant-rate y4m output repeats or drops nothing when the time stamps are those of a
- * constant rate. Where that cannot be shown (variable frame rate, open GOPs outside HEVC, a frame rate ffmpeg writes
- * that is not the packets', fewer keyframes than two segments, an index that fails) one
- * decoder runs, as without this source. Segments whose frame counts or formats disagree with
- * the index end the run with an error naming the input and frame, never with other frames.
+ * The frames are those of one decoder, byte for byte: a decoder keeps the frames timed from
+ * its keyframe to the next segment's (ffmpeg's select: open GOPs' leading pictures are the
+ * previous segment's, whose decoder reads on past its last frame's packet), starts one
+ * keyframe earlier where GOPs are open, and ffmpeg's constant-rate y4m output repeats or drops
+ * nothing when the time stamps are those of a constant rate. Where that cannot be shown
+ * (variable frame rate, a frame rate ffmpeg writes that is not the packets', fewer keyframes
+ * than two segments, an index that fails) the first decoder runs to the end, as one decoder.
+ * Segments whose frame counts or formats disagree with the index end the run with an error
+ * naming the input and frame, never with other frames.
  */
 import os from 'node:os';
 
