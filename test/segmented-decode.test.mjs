@@ -73,6 +73,9 @@ describe('several decoders over segments of a compressed file', function () {
     // open-GOP I frame decodes later B frames differently; fixed by keyframeAt.
     encode('open-natural.ts', ['-i', goldenClip('ladder_320x180_300f').ref, '-frames:v', '120', '-c:v', 'libx264', '-preset', 'medium', '-g', '24',
       '-x264-params', 'scenecut=0:open-gop=1:bf=3:direct=temporal:ref=5']);
+    // An ffmpeg whose packet list takes 3 s (a long file on a slow disk).
+    writeFileSync(clip('slow-ffmpeg.sh'), `#!/bin/sh\ncase "$*" in *framecrc*) sleep 3;; esac\nexec '${ffmpeg}' "$@"\n`);
+    chmodSync(clip('slow-ffmpeg.sh'), 0o755);
     // A lower-quality rendition of closed.mp4, and a longer clip for the stop tests.
     encode('closed-dis.mp4', ['-i', clip('closed.mp4'), '-c:v', 'libx264', '-preset', 'ultrafast', '-crf', '40', '-bf', '3', '-g', '10', '-x264-params', 'scenecut=0']);
     encode('long.mp4', [...src('320x180', 25, 600), ...x264('')]);
@@ -129,10 +132,7 @@ describe('several decoders over segments of a compressed file', function () {
   }
 
   it('the first frame does not wait for the packet list; the first decoder is stopped at its segment\'s end once the list is read', async () => {
-    // An ffmpeg whose packet list takes 3 s (a long file on a slow disk).
     const slow = clip('slow-ffmpeg.sh');
-    writeFileSync(slow, `#!/bin/sh\ncase "$*" in *framecrc*) sleep 3;; esac\nexec '${ffmpeg}' "$@"\n`);
-    chmodSync(slow, 0o755);
     const one = await frameHashes(new FfmpegSource(clip('long.mp4'), { planes: 'all' }));
     for (const readAll of [false, true]) {
       const seg = new SegmentedFfmpegSource(clip('long.mp4'), { planes: 'all', decoders: 3, aheadFrames: 4, ffmpegPath: slow });
@@ -164,6 +164,20 @@ describe('several decoders over segments of a compressed file', function () {
       await sleep(200);
       assert.deepEqual(decoders(), [], 'no decoder left');
     }
+  });
+
+  it('a run that ends before the packet list is read stops the listing too', async () => {
+    const slow = clip('slow-ffmpeg.sh');
+    const seg = new SegmentedFfmpegSource(clip('long.mp4'), { decoders: 3, aheadFrames: 4, ffmpegPath: slow });
+    const it = seg[Symbol.asyncIterator]();
+    for (let i = 0; i < 3; i++) (await it.next()).value.release();
+    const listing = () => childrenOf(process.pid).filter((p) => running(p) && /slow-ffmpeg|framecrc/.test(commandLine(p)));
+    assert.equal(listing().length, 1, 'the packet list is being read');
+    await it.return();
+    await sleep(200);
+    assert.deepEqual(listing(), [], 'no listing left');
+    assert.deepEqual(decoders(), [], 'no decoder left');
+    assert.equal(seg.segmentStarts, undefined, 'never cut');
   });
 
   it('openFrameSource({ decoders }) picks the segmented source for a local compressed file only', async () => {

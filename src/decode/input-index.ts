@@ -135,11 +135,12 @@ async function markerAt(handle: Awaited<ReturnType<typeof open>>, at: number): P
 }
 
 /** ffmpeg's packet list of the first video stream: positions of keyframes and their times. */
-export async function indexWithFfmpeg(input: string, label: string, ffmpegPath: string | undefined): Promise<InputIndex> {
+export async function indexWithFfmpeg(input: string, label: string, ffmpegPath: string | undefined, signal?: AbortSignal): Promise<InputIndex> {
   const binary = await resolveFfmpegPath(ffmpegPath ? { ffmpegPath } : {});
   const args = ['-hide_banner', '-nostdin', '-i', input, '-map', '0:v:0', '-c', 'copy', '-f', 'framecrc', 'pipe:1'];
   const { stdout, stderr, code } = await new Promise<{ stdout: string; stderr: string; code: number | null }>((resolve, reject) => {
-    const child = spawn(binary, args, { stdio: ['ignore', 'pipe', 'pipe'], windowsHide: true });
+    // signal: a run that ends early stops the listing (it reads the whole file).
+    const child = spawn(binary, args, { stdio: ['ignore', 'pipe', 'pipe'], windowsHide: true, ...(signal ? { signal, killSignal: 'SIGKILL' as const } : {}) });
     let out = '';
     let err = '';
     child.stdout.setEncoding('utf8').on('data', (t: string) => (out += t));

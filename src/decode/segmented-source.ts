@@ -125,6 +125,7 @@ export class SegmentedFfmpegSource implements FrameSource {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    this.listing.abort();
     const closing: Array<Promise<void>> = [];
     for (const runner of this.runners.splice(0)) closing.push(this.retire(runner));
     await Promise.all(closing);
@@ -148,7 +149,7 @@ export class SegmentedFfmpegSource implements FrameSource {
     const ffmpegPath = await resolveFfmpegPath(this.options.ffmpegPath ? { ffmpegPath: this.options.ffmpegPath } : {});
     const probeOptions = [...(this.options.inputOptions ?? [])];
     if (this.options.protocols) probeOptions.unshift('-protocol_whitelist', protocolWhitelist(this.options.protocols));
-    const indexing = indexWithFfmpeg(this.input, this.label, ffmpegPath);
+    const indexing = indexWithFfmpeg(this.input, this.label, ffmpegPath, this.listing.signal);
     indexing.catch(() => {});
     // The probe's error is the one decoder's error: raised as it would be.
     const { info } = await probeInput(ffmpegPath, this.input, this.label, probeOptions);
@@ -215,6 +216,8 @@ export class SegmentedFfmpegSource implements FrameSource {
   }
 
   private segmenting: Promise<void> | undefined;
+  /** Stops the packet list's ffmpeg when the run ends before it has read the file. */
+  private readonly listing = new AbortController();
 
   /** Frames a decoder holds ahead of the reader. */
   private ahead(index: Extract<InputIndex, { kind: 'ffmpeg' }>, info: FfmpegInputInfo): number {
