@@ -40,6 +40,22 @@ function encodeKeyframePair({ ref, dis }) {
     dis: encode(dis, join(tmp, 'h264-dis.mp4'), ['-c:v', 'libx264', '-preset', 'veryfast', '-crf', '30', '-g', '1000', '-x264-params', 'scenecut=0']),
   };
 }
+// Open GOPs in MPEG-TS (x264 open-gop, temporal direct, natural content): a seek to a keyframe's
+// pts lands after its packet here, and a decoder started at an open-GOP I frame can decode
+// later B frames differently; the workers must still give the single run's frames.
+let openGop;
+function encodeOpenGop() {
+  const ffmpeg = createRequire(import.meta.url)('@ffmpeg-installer/ffmpeg').path;
+  const encode = (output, codec) => {
+    const r = spawnSync(ffmpeg, ['-v', 'error', '-nostdin', '-y', '-i', clips.ladder.ref, '-frames:v', '120', ...codec, output], { encoding: 'utf8' });
+    assert.equal(r.status, 0, r.stderr);
+    return output;
+  };
+  return (openGop ??= {
+    ref: encode(join(tmp, 'open-ref.ts'), ['-c:v', 'libx264', '-preset', 'medium', '-g', '24', '-x264-params', 'scenecut=0:open-gop=1:bf=3:direct=temporal:ref=5']),
+    dis: encode(join(tmp, 'open-dis.mp4'), ['-c:v', 'libx264', '-preset', 'veryfast', '-crf', '38', '-g', '1000', '-x264-params', 'scenecut=0']),
+  });
+}
 let counter = 0;
 const out = (ext) => join(tmp, `log-${++counter}.${ext}`);
 
@@ -163,6 +179,19 @@ function bothLogs(args, format, url, segment) {
       const [single, queued] = bothLogs(['-r', clips.h264.ref, '-d', clips.h264.dis], 'ndjson', redis.url, 7);
       assert.equal(maskFps(queued), maskFps(single));
       assert.match(queued, /"refPts":0\.52,"disPts":0\.52/);
+    });
+
+    it('H.264 open GOPs in MPEG-TS, cut at every keyframe (24 frames): the JSON log of one decoder, byte for byte', () => {
+      const { ref, dis } = encodeOpenGop();
+      const single = out('json');
+      const queued = out('json');
+      const a = cli(['-r', ref, '-d', dis, '--json', '-o', single, '-q', '--backend', 'cpu', '--decoders', '1']);
+      assert.equal(a.status, 0, a.stderr);
+      const b = cli(['-r', ref, '-d', dis, '--json', '-o', queued, '-q', '--queue', redis.url, '--segment', '7']);
+      assert.equal(b.status, 0, b.stderr);
+      const [one, merged] = [readFileSync(single, 'utf8'), readFileSync(queued, 'utf8')];
+      assert.equal(JSON.parse(one).frames.length, 120);
+      assert.equal(merged, one);
     });
 
     it('a ladder (one reference, two renditions): each rendition its single-run JSON log', () => {

@@ -117,6 +117,13 @@ export interface FfmpegSourceOptions {
   inputInfo?: FfmpegInputInfo;
   /** Stop after this many frames (`-frames:v`): a segment that ends at the next one's keyframe. */
   frameLimit?: number;
+  /**
+   * Keep only the decoded frames whose time (seconds, as ffmpeg counts after the seek in
+   * inputOptions) is at least `from` and, when given, below `to`; the first kept frame is
+   * written as the stream's first (see keyframeAt: a seek lands at or before the keyframe
+   * wanted, so which frames come first is decided by their times, not by a count).
+   */
+  selectSeconds?: { from: number; to?: number };
 }
 
 /** The transports each protocol opens beneath it, which ffmpeg's whitelist must list too. */
@@ -390,6 +397,11 @@ export class FfmpegSource implements FrameSource {
     this.lumaOnly = luma !== undefined;
 
     const filters: string[] = [];
+    const select = this.options.selectSeconds;
+    if (select) {
+      const to = select.to !== undefined ? `*lt(t,${select.to.toFixed(6)})` : '';
+      filters.push(`select='gte(t,${select.from.toFixed(6)})${to}'`, 'setpts=PTS-STARTPTS');
+    }
     const scale = this.options.scaleTo;
     if (scale) filters.push(`scale=${scale.width}:${scale.height}:flags=bicubic`);
     filters.push(`format=pix_fmts=${target ?? NATIVE_PIXEL_FORMATS.join('|')}`);

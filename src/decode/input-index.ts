@@ -10,7 +10,7 @@
  *   framecrc`; keyframes are the packets without the F=0x0 flag, the bundled ffmpeg has no
  *   ffprobe): a frame's position is the rank of its pts, a keyframe's seek time its pts as listed
  *   (already counted from the input's start time, as -ss counts). A worker seeks to the last keyframe at or before its first frame
- *   (`-ss`) and drops the frames between.
+ *   (keyframeAt) and drops the frames between.
  */
 import { spawn } from 'node:child_process';
 import { open, stat } from 'node:fs/promises';
@@ -31,6 +31,13 @@ export type InputIndex =
       height: number;
       keyframes: number[];
       keyframeSeconds: number[];
+      /**
+       * Each keyframe's decoding time (its packet's dts, counted as keyframeSeconds are): a
+       * seek to it lands at or before the keyframe's packet in every container. A seek to its
+       * presentation time may land on a packet after it (MPEG-TS, open GOPs: ffmpeg then
+       * decodes from the next keyframe on).
+       */
+      keyframeDtsSeconds: number[];
       fps?: number;
       /**
        * Every frame within a quarter of a frame of a constant rate (time stamps rounded by
@@ -43,7 +50,8 @@ export type InputIndex =
        * A keyframe after the first has leading pictures (frames after it in the file that
        * are shown before it): an open GOP. ffmpeg's H.264 decoder started at such an I frame
        * decodes some later B frames differently from one decoder (direct prediction refers to
-       * pictures it never saw); HEVC's CRA frames guarantee what follows them.
+       * pictures it never saw): keyframeAt then starts one keyframe earlier (for HEVC too,
+       * whose CRA pictures would not need it: one rule, one extra GOP).
        */
       openGop?: boolean;
     }
@@ -127,11 +135,12 @@ async function markerAt(handle: Awaited<ReturnType<typeof open>>, at: number): P
 }
 
 /** ffmpeg's packet list of the first video stream: positions of keyframes and their times. */
-export async function indexWithFfmpeg(input: string, label: string, ffmpegPath: string | undefined): Promise<InputIndex> {
+export async function indexWithFfmpeg(input: string, label: string, ffmpegPath: string | undefined, signal?: AbortSignal): Promise<InputIndex> {
   const binary = await resolveFfmpegPath(ffmpegPath ? { ffmpegPath } : {});
   const args = ['-hide_banner', '-nostdin', '-i', input, '-map', '0:v:0', '-c', 'copy', '-f', 'framecrc', 'pipe:1'];
   const { stdout, stderr, code } = await new Promise<{ stdout: string; stderr: string; code: number | null }>((resolve, reject) => {
-    const child = spawn(binary, args, { stdio: ['ignore', 'pipe', 'pipe'], windowsHide: true });
+    // signal: a run that ends early stops the listing (it reads the whole file).
+    const child = spawn(binary, args, { stdio: ['ignore', 'pipe', 'pipe'], windowsHide: true, ...(signal ? { signal, killSignal: 'SIGKILL' as const } : {}) });
     let out = '';
     let err = '';
     child.stdout.setEncoding('utf8').on('data', (t: string) => (out += t));
@@ -146,7 +155,7 @@ export async function indexWithFfmpeg(input: string, label: string, ffmpegPath: 
   let timeBase = 0;
   let width = 0;
   let height = 0;
-  const packets: Array<{ pts: number; key: boolean }> = [];
+  const packets: Array<{ pts: number; dts: number; key: boolean }> = [];
   for (const line of stdout.split('\n')) {
     if (line.startsWith('#tb 0:')) {
       const [num, den] = line.slice(6).trim().split('/').map(Number);
@@ -156,7 +165,7 @@ export async function indexWithFfmpeg(input: string, label: string, ffmpegPath: 
     } else if (/^0,/.test(line)) {
       const fields = line.split(',').map((f) => f.trim());
       const flags = fields.find((f) => f.startsWith('F='));
-      packets.push({ pts: Number(fields[2]), key: flags === undefined || (Number(flags.slice(2)) & 1) === 1 });
+      packets.push({ pts: Number(fields[2]), dts: Number(fields[1]), key: flags === undefined || (Number(flags.slice(2)) & 1) === 1 });
     }
   }
   if (packets.length === 0) throw new InputError('E_INPUT_EMPTY', label, 'has no video frames (ffmpeg lists no packets)');
@@ -169,17 +178,21 @@ export async function indexWithFfmpeg(input: string, label: string, ffmpegPath: 
   const order = packets.map((p, i) => i).sort((a, b) => packets[a]!.pts - packets[b]!.pts);
   const keyframes: number[] = [];
   const keyframeSeconds: number[] = [];
+  const keyframeDtsSeconds: number[] = [];
   order.forEach((packet, position) => {
     if (!packets[packet]!.key) return;
     keyframes.push(position);
     // ffmpeg's copy already counts from the input's start time (its output starts at 0, as
     // `-ss` counts): the listed time is the seek time as it is.
     keyframeSeconds.push(Math.max(0, packets[packet]!.pts * timeBase));
+    const dts = packets[packet]!.dts;
+    keyframeDtsSeconds.push(Math.max(0, Number.isFinite(dts) ? dts * timeBase : packets[packet]!.pts * timeBase));
   });
   if (keyframes[0] !== 0) {
     // Frames before the first keyframe: only a read from the start sees them as the single run does.
     keyframes.unshift(0);
     keyframeSeconds.unshift(0);
+    keyframeDtsSeconds.unshift(0);
   }
   const span = (packets[order[order.length - 1]!]!.pts - packets[order[0]!]!.pts) * timeBase;
   const fps = packets.length > 1 && span > 0 ? (packets.length - 1) / span : undefined;
@@ -190,7 +203,7 @@ export async function indexWithFfmpeg(input: string, label: string, ffmpegPath: 
       if (Math.abs((packets[packet]!.pts * timeBase - first) * fps - position) > 0.25) cfr = false;
     });
   }
-  return { kind: 'ffmpeg', frames: packets.length, width, height, keyframes, keyframeSeconds, cfr, openGop, ...(fps !== undefined ? { fps } : {}) };
+  return { kind: 'ffmpeg', frames: packets.length, width, height, keyframes, keyframeSeconds, keyframeDtsSeconds, cfr, openGop, ...(fps !== undefined ? { fps } : {}) };
 }
 
 /** The frames a worker may start decoding at (any frame for y4m and raw). */
@@ -206,13 +219,53 @@ export function startFrames(index: InputIndex): readonly number[] | 'any' {
   }
 }
 
+/** Where a decoder starts to give an ffmpeg input's frames from `keyframe` on (see keyframeAt). */
+export interface KeyframeStart {
+  /** The keyframe whose frame is the decoder's first output frame. */
+  keyframe: number;
+  /** Input options: the seek (none from the start). */
+  seek: string[];
+  /** The seek in seconds (0: none). */
+  seekSeconds: number;
+  /** FfmpegSource's selectSeconds.from: frames before the keyframe's time are dropped by ffmpeg. */
+  from: number | undefined;
+}
+
 /**
- * Where to start decoding an ffmpeg input to get frame `frame`: the last keyframe at or
- * before it (its position and the `-ss` input options that reach it; none at the start).
+ * Where to start decoding an ffmpeg input to get frame `frame`: from the last keyframe at or
+ * before it, whose frame is the first one written. The seek goes to the keyframe's decoding
+ * time (its dts: the demuxer lands on its packet or before it, never after) without ffmpeg's
+ * accurate seek, and ffmpeg itself drops the frames timed before the keyframe (select), so
+ * what comes first does not depend on where the demuxer landed. In a file with open GOPs
+ * (leading pictures) decoding starts one keyframe earlier: ffmpeg's H.264 decoder started at
+ * an I frame that is not an IDR decodes some later pictures differently (B pictures whose
+ * direct prediction reaches a picture it never decoded; seen on x264 open-GOP clips), so the
+ * decoder runs through the previous GOP and its frames are dropped by time as well.
  */
-export function keyframeAt(index: Extract<InputIndex, { kind: 'ffmpeg' }>, frame: number): { keyframe: number; seek: string[] } {
+export function keyframeAt(index: Extract<InputIndex, { kind: 'ffmpeg' }>, frame: number): KeyframeStart {
   let at = 0;
   for (let k = 0; k < index.keyframes.length && index.keyframes[k]! <= frame; k++) at = k;
   const keyframe = index.keyframes[at]!;
-  return { keyframe, seek: keyframe > 0 ? ['-ss', index.keyframeSeconds[at]!.toFixed(6)] : [] };
+  if (keyframe === 0) return { keyframe, seek: [], seekSeconds: 0, from: undefined };
+  const start = index.openGop && at > 0 ? at - 1 : at;
+  // Microseconds, rounded down: -ss then rounds back to the packet's dts, not past it.
+  const seekSeconds = index.keyframes[start] === 0 ? 0 : Math.max(0, Math.floor(index.keyframeDtsSeconds[start]! * 1e6) / 1e6);
+  return {
+    keyframe,
+    seek: seekSeconds > 0 ? ['-ss', seekSeconds.toFixed(6), '-noaccurate_seek'] : [],
+    seekSeconds,
+    from: index.keyframeSeconds[at]! - seekSeconds - frameTolerance(index),
+  };
+}
+
+/** Where a decoder started at `start` must stop to end before keyframe `end` (FfmpegSource's selectSeconds.to). */
+export function keyframeTimeAfterSeek(index: Extract<InputIndex, { kind: 'ffmpeg' }>, start: KeyframeStart, end: number): number {
+  const k = index.keyframes.indexOf(end);
+  if (k < 0) throw new Error(`frame ${end} is not a keyframe`);
+  return index.keyframeSeconds[k]! - start.seekSeconds - frameTolerance(index);
+}
+
+/** Below any frame interval and above the rounding of ffmpeg's offsets (half a tick of the stream's time base). */
+function frameTolerance(index: Extract<InputIndex, { kind: 'ffmpeg' }>): number {
+  return index.fps ? 0.25 / index.fps : 1e-3;
 }

@@ -1,20 +1,23 @@
 /**
  * A compressed local file decoded by several ffmpeg processes at once: the file is cut at
  * keyframes into segments (from its InputIndex: ffmpeg's own packet list), and up to K
- * decoders run over consecutive segments, each started at its keyframe (`-ss`, as the queue's
- * workers start) and stopped after its segment's frames (`-frames:v`). Frames are yielded
- * strictly in order; a decoder ahead of the one being read fills its own frame pool and then
- * waits (the pool is the backpressure: ffmpeg blocks on its output), so memory is K pools of
- * a bounded number of frames however long the file.
+ * decoders run over consecutive segments, each started at its keyframe (keyframeAt, as the
+ * queue's workers start) and stopped after its segment's frames (`-frames:v`). The first
+ * decoder starts at frame 0 before the packet list is read (the list reads the whole file),
+ * and is stopped at the first segment's end once it is known. Frames are yielded strictly in
+ * order; a decoder ahead of the one being read fills its own frame pool and then waits (the
+ * pool is the backpressure: ffmpeg blocks on its output), so memory is K pools of a bounded
+ * number of frames however long the file.
  *
- * The frames are those of one decoder, byte for byte: a decoder started at a keyframe drops
- * the frames that precede it in presentation order (open GOPs' leading pictures, decoded by
- * the previous segment's decoder, which reads on past its last frame's packet), and ffmpeg's
- * constant-rate y4m output repeats or drops nothing when the time stamps are those of a
- * constant rate. Where that cannot be shown (variable frame rate, open GOPs outside HEVC, a frame rate ffmpeg writes
- * that is not the packets', fewer keyframes than two segments, an index that fails) one
- * decoder runs, as without this source. Segments whose frame counts or formats disagree with
- * the index end the run with an error naming the input and frame, never with other frames.
+ * The frames are those of one decoder, byte for byte: a decoder keeps the frames timed from
+ * its keyframe to the next segment's (ffmpeg's select: open GOPs' leading pictures are the
+ * previous segment's, whose decoder reads on past its last frame's packet), starts one
+ * keyframe earlier where GOPs are open, and ffmpeg's constant-rate y4m output repeats or drops
+ * nothing when the time stamps are those of a constant rate. Where that cannot be shown
+ * (variable frame rate, a frame rate ffmpeg writes that is not the packets', fewer keyframes
+ * than two segments, an index that fails) the first decoder runs to the end, as one decoder.
+ * Segments whose frame counts or formats disagree with the index end the run with an error
+ * naming the input and frame, never with other frames.
  */
 import os from 'node:os';
 
@@ -23,7 +26,7 @@ import type { Frame, FrameFormat, FrameSource } from '../types.js';
 import { FfmpegSource, protocolWhitelist, type FfmpegSourceOptions } from './ffmpeg-source.js';
 import { choosePixelFormat, lumaPlaneOf, probeInput, type FfmpegInputInfo } from './ffmpeg-probe.js';
 import { resolveFfmpegPath } from './ffmpeg-path.js';
-import { indexWithFfmpeg, keyframeAt, type InputIndex } from './input-index.js';
+import { indexWithFfmpeg, keyframeAt, keyframeTimeAfterSeek, type InputIndex } from './input-index.js';
 import { DEFAULT_POOL_SLOTS } from './stream-frame-source.js';
 
 /** Decoders for `decoders: 'auto'`: half the cores (ffmpeg threads each one too), at most 4. */
@@ -60,12 +63,14 @@ interface Runner {
   source: FfmpegSource;
   frames: Frame[];
   yielded: number;
+  /** Frames taken from its decoder (past its segment's end: released, the decoder stopped). */
+  pushed: number;
   done: boolean;
   error: unknown;
   wake: (() => void) | undefined;
 }
 
-type Plan = { single: FfmpegSource } | { segments: Segment[]; info: FfmpegInputInfo; format: FrameFormat };
+type Plan = { info: FfmpegInputInfo; format: FrameFormat };
 
 export class SegmentedFfmpegSource implements FrameSource {
   readonly label: string;
@@ -97,26 +102,20 @@ export class SegmentedFfmpegSource implements FrameSource {
   format(): Promise<FrameFormat> {
     return this.open().then((plan) => {
       if (!plan) throw new InputError('E_INPUT_EMPTY', this.label, 'was closed before ffmpeg started: no frames');
-      return 'single' in plan ? plan.single.format() : plan.format;
+      return plan.format;
     });
   }
 
   [Symbol.asyncIterator](): AsyncIterator<Frame> {
     if (this.iterated) throw new Error(`${this.label}: a FrameSource can be iterated only once`);
     this.iterated = true;
-    let single: AsyncIterator<Frame> | undefined;
     return {
       next: async (): Promise<IteratorResult<Frame>> => {
         const plan = await this.open();
         if (!plan || this.closed) return { done: true, value: undefined };
-        if ('single' in plan) {
-          single ??= plan.single[Symbol.asyncIterator]();
-          return single.next();
-        }
         return this.within(this.nextFrame(plan));
       },
-      return: async (value?: unknown) => {
-        if (single?.return) return single.return(value);
+      return: async () => {
         await this.close();
         return { done: true, value: undefined };
       },
@@ -126,14 +125,8 @@ export class SegmentedFfmpegSource implements FrameSource {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    let plan: Plan | undefined;
-    try {
-      plan = await this.opening;
-    } catch {
-      // never opened
-    }
+    this.listing.abort();
     const closing: Array<Promise<void>> = [];
-    if (plan && 'single' in plan) closing.push(plan.single.close());
     for (const runner of this.runners.splice(0)) closing.push(this.retire(runner));
     await Promise.all(closing);
   }
@@ -146,57 +139,97 @@ export class SegmentedFfmpegSource implements FrameSource {
     return this.opening;
   }
 
-  /** Decides between one decoder and segments, and starts the first decoders. */
+  /**
+   * Starts the first segment's decoder at frame 0 at once: the first frame waits for the
+   * probe only, not for the packet list (which reads the whole file). Once the list is read
+   * (segmentation), that decoder either runs to the end (one decoder) or is stopped at the
+   * first segment's end, the others started.
+   */
   private async plan(): Promise<Plan | undefined> {
     const ffmpegPath = await resolveFfmpegPath(this.options.ffmpegPath ? { ffmpegPath: this.options.ffmpegPath } : {});
     const probeOptions = [...(this.options.inputOptions ?? [])];
     if (this.options.protocols) probeOptions.unshift('-protocol_whitelist', protocolWhitelist(this.options.protocols));
-    const indexing = indexWithFfmpeg(this.input, this.label, ffmpegPath);
+    const indexing = indexWithFfmpeg(this.input, this.label, ffmpegPath, this.listing.signal);
     indexing.catch(() => {});
     // The probe's error is the one decoder's error: raised as it would be.
     const { info } = await probeInput(ffmpegPath, this.input, this.label, probeOptions);
+    if (this.closed) return undefined;
+    // Its end is unknown until the packet list is read: open-ended (`last`) until then.
+    const whole: Segment = { k: 0, first: 0, count: Infinity, last: true };
+    const first = this.launch(whole, undefined, info, this.aheadFor(info.video?.width, info.video?.height, info));
+    this.runners.push(first);
+    this.started = 1;
+    const format = await first.source.format();
+    if (this.closed) return undefined;
+    this.segmenting = this.segment(indexing, first, info, format);
+    this.segmenting.catch(() => {});
+    return { info, format };
+  }
+
+  /** Cuts the file once its packet list is read and starts the decoders past the first. */
+  private async segment(indexing: Promise<InputIndex>, first: Runner, info: FfmpegInputInfo, format: FrameFormat): Promise<void> {
     let index: InputIndex | undefined;
     try {
       index = await indexing;
     } catch {
       index = undefined;
     }
-    if (this.closed) return undefined;
-    const single = (why: string): Plan => {
+    const single = (why: string): void => {
       this.fallbackReason = why;
       this.decodersUsed = 1;
       this.segmentStarts = [0];
-      const source = new FfmpegSource(this.input, { ...this.options, inputInfo: info });
-      this.watchPid(source);
-      return { single: source };
     };
+    if (this.closed) return;
+    // The first decoder already gave every frame (a short file): nothing left to share.
+    if (first.done || this.runners[0] !== first) return single('the first decoder ended before the packet list was read');
     if (!index || index.kind !== 'ffmpeg') return single('ffmpeg cannot list its packets');
     if (!index.cfr) return single('its frame rate is variable');
-    if (index.openGop && info.video?.codec !== 'hevc') return single('it has open GOPs, where decoding from a keyframe is not exact');
     const segments = this.cut(index, info);
     if (segments.length < 2) return single('too few keyframes for two segments');
-
-    const format = await this.start(segments, index, info);
-    if (this.closed) return undefined;
     // The rate ffmpeg writes must be the packets' rate, or its constant-rate output would
     // repeat or drop frames at places that depend on where a decoder started.
     const drift = format.fps && index.fps ? Math.abs(format.fps / index.fps - 1) * index.frames : Infinity;
-    if (!(drift < 0.25)) {
-      for (const runner of this.runners.splice(0)) await this.retire(runner);
-      this.started = 0;
-      return single(`ffmpeg writes it at ${format.fps ?? 'an unknown'} fps, not its packets' ${index.fps?.toFixed(3) ?? 'unknown'} fps`);
+    if (!(drift < 0.25)) return single(`ffmpeg writes it at ${format.fps ?? 'an unknown'} fps, not its packets' ${index.fps?.toFixed(3) ?? 'unknown'} fps`);
+    // The first decoder now ends where the first segment does (pump stops it there). It may
+    // have passed that end already (a slow packet list): its segment then takes in the next ones.
+    while (segments.length > 1 && segments[0]!.count < first.pushed) {
+      const [a, b] = segments.splice(0, 2) as [Segment, Segment];
+      segments.unshift({ k: 0, first: 0, count: a.count + b.count, last: b.last });
     }
+    if (segments.length < 2) return single('the first decoder read past the other segments before the packet list was read');
+    segments.forEach((segment, k) => (segment.k = k));
+    first.segment = segments[0]!;
+    this.context = { segments, index, info };
     this.decodersUsed = Math.min(this.options.decoders, segments.length);
     this.segmentStarts = segments.map((s) => s.first);
-    return { segments, info, format };
+    this.fill();
+    // A reader waiting on the first decoder at its (new) end moves on to the next segment.
+    const w = first.wake;
+    first.wake = undefined;
+    w?.();
   }
+
+  /** Settles once the file is cut (or one decoder is chosen); for tests and reports. */
+  async segmented(): Promise<void> {
+    await this.open();
+    await this.segmenting;
+  }
+
+  private segmenting: Promise<void> | undefined;
+  /** Stops the packet list's ffmpeg when the run ends before it has read the file. */
+  private readonly listing = new AbortController();
 
   /** Frames a decoder holds ahead of the reader. */
   private ahead(index: Extract<InputIndex, { kind: 'ffmpeg' }>, info: FfmpegInputInfo): number {
+    return this.aheadFor(index.width, index.height, info);
+  }
+
+  private aheadFor(width: number | undefined, height: number | undefined, info: FfmpegInputInfo): number {
     if (this.options.aheadFrames !== undefined) return Math.max(1, Math.floor(this.options.aheadFrames));
+    if (!width || !height) return MIN_AHEAD;
     const pixFmt = choosePixelFormat(info.video?.pixFmt);
     const depth = lumaPlaneOf(pixFmt)?.bitDepth ?? 8;
-    const size = this.options.scaleTo ?? index;
+    const size = this.options.scaleTo ?? { width, height };
     const bytes = size.width * size.height * (depth > 8 ? 2 : 1) * (this.options.planes === 'all' ? 3 : 1);
     return Math.max(MIN_AHEAD, Math.min(MAX_AHEAD, Math.floor(AHEAD_BYTES / Math.max(1, bytes))));
   }
@@ -212,38 +245,40 @@ export class SegmentedFfmpegSource implements FrameSource {
     });
   }
 
-  /** Starts the first K decoders; the first one's format is the stream's. */
-  private async start(segments: Segment[], index: Extract<InputIndex, { kind: 'ffmpeg' }>, info: FfmpegInputInfo): Promise<FrameFormat> {
-    this.context = { segments, index, info };
-    this.fill();
-    return this.runners[0]!.source.format();
-  }
-
   private context: { segments: Segment[]; index: Extract<InputIndex, { kind: 'ffmpeg' }>; info: FfmpegInputInfo } | undefined;
 
   /** Keeps K decoders running: the segment being read and the next K - 1. */
   private fill(): void {
-    const context = this.context!;
+    const context = this.context;
+    if (!context) return;
     while (!this.closed && this.runners.length < this.options.decoders && this.started < context.segments.length) {
       const segment = context.segments[this.started++]!;
-      this.runners.push(this.launch(segment, context.index, context.info));
+      this.runners.push(this.launch(segment, context.index, context.info, this.ahead(context.index, context.info)));
     }
   }
 
-  private launch(segment: Segment, index: Extract<InputIndex, { kind: 'ffmpeg' }>, info: FfmpegInputInfo): Runner {
-    const { seek } = keyframeAt(index, segment.first);
+  /**
+   * A decoder for a segment: from its keyframe (keyframeAt: a seek at or before it, one
+   * keyframe earlier with open GOPs, ffmpeg dropping the frames timed before it and from the
+   * next segment's keyframe on) and stopped after its frames. No index: from the start.
+   */
+  private launch(segment: Segment, index: Extract<InputIndex, { kind: 'ffmpeg' }> | undefined, info: FfmpegInputInfo, ahead: number): Runner {
+    const start = index && segment.first > 0 ? keyframeAt(index, segment.first) : undefined;
+    if (start && start.keyframe !== segment.first) throw new Error(`segment at ${segment.first} does not start at a keyframe`);
     const { decoders: _decoders, aheadFrames: _ahead, stallTimeoutMs: _stall, ...own } = this.options;
-    const slots = (this.options.poolSlots ?? DEFAULT_POOL_SLOTS) + this.ahead(index, info);
+    const slots = (this.options.poolSlots ?? DEFAULT_POOL_SLOTS) + ahead;
+    const to = start && index && !segment.last ? keyframeTimeAfterSeek(index, start, segment.first + segment.count) : undefined;
     const source = new FfmpegSource(this.input, {
       ...own,
       // The stall timeout is this source's: a decoder ahead waits for its pool, not stalled.
       inputInfo: info,
-      inputOptions: [...(this.options.inputOptions ?? []), ...seek],
+      inputOptions: [...(this.options.inputOptions ?? []), ...(start?.seek ?? [])],
+      ...(start?.from !== undefined ? { selectSeconds: { from: start.from, ...(to !== undefined ? { to } : {}) } } : {}),
       firstIndex: segment.first,
       poolSlots: slots,
       ...(segment.last ? {} : { frameLimit: segment.count }),
     });
-    const runner: Runner = { segment, source, frames: [], yielded: 0, done: false, error: undefined, wake: undefined };
+    const runner: Runner = { segment, source, frames: [], yielded: 0, pushed: 0, done: false, error: undefined, wake: undefined };
     void this.pump(runner);
     return runner;
   }
@@ -267,13 +302,16 @@ export class SegmentedFfmpegSource implements FrameSource {
         const step = await iterator.next();
         record();
         if (step.done) break;
-        if (this.closed) {
+        if (this.closed || runner.pushed >= runner.segment.count) {
+          // The first decoder, started before its segment's end was known, is stopped there.
           step.value.release();
           break;
         }
         runner.frames.push(step.value);
+        runner.pushed++;
         wake();
       }
+      if (!this.closed && runner.pushed >= runner.segment.count) await runner.source.close();
     } catch (err) {
       record();
       runner.error = err;
@@ -282,7 +320,7 @@ export class SegmentedFfmpegSource implements FrameSource {
     wake();
   }
 
-  private async nextFrame(plan: Extract<Plan, { segments: Segment[] }>): Promise<IteratorResult<Frame>> {
+  private async nextFrame(plan: Plan): Promise<IteratorResult<Frame>> {
     for (;;) {
       if (this.closed) return { done: true, value: undefined };
       const runner = this.runners[0];
@@ -303,7 +341,8 @@ export class SegmentedFfmpegSource implements FrameSource {
         return { done: false, value: frame };
       }
       if (runner.error !== undefined) throw runner.error;
-      if (runner.done) {
+      // Its segment read (the first decoder may still be running past it: retire stops it).
+      if (runner.done || (!runner.segment.last && runner.yielded >= runner.segment.count)) {
         if (!runner.segment.last && runner.yielded !== runner.segment.count) {
           throw new InputError(
             'E_FFMPEG',
@@ -325,14 +364,6 @@ export class SegmentedFfmpegSource implements FrameSource {
   private async retire(runner: Runner): Promise<void> {
     for (const frame of runner.frames.splice(0)) frame.release();
     await runner.source.close();
-  }
-
-  private watchPid(source: FfmpegSource): void {
-    // The single decoder's pid is known once it has started; recorded on first format().
-    void source.format().then(
-      () => source.pid !== undefined && this.decoderPids.push(source.pid),
-      () => source.pid !== undefined && this.decoderPids.push(source.pid),
-    );
   }
 
   /** `step`, or E_INPUT_STALLED (every decoder stopped) when no frame comes within the stall timeout. */

@@ -1,7 +1,8 @@
 /**
  * Opens an input at (or a little before) a given frame, from its InputIndex: a y4m or raw
  * file at the frame's byte offset, an ffmpeg input at the last keyframe at or before it
- * (`-ss` to the keyframe's time; the frames in between are dropped by the caller, `skip`).
+ * (see keyframeAt: a seek to or before it, open GOPs one keyframe earlier, the frames before
+ * it dropped by ffmpeg by their times; those from it to the frame by the caller, `skip`).
  * The frames keep the indices, presentation times and error messages of the whole input.
  */
 import type { PlaneSelection } from '../types.js';
@@ -42,12 +43,14 @@ export function openInputAt(input: string, index: InputIndex, frame: number, opt
     case 'raw':
       return { source: new RawReader({ file: input, start: frame * index.frameBytes }, { ...options.raw!, ...common, firstIndex: frame }), skip: 0 };
     case 'ffmpeg': {
-      const { keyframe, seek } = keyframeAt(index, frame);
+      // From the keyframe (one earlier with open GOPs, dropped by time: see keyframeAt).
+      const { keyframe, seek, from } = keyframeAt(index, frame);
       const source = new FfmpegSource(input, {
         ...common,
         ...(options.ffmpegPath !== undefined ? { ffmpegPath: options.ffmpegPath } : {}),
         ...(options.scaleTo ? { scaleTo: options.scaleTo } : {}),
         ...(options.raw ? { inputOptions: [...rawInputOptions(options.raw), ...seek] } : { inputOptions: seek }),
+        ...(from !== undefined ? { selectSeconds: { from } } : {}),
         firstIndex: keyframe,
       });
       return { source, skip: frame - keyframe };
