@@ -13,6 +13,7 @@ import { gunzipSync } from 'node:zlib';
 import { lastValueFrom, toArray } from 'rxjs';
 import { score } from '../../dist/index.js';
 import { cambi } from '../../dist/extractors/cambi/cambi.js';
+import { cambiPooling } from '../../dist/extractors/cambi/cambi-gpu.js';
 import { goldenClip, goldenClips } from '../helpers/golden.mjs';
 
 const V1 = 'cambi=cambi_high_res_speedup=1080:cambi_vis_lum_threshold=0.06:cambi_max_val=17';
@@ -63,7 +64,9 @@ describe('cambi on the gpu backend', function () {
   describe('golden parity: gpu == cpu == libvmaf 3.2.0, every frame (default and VMAF v1 instances)', function () {
     const clips = goldenClips().filter((c) => c.hasLog('libvmaf-extra') && 'cambi' in (c.log('libvmaf-extra').frames[0]?.metrics ?? {}));
     const counts = {};
-    after(() => console.log(`      cambi gpu values equal to libvmaf: ${JSON.stringify(counts)}`));
+    let pooledBefore;
+    before(() => (pooledBefore = { ...cambiPooling }));
+    after(() => console.log(`      cambi gpu values equal to libvmaf: ${JSON.stringify(counts)}; frames pooled on the GPU ${cambiPooling.gpu - pooledBefore.gpu}, on the host ${cambiPooling.host - pooledBefore.host}`));
     it('has the carried clips libvmaf scores with cambi', () => assert.ok(clips.length >= 10, `found ${clips.length}`));
     for (const clip of clips) {
       it(clip.name, async () => {

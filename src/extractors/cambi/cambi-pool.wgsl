@@ -49,20 +49,38 @@ fn linear(wg: vec3<u32>, nwg: vec3<u32>, lid: u32) -> u32 {
   return ((wg.y * nwg.x + wg.x) * REDUCE_WG_SIZE) * ITEMS + lid;
 }
 
+// Most c values are 0 (unmasked pixels, no visible step): their bin 0 is counted in the
+// workgroup first, so that the device's atomics on one word do not serialise.
+var<workgroup> zero_bin: atomic<u32>;
+
 @compute @workgroup_size(REDUCE_WG_SIZE)
 fn hist_pass(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
   let base = linear(wg, nwg, lid);
   let high = atomicLoad(&result[params.result]);
+  if (lid == 0u) {
+    atomicStore(&zero_bin, 0u);
+  }
+  workgroupBarrier();
   for (var j = 0u; j < ITEMS; j++) {
     let i = base + j * REDUCE_WG_SIZE;
     if (i >= params.count) {
       break;
     }
     let bits = values[params.at + i];
-    if (params.level == 0u) {
-      atomicAdd(&hist[bits >> 16u], 1u);
-    } else if ((bits >> 16u) == high) {
-      atomicAdd(&hist[bits & 0xffffu], 1u);
+    if (params.level == 0u || (bits >> 16u) == high) {
+      let bin = select(bits & 0xffffu, bits >> 16u, params.level == 0u);
+      if (bin == 0u) {
+        atomicAdd(&zero_bin, 1u);
+      } else {
+        atomicAdd(&hist[bin], 1u);
+      }
+    }
+  }
+  workgroupBarrier();
+  if (lid == 0u) {
+    let zeros = atomicLoad(&zero_bin);
+    if (zeros != 0u) {
+      atomicAdd(&hist[0], zeros);
     }
   }
 }
