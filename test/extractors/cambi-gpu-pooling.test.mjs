@@ -2,7 +2,8 @@
 // selection of the k-th largest c value and the exact sum give libvmaf's order-dependent
 // double mean bit for bit, or the frame is pooled on the host from its values. Randomized
 // gpu == cpu at odd sizes and extreme content (flat frames where every c ties at 0, stripes
-// where thousands of c values tie, topk 1 and the smallest topk), both ways of pooling; and
+// where thousands of c values tie, topk 1 and the smallest topk, an encode size below the
+// frame's), both ways of pooling; and
 // finishStats' proof of exactness on hand-made accumulators.
 // XDG_RUNTIME_DIR must be set for Mesa's lavapipe (any writable folder).
 import assert from 'node:assert/strict';
@@ -127,16 +128,18 @@ describe('cambi pooling on the GPU', function () {
         }
       };
       const file = writeClip(`pool${c}`, width, height, bitDepth, lumaOf, 2);
+      // An encode size below the frame's (odd, the samples picked by libvmaf's stepping), anti-dithered too.
+      const encode = `cambi=enc_width=${Math.max(216, width - int(1, 60))}:enc_height=${height - int(1, 60)}:enc_bitdepth=${c % 3 === 0 ? 8 : 10}`;
       const what = `${kind} ${width}x${height} ${bitDepth}-bit`;
-      const cpu = await run(file, file, 'cpu', features);
+      const cpu = await run(file, file, 'cpu', [...features, encode]);
       const before = { ...cambiPooling };
-      const gpu = await run(file, file, 'gpu', features);
+      const gpu = await run(file, file, 'gpu', [...features, encode]);
       assert.deepEqual(onHost(gpu.warnings), [], `${what}: ${gpu.warnings.join('\n')}`);
-      assert.equal(cambiPooling.gpu - before.gpu, 2 * features.length, `${what}: every frame pooled on the GPU`);
+      assert.equal(cambiPooling.gpu - before.gpu, 2 * (features.length + 1), `${what}: every frame pooled on the GPU`);
       assert.equal(cambiPooling.host - before.host, 0, what);
       assertSame(gpu.frames, cpu.frames, what);
       cambiPooling.forceHost = true;
-      const host = await run(file, file, 'gpu', features);
+      const host = await run(file, file, 'gpu', [...features, encode]);
       cambiPooling.forceHost = false;
       assertSame(host.frames, cpu.frames, `${what} (pooled on the host)`);
       if (kind === 'flat') assert.ok(cpu.frames.every((f) => f.features.cambi === 0), what);

@@ -11,8 +11,9 @@
  *
  * The constants that need glibc's pow (the visibility limits) and libvmaf's reciprocal
  * table come from the C++ instance (gpuParams), so both sides use the same numbers.
- * Supported: the distorted alone (no full_ref), measured at the frame's own size (no
- * enc_width/enc_height downscale), max_log_contrast <= 2; the rest runs on the host.
+ * Supported: the distorted alone (no full_ref), at the frame's size or an encode size below
+ * it (enc_width/enc_height: the samples cambi.cpp picks, from its gpuParams),
+ * max_log_contrast <= 2; the rest runs on the host.
  */
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -32,19 +33,25 @@ const POOL_CHUNK = 1024;
 const HIST_BYTES = 65536 * 4;
 /** Accumulators per scale in the stats (cambi.cpp's finishStats), after the two of the frame. */
 const SCALE_STATS = 4;
-/** Value buffers kept for the host's pooling of frames in flight; beyond this, finish() is not keeping up. */
-const MAX_SLOTS = 64;
+/**
+ * Copies of the values kept for frames encoded and not yet finished (frames in flight times
+ * renditions): beyond this many bytes (and 64 copies), finish() is not being called.
+ */
+const MAX_SLOT_BYTES = 2 * 2 ** 30;
+const MIN_SLOTS = 64;
 const SCALES = 5;
 const TILE = 16;
 const WEIGHTS = [1, 2, 3, 4, 4, 5, 5, 6, 6, 6, 6, 7, 7, 7, 7, 8, 8, 8, 8, 8, 8, 8, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9];
 const WEIGHTS_AT = 32;
 const RECIPROCALS_AT = 64;
+/** libvmaf's table of reciprocals (cambi.cpp's kReciprocals); the encode size's picks follow it. */
+const RECIPROCALS = 4226;
 /** gpuParams' layout (cambi.cpp): ten integers, visible[diffs], the reciprocals. */
 const P = { width: 0, height: 1, window: 2, halveFirst: 3, diffs: 4, lowestLuma: 5, bandBase: 6, bandSize: 7, encBitDepth: 8, threshold: 9 } as const;
 
 /**
- * Beyond these the per-frame buffers (a picture of u32 per pixel; every scale's values, which
- * also travel in the readback) stay on the host rather than risk the adapter's binding limit
+ * Beyond these the per-frame buffers (a picture of u32 per pixel; every scale's values, of which
+ * each frame in flight keeps a copy) stay on the host rather than risk the adapter's binding limit
  * (WebGPU's default, 128 MiB): frames over about 4K at full resolution (8K with a halving
  * cambi_high_res_speedup runs).
  */
@@ -69,7 +76,6 @@ export const cambiGpu: GpuImplementation = {
     // Heatmaps are written by the C++ as it computes each frame's c values: on the host.
     if (typeof options['heatmaps_path'] === 'string' && options['heatmaps_path'] !== '') return false;
     const g = cambiGeometry(options, format);
-    if (g.encWidth !== format.width || g.encHeight !== format.height) return false;
     return format.width * format.height * 4 <= MAX_PICTURE_BYTES && valuesBytesOf(scaleSizes(format.width, format.height, g.halve)) <= MAX_VALUES_BYTES;
   },
   create: (ctx) => CambiKernel.create(ctx),
@@ -97,7 +103,7 @@ interface Params {
 
 const FIELDS = ['width', 'height', 'srcStride', 'step', 'maskStride', 'maskShift', 'pad', 'outAt', 'picWord', 'bitDepth', 'antiDither', 'threshold', 'diffs', 'lowestLuma', 'bandBase', 'bandSize'] as const;
 
-type Entry = 'prepare' | 'zeros' | 'flat' | 'mode' | 'keys' | 'contrast';
+type Entry = 'range' | 'prepare' | 'zeros' | 'flat' | 'mode' | 'keys' | 'contrast';
 type PoolEntry = 'hist_pass' | 'select_pass' | 'sum_pass';
 
 interface Dispatch {
@@ -185,7 +191,8 @@ export class CambiKernel implements GpuExtractorKernel {
   readonly #scales: PoolScale[];
   readonly #topk: number;
   readonly #fixedGroups = new Map<Dispatch, GPUBindGroup>();
-  readonly #prepareGroups = new WeakMap<GPUBuffer, GPUBindGroup>();
+  /** Per dispatch that reads the frame's picture, its groups per picture buffer (the upload ring). */
+  readonly #pictureGroups = new Map<Dispatch, WeakMap<GPUBuffer, GPUBindGroup>>();
   readonly #free: Slot[] = [];
   readonly #busy = new Map<number, Slot>();
   #slots = 0;
@@ -224,11 +231,15 @@ export class CambiKernel implements GpuExtractorKernel {
     const w = p[P.width]!;
     const h = p[P.height]!;
     const diffs = p[P.diffs]!;
-    if (w !== format.width || h !== format.height || diffs > 4) throw new BackendError('E_GPU', `cambi: these options do not run on the GPU (${w}x${h}, ${diffs} contrast steps)`);
-    const table = new Uint32Array(RECIPROCALS_AT + (p.length - 10 - diffs));
+    if (w > format.width || h > format.height || diffs > 4 || p.length !== 10 + diffs + RECIPROCALS + w + h) {
+      throw new BackendError('E_GPU', `cambi: these options do not run on the GPU (${w}x${h}, ${diffs} contrast steps)`);
+    }
+    // visible[diffs], the weights, the reciprocals, then the frame column and row of each encode-size sample.
+    const table = new Uint32Array(RECIPROCALS_AT + RECIPROCALS + w + h);
     for (let d = 0; d < diffs; d++) table[d] = p[10 + d]!;
     table.set(WEIGHTS, WEIGHTS_AT);
-    new Float32Array(table.buffer, RECIPROCALS_AT * 4).set(p.subarray(10 + diffs));
+    new Float32Array(table.buffer, RECIPROCALS_AT * 4, RECIPROCALS).set(p.subarray(10 + diffs, 10 + diffs + RECIPROCALS));
+    table.set(p.subarray(10 + diffs + RECIPROCALS), RECIPROCALS_AT + RECIPROCALS);
     const maxBinding = Math.min(gpu.limits.maxStorageBufferBindingSize, gpu.limits.maxBufferSize);
     if (w * h * 4 > maxBinding) throw new BackendError('E_GPU', `cambi: ${w}x${h} needs buffers over this adapter's maxStorageBufferBindingSize (${maxBinding})`);
     // cambi.cpp's topk: topk unless left at its default, then cambi_topk.
@@ -244,7 +255,7 @@ export class CambiKernel implements GpuExtractorKernel {
     try {
       const code = loadWgsl(SOURCE);
       const pipelines = new Map<Entry, GPUComputePipeline>();
-      for (const entry of ['prepare', 'zeros', 'flat', 'mode', 'keys', 'contrast'] as const) {
+      for (const entry of ['range', 'prepare', 'zeros', 'flat', 'mode', 'keys', 'contrast'] as const) {
         pipelines.set(entry, await gpu.createComputePipeline(code, { label: `cambi ${entry}`, entryPoint: entry }));
       }
       const poolCode = loadWgsl(POOL_SOURCE);
@@ -273,9 +284,17 @@ export class CambiKernel implements GpuExtractorKernel {
       };
       const uniform = (params: Params): GPUBuffer => uniformOf(FIELDS.map((f) => params[f] ?? 0), 'cambi params');
       const dispatches: Dispatch[] = [];
+      const picWord = ctx.layout.planes[0]!.offset / 4;
+      dispatches.push({
+        entry: 'range',
+        params: uniform({ width: format.width, height: format.height, srcStride: format.width, picWord, bitDepth: format.bitDepth }),
+        width: format.width,
+        height: format.height,
+        dst: a,
+      });
       dispatches.push({
         entry: 'prepare',
-        params: uniform({ width: w, height: h, picWord: ctx.layout.planes[0]!.offset / 4, bitDepth: format.bitDepth, antiDither: p[P.encBitDepth]! < 10 ? 1 : 0 }),
+        params: uniform({ width: w, height: h, srcStride: format.width, picWord, bitDepth: format.bitDepth, antiDither: p[P.encBitDepth]! < 10 ? 1 : 0 }),
         width: w,
         height: h,
         dst: a,
@@ -422,7 +441,8 @@ export class CambiKernel implements GpuExtractorKernel {
   #acquire(): Slot {
     let slot = this.#free.pop();
     if (!slot) {
-      if (this.#slots >= MAX_SLOTS) throw new BackendError('E_GPU', `cambi: more than ${MAX_SLOTS} frames encoded and not finished`);
+      const most = Math.max(MIN_SLOTS, Math.floor(MAX_SLOT_BYTES / this.#valuesBytes));
+      if (this.#slots >= most) throw new BackendError('E_GPU', `cambi: more than ${most} frames encoded and not finished`);
       const d = this.#ctx.gpu.device;
       const id = this.#slots++;
       const idBuffer = d.createBuffer({ size: 8, usage: GPUBufferUsage.COPY_SRC, mappedAtCreation: true, label: 'cambi slot id' });
@@ -442,10 +462,12 @@ export class CambiKernel implements GpuExtractorKernel {
   }
 
   #bindGroup(dispatch: Dispatch, pic: GPUBuffer): GPUBindGroup {
-    if (dispatch.entry === 'prepare') {
+    if (dispatch.entry === 'prepare' || dispatch.entry === 'range') {
       // The frame's picture changes with the upload ring: one group per picture buffer.
-      let group = this.#prepareGroups.get(pic);
-      if (!group) this.#prepareGroups.set(pic, (group = this.#make(dispatch, pic)));
+      let byPicture = this.#pictureGroups.get(dispatch);
+      if (!byPicture) this.#pictureGroups.set(dispatch, (byPicture = new WeakMap()));
+      let group = byPicture.get(pic);
+      if (!group) byPicture.set(pic, (group = this.#make(dispatch, pic)));
       return group;
     }
     let group = this.#fixedGroups.get(dispatch);
@@ -455,14 +477,19 @@ export class CambiKernel implements GpuExtractorKernel {
 
   #make(dispatch: Dispatch, pic: GPUBuffer): GPUBindGroup {
     const pipeline = this.#pipelines.get(dispatch.entry)!;
+    const layout = pipeline.getBindGroupLayout(0);
+    if (dispatch.entry === 'range') {
+      const entries = [{ binding: 0, resource: { buffer: pic } }, { binding: 4, resource: { buffer: dispatch.params } }, { binding: 6, resource: { buffer: this.#counter } }];
+      return this.#ctx.gpu.device.createBindGroup({ label: 'cambi range', layout, entries });
+    }
     const entries: GPUBindGroupEntry[] = [{ binding: 2, resource: { buffer: dispatch.dst } }, { binding: 4, resource: { buffer: dispatch.params } }];
     if (dispatch.entry === 'prepare') {
-      entries.push({ binding: 0, resource: { buffer: pic } }, { binding: 6, resource: { buffer: this.#counter } });
+      entries.push({ binding: 0, resource: { buffer: pic } }, { binding: 5, resource: { buffer: this.#tables } });
     } else {
       entries.push({ binding: 1, resource: { buffer: dispatch.src! } });
     }
     if (dispatch.entry === 'keys') entries.push({ binding: 3, resource: { buffer: dispatch.mask! } });
     if (dispatch.entry === 'contrast') entries.push({ binding: 5, resource: { buffer: this.#tables } });
-    return this.#ctx.gpu.device.createBindGroup({ label: `cambi ${dispatch.entry}`, layout: pipeline.getBindGroupLayout(0), entries });
+    return this.#ctx.gpu.device.createBindGroup({ label: `cambi ${dispatch.entry}`, layout, entries });
   }
 }

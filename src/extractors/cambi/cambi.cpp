@@ -150,6 +150,18 @@ int ceilLog2(uint32_t n) {
 
 // ---- per-picture steps ----------------------------------------------------------------
 
+// The source index of each of `to` samples picked from `from` (libvmaf's float stepping).
+std::vector<int> nearestPicks(int from, int to) {
+  const float r = static_cast<float>(from) / to;
+  std::vector<int> picks(static_cast<size_t>(to));
+  float x = static_cast<float>(r / 2 - 0.5);
+  for (int j = 0; j < to; j++) {
+    picks[j] = std::min(static_cast<int>(x + 0.5), from - 1);
+    x += r;
+  }
+  return picks;
+}
+
 // The luma at out_w x out_h and 10 bits: nearest source sample (libvmaf's float stepping),
 // 8 and 9 bits shifted up, deeper ones rounded down.
 void toTenBits(const PlaneView& in, int bpc, uint16_t* out, int ow, int oh) {
@@ -178,20 +190,10 @@ void toTenBits(const PlaneView& in, int bpc, uint16_t* out, int ow, int oh) {
       for (int x = 0; x < ow; x++) out[static_cast<size_t>(y) * ow + x] = convert(sample(y, x));
     return;
   }
-  const float rx = static_cast<float>(in.width) / ow;
-  const float ry = static_cast<float>(in.height) / oh;
-  std::vector<int> cols(ow);
-  float x = static_cast<float>(rx / 2 - 0.5);
-  for (int j = 0; j < ow; j++) {
-    cols[j] = std::min(static_cast<int>(x + 0.5), in.width - 1);
-    x += rx;
-  }
-  float y = static_cast<float>(ry / 2 - 0.5);
-  for (int i = 0; i < oh; i++) {
-    const int sy = std::min(static_cast<int>(y + 0.5), in.height - 1);
-    for (int j = 0; j < ow; j++) out[static_cast<size_t>(i) * ow + j] = convert(sample(sy, cols[j]));
-    y += ry;
-  }
+  const std::vector<int> cols = nearestPicks(in.width, ow);
+  const std::vector<int> rows = nearestPicks(in.height, oh);
+  for (int i = 0; i < oh; i++)
+    for (int j = 0; j < ow; j++) out[static_cast<size_t>(i) * ow + j] = convert(sample(rows[i], cols[j]));
 }
 
 // Averages each sample with its right, lower and lower-right neighbours (those that exist);
@@ -321,7 +323,7 @@ void selectLargest(float* a, int n, int k) {
 }
 
 struct Settings {
-  int encWidth, encHeight, srcWidth, srcHeight, encBitDepth;
+  int frameWidth, frameHeight, encWidth, encHeight, srcWidth, srcHeight, encBitDepth;
   int window, srcWindow;
   bool halveFirst;  // cambi_high_res_speedup in effect
   double topk, maxValue;
@@ -621,7 +623,8 @@ class Cambi final : public Extractor {
     out[0] = std::min(combineScales(pooled, s_.window), s_.maxValue);
   }
   // encWidth, encHeight, window, halveFirst, diffs, lowestLuma, bandBase, bandSize,
-  // encBitDepth, the mask threshold, visible[diffs], then the 4226 reciprocals.
+  // encBitDepth, the mask threshold, visible[diffs], the 4226 reciprocals, then the frame's
+  // column and row each encode-size sample is picked from (encWidth, then encHeight).
   std::vector<double> gpuParams() const override {
     std::vector<double> p = {static_cast<double>(s_.encWidth), static_cast<double>(s_.encHeight), static_cast<double>(s_.window),
                              s_.halveFirst ? 1.0 : 0.0, static_cast<double>(s_.diffs), static_cast<double>(s_.lowestLuma),
@@ -629,6 +632,8 @@ class Cambi final : public Extractor {
                              static_cast<double>(maskThreshold(s_.encWidth, s_.encHeight))};
     for (int v : s_.visible) p.push_back(v);
     for (float r : s_.reciprocal) p.push_back(r);
+    for (int c : nearestPicks(s_.frameWidth, s_.encWidth)) p.push_back(c);
+    for (int r : nearestPicks(s_.frameHeight, s_.encHeight)) p.push_back(r);
     return p;
   }
 
@@ -642,6 +647,8 @@ std::unique_ptr<Extractor> make(const ExtractorOptions& o, const ExtractorGeomet
   Settings s{};
   const auto integer = [&](const char* name) { return static_cast<int>(o.number(name)); };
   s.encBitDepth = integer("enc_bitdepth") == 0 ? g.bitDepth : integer("enc_bitdepth");
+  s.frameWidth = g.width;
+  s.frameHeight = g.height;
   s.encWidth = integer("enc_width");
   s.encHeight = integer("enc_height");
   if (s.encWidth == 0 || s.encHeight == 0) s.encWidth = g.width, s.encHeight = g.height;
