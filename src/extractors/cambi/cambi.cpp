@@ -150,6 +150,18 @@ int ceilLog2(uint32_t n) {
 
 // ---- per-picture steps ----------------------------------------------------------------
 
+// The source index of each of `to` samples picked from `from` (libvmaf's float stepping).
+std::vector<int> nearestPicks(int from, int to) {
+  const float r = static_cast<float>(from) / to;
+  std::vector<int> picks(static_cast<size_t>(to));
+  float x = static_cast<float>(r / 2 - 0.5);
+  for (int j = 0; j < to; j++) {
+    picks[j] = std::min(static_cast<int>(x + 0.5), from - 1);
+    x += r;
+  }
+  return picks;
+}
+
 // The luma at out_w x out_h and 10 bits: nearest source sample (libvmaf's float stepping),
 // 8 and 9 bits shifted up, deeper ones rounded down.
 void toTenBits(const PlaneView& in, int bpc, uint16_t* out, int ow, int oh) {
@@ -178,20 +190,10 @@ void toTenBits(const PlaneView& in, int bpc, uint16_t* out, int ow, int oh) {
       for (int x = 0; x < ow; x++) out[static_cast<size_t>(y) * ow + x] = convert(sample(y, x));
     return;
   }
-  const float rx = static_cast<float>(in.width) / ow;
-  const float ry = static_cast<float>(in.height) / oh;
-  std::vector<int> cols(ow);
-  float x = static_cast<float>(rx / 2 - 0.5);
-  for (int j = 0; j < ow; j++) {
-    cols[j] = std::min(static_cast<int>(x + 0.5), in.width - 1);
-    x += rx;
-  }
-  float y = static_cast<float>(ry / 2 - 0.5);
-  for (int i = 0; i < oh; i++) {
-    const int sy = std::min(static_cast<int>(y + 0.5), in.height - 1);
-    for (int j = 0; j < ow; j++) out[static_cast<size_t>(i) * ow + j] = convert(sample(sy, cols[j]));
-    y += ry;
-  }
+  const std::vector<int> cols = nearestPicks(in.width, ow);
+  const std::vector<int> rows = nearestPicks(in.height, oh);
+  for (int i = 0; i < oh; i++)
+    for (int j = 0; j < ow; j++) out[static_cast<size_t>(i) * ow + j] = convert(sample(rows[i], cols[j]));
 }
 
 // Averages each sample with its right, lower and lower-right neighbours (those that exist);
@@ -321,7 +323,7 @@ void selectLargest(float* a, int n, int k) {
 }
 
 struct Settings {
-  int encWidth, encHeight, srcWidth, srcHeight, encBitDepth;
+  int frameWidth, frameHeight, encWidth, encHeight, srcWidth, srcHeight, encBitDepth;
   int window, srcWindow;
   bool halveFirst;  // cambi_high_res_speedup in effect
   double topk, maxValue;
@@ -415,6 +417,36 @@ double poolScale(float* c, int count, double topk) {
   double sum = 0;
   for (int i = 0; i < top; i++) sum += c[i];
   return sum / top;
+}
+
+// poolScale's result from the GPU's exact aggregates of one scale (finishStats' layout), when
+// it is provably the same double: the top-k values are those above T and (k - above) copies of
+// T; if their exact total is below 2^53 times the smallest power of two dividing them all,
+// every partial sum in any order is a double, so libvmaf's order-dependent sum is that total.
+bool gpuPooled(const uint64_t* a, int count, double topk, double* pooled) {
+  const int top = std::clamp(static_cast<int>(topk * count), 1, count);
+  const uint32_t t = static_cast<uint32_t>(a[0]);
+  const uint64_t above = a[0] >> 32;
+  const uint32_t smallestInv = static_cast<uint32_t>(a[3]);
+  if ((a[3] >> 32) != 0 || above >= static_cast<uint64_t>(top)) return false;
+  // Units of 2^-40: a float of biased exponent e is its significand times 2^(e - 110).
+  unsigned __int128 total = (static_cast<unsigned __int128>(a[2]) << 32) + a[1];
+  int lowest = smallestInv == 0 ? INT32_MAX : 1024 - static_cast<int>(smallestInv);  // biased exponent + trailing zeros
+  if (t != 0) {
+    const uint32_t e = t >> 23, m = (t & 0x7fffffu) | 0x800000u;
+    if (e < 110 || e > 148) return false;
+    total += static_cast<unsigned __int128>(top - above) * (static_cast<uint64_t>(m) << (e - 110));
+    lowest = std::min(lowest, static_cast<int>(e) + __builtin_ctz(m));
+  }
+  if (total == 0) {
+    *pooled = 0.0 / top;
+    return true;
+  }
+  // Every value is a multiple of 2^(lowest - 150), i.e. of 2^(lowest - 110) units.
+  const unsigned __int128 multiples = total >> (lowest - 110);
+  if (multiples >= (static_cast<unsigned __int128>(1) << 53)) return false;
+  *pooled = std::ldexp(static_cast<double>(static_cast<uint64_t>(multiples)), lowest - 150) / top;
+  return true;
 }
 
 // The scales' pooled values weighted and divided by the window's area.
@@ -559,33 +591,40 @@ class Cambi final : public Extractor {
     out[2] = std::min(diff < 0 ? 0.0 : diff, s_.maxValue);
   }
 
-  // The GPU kernel (cambi-gpu.ts, distorted only, at the frame's size): accumulator 0 counts
-  // samples above the bit depth's range, then the contrast values of the five scales as
-  // float bits, two per accumulator (low word first), each scale row-major after the last.
+  // The GPU kernel (cambi-gpu.ts, distorted only, at the frame's size) pools each scale
+  // itself (cambi-pool.wgsl): accumulator 0 counts samples above the bit depth's range, 1 is
+  // the frame's value buffer (bit 63: the host pooled the scales, below), then per scale four:
+  // the k-th largest c value T (float bits) | how many exceed it << 32; the sums of the low
+  // and high 32-bit halves of those values in units of 2^-40; 1024 - the smallest (biased
+  // exponent + trailing zeros) among them (0: none) | how many lie outside the units' range
+  // << 32. Where the host pooled a scale from the values (poolScale, the frames where
+  // gpuPooled() cannot prove the sum exact), its second accumulator holds the mean's bits.
   size_t statsCount() const override {
     if (s_.fullRef) return 0;
-    return 1 + (contrastCount() + 1) / 2;
+    return 2 + 4 * kScales;
   }
   void finishStats(const uint64_t* stats, double* out) const override {
     if (stats[0] != 0) throw std::runtime_error(outOfRange(bitDepth_));
-    thread_local std::vector<float> c;
+    const bool hostPooled = (stats[1] >> 63) != 0;
     int sw[kScales], sh[kScales];
     scaleSizes(s_.encWidth, s_.encHeight, s_.halveFirst, sw, sh);
     double pooled[kScales];
-    size_t at = 0;
     for (int scale = 0; scale < kScales; scale++) {
-      const size_t count = static_cast<size_t>(sw[scale]) * sh[scale];
-      c.resize(count);
-      for (size_t i = 0; i < count; i++, at++) {
-        const uint32_t bits = static_cast<uint32_t>(stats[1 + at / 2] >> (32 * (at & 1)));
-        std::memcpy(&c[i], &bits, sizeof bits);
+      const uint64_t* a = stats + 2 + 4 * scale;
+      if (hostPooled) {
+        std::memcpy(&pooled[scale], &a[1], sizeof(double));
+      } else if (!gpuPooled(a, sw[scale] * sh[scale], s_.topk, &pooled[scale])) {
+        // Not provably libvmaf's order-dependent sum: cambi-gpu.ts pools this frame from the
+        // values and asks again.
+        out[0] = std::nan("");
+        return;
       }
-      pooled[scale] = poolScale(c.data(), static_cast<int>(count), s_.topk);
     }
     out[0] = std::min(combineScales(pooled, s_.window), s_.maxValue);
   }
   // encWidth, encHeight, window, halveFirst, diffs, lowestLuma, bandBase, bandSize,
-  // encBitDepth, the mask threshold, visible[diffs], then the 4226 reciprocals.
+  // encBitDepth, the mask threshold, visible[diffs], the 4226 reciprocals, then the frame's
+  // column and row each encode-size sample is picked from (encWidth, then encHeight).
   std::vector<double> gpuParams() const override {
     std::vector<double> p = {static_cast<double>(s_.encWidth), static_cast<double>(s_.encHeight), static_cast<double>(s_.window),
                              s_.halveFirst ? 1.0 : 0.0, static_cast<double>(s_.diffs), static_cast<double>(s_.lowestLuma),
@@ -593,18 +632,12 @@ class Cambi final : public Extractor {
                              static_cast<double>(maskThreshold(s_.encWidth, s_.encHeight))};
     for (int v : s_.visible) p.push_back(v);
     for (float r : s_.reciprocal) p.push_back(r);
+    for (int c : nearestPicks(s_.frameWidth, s_.encWidth)) p.push_back(c);
+    for (int r : nearestPicks(s_.frameHeight, s_.encHeight)) p.push_back(r);
     return p;
   }
 
  private:
-  size_t contrastCount() const {
-    int sw[kScales], sh[kScales];
-    scaleSizes(s_.encWidth, s_.encHeight, s_.halveFirst, sw, sh);
-    size_t n = 0;
-    for (int scale = 0; scale < kScales; scale++) n += static_cast<size_t>(sw[scale]) * sh[scale];
-    return n;
-  }
-
   Settings s_;
   int bitDepth_;
   std::unique_ptr<Heatmaps> heatmaps_;
@@ -614,6 +647,8 @@ std::unique_ptr<Extractor> make(const ExtractorOptions& o, const ExtractorGeomet
   Settings s{};
   const auto integer = [&](const char* name) { return static_cast<int>(o.number(name)); };
   s.encBitDepth = integer("enc_bitdepth") == 0 ? g.bitDepth : integer("enc_bitdepth");
+  s.frameWidth = g.width;
+  s.frameHeight = g.height;
   s.encWidth = integer("enc_width");
   s.encHeight = integer("enc_height");
   if (s.encWidth == 0 || s.encHeight == 0) s.encWidth = g.width, s.encHeight = g.height;

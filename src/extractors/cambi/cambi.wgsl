@@ -1,9 +1,11 @@
 // CAMBI's per-pixel work (driven by cambi-gpu.ts), the very integer steps of cambi.cpp, each
 // pixel a pure function of the previous pass's buffer, so every pass is exact and its result
 // independent of scheduling:
-//   prepare  the distorted luma at 10 bits, anti-dithered when the encode had fewer bits
-//            (each output averages original samples only: cambi.cpp's in-place pass reads
-//            neighbours it has not rewritten yet); counts samples above the bit depth's range
+//   range    counts the frame's samples above the bit depth's range (cambi.cpp checks them all)
+//   prepare  the distorted luma at the encode size (each sample picked from the frame's
+//            column and row cambi.cpp's nearestPicks gives) and 10 bits, anti-dithered when
+//            the encode had fewer bits (each output averages original samples only:
+//            cambi.cpp's in-place pass reads neighbours it has not rewritten yet)
 //   zeros    pixels equal to their right and lower neighbours (a missing one counts as equal)
 //   flat     the spatial mask: more than `threshold` zero pixels in the clipped 7x7 window
 //   mode     one scale's picture: the previous scale's kept every `step`-th row and column,
@@ -22,7 +24,7 @@
 struct Params {
   width: u32,        // this pass's picture
   height: u32,
-  src_stride: u32,   // mode: the source picture's row length
+  src_stride: u32,   // mode: the source picture's row length; range, prepare: the frame's width
   step: u32,         // mode: 1, or 2 to decimate
   mask_stride: u32,  // keys: the full-size mask's row length
   mask_shift: u32,   // keys: log2 of this scale's decimation from full size
@@ -40,10 +42,12 @@ struct Params {
 
 // tables: [0, 32) the largest (value + diffs) at which step d + 1 is visible; [32, 64) the
 // suprathreshold contrast weight of a step of d + 1; from 64 the float bits of the
-// reciprocals 1/i that cambi.cpp uses. The counts below hold at most 2 * 4 + 1 values
+// reciprocals 1/i that cambi.cpp uses; from COLS_AT the frame column of each encode-size
+// column, then the frame row of each encode-size row. The counts below hold at most 2 * 4 + 1 values
 // (max_log_contrast <= 2, which cambi-gpu.ts's supports() checks).
 const WEIGHTS_AT: u32 = 32u;
 const RECIPROCALS_AT: u32 = 64u;
+const COLS_AT: u32 = RECIPROCALS_AT + 4226u;
 
 @group(0) @binding(0) var<storage, read> pic: array<u32>;
 @group(0) @binding(1) var<storage, read> src: array<u32>;
@@ -74,7 +78,22 @@ fn ten_bits(v: u32) -> u32 {
 }
 
 fn converted(y: u32, x: u32) -> u32 {
-  return ten_bits(input_sample(y * params.width + x));
+  let row = tables[COLS_AT + params.width + y];
+  let col = tables[COLS_AT + x];
+  return ten_bits(input_sample(row * params.src_stride + col));
+}
+
+@compute @workgroup_size(16, 16)
+fn range(@builtin(global_invocation_id) id: vec3<u32>) {
+  let x = id.x;
+  let y = id.y;
+  let bpc = params.bit_depth;
+  if (x >= params.width || y >= params.height || bpc == 8u || bpc == 16u) {
+    return;
+  }
+  if (input_sample(y * params.src_stride + x) > (1u << bpc) - 1u) {
+    atomicAdd(&counter[0], 1u);  // a count: the same whatever the order
+  }
 }
 
 @compute @workgroup_size(16, 16)
@@ -85,10 +104,6 @@ fn prepare(@builtin(global_invocation_id) id: vec3<u32>) {
   let h = params.height;
   if (x >= w || y >= h) {
     return;
-  }
-  let bpc = params.bit_depth;
-  if (bpc != 8u && bpc != 16u && input_sample(y * w + x) > (1u << bpc) - 1u) {
-    atomicAdd(&counter[0], 1u);  // a count: the same whatever the order
   }
   var v = converted(y, x);
   if (params.anti_dither != 0u) {

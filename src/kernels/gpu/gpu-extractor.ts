@@ -66,8 +66,18 @@ export interface GpuExtractorKernel {
   readonly statsCount: number;
   /** Records the frame's passes; writes statsCount * 8 bytes at `out` (offset a multiple of 8). */
   encode(encoder: GPUCommandEncoder, inputs: GpuExtractorInputs, out: StatsSlot): void;
+  /**
+   * Optional: the frame's values from its accumulators, in place of calling the C++
+   * finishStats (`finishNative`) directly: called once per encoded frame, with that frame's
+   * accumulators, so a kernel may keep per-frame state until then (cambi: its values, for
+   * the frames whose pooling the host must do).
+   */
+  finish?(stats: BigUint64Array, finishNative: NativeFinish): Promise<Float64Array>;
   destroy(): void;
 }
+
+/** The C++ extractor's finishStats on the worker pool (the addon's finishExtractorAsync). */
+export type NativeFinish = (stats: BigUint64Array) => Promise<Float64Array>;
 
 export interface GpuImplementation {
   /**

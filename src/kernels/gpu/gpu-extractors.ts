@@ -182,7 +182,11 @@ export class GpuExtractorSet {
   async finish(k: number, words: Uint32Array, at: number, firstAt: number): Promise<FeatureValues> {
     for (const m of this.#members) while (m.handles.length <= k) m.handles.push(m.create());
     const outs = await Promise.all(
-      this.#members.map((m) => this.#native.finishExtractorAsync(m.handles[k]!, statsAt(words, (m.referenceOnly ? firstAt : at) + m.wordAt, m.statsCount))),
+      this.#members.map((m) => {
+        const stats = statsAt(words, (m.referenceOnly ? firstAt : at) + m.wordAt, m.statsCount);
+        const finishNative = (s: BigUint64Array): Promise<Float64Array> => this.#native.finishExtractorAsync(m.handles[k]!, s);
+        return m.kernel!.finish ? m.kernel!.finish(stats, finishNative) : finishNative(stats);
+      }),
     );
     const values: FeatureValues = {};
     this.#members.forEach((m, i) => {
