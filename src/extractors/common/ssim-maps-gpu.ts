@@ -87,7 +87,7 @@ type Entry = 'to_float' | 'decimate' | 'filter_rows' | 'filter_columns' | 'pool_
 const ENTRIES: readonly Entry[] = ['to_float', 'decimate', 'filter_rows', 'filter_columns', 'pool_terms', 'pool_scan', 'pool_chunk_maps', 'pool_compose'];
 
 /** The per-band buffers: row-filter scratch, maps, terms, chunk guesses, chunk maps. */
-type Scratch = Record<'rows' | 'maps' | 'terms' | 'approx' | 'chunkMaps', GPUBuffer>;
+type Scratch = Record<'rows' | 'maps' | 'terms' | 'approx' | 'chunkMaps' | 'counters', GPUBuffer>;
 
 interface Pass {
   entry: Entry;
@@ -221,8 +221,9 @@ export class SsimMapsKernel implements GpuExtractorKernel {
       }
       const work = d.createBuffer({ size: Math.max(16, 4 * words), usage: GPUBufferUsage.STORAGE, label: 'ssim maps work' });
       buffers.push(work);
+      // Terms and counters can be copied out: diagnostics.
       const scratch = (label: string, words: number): GPUBuffer => {
-        const b = d.createBuffer({ size: Math.max(16, 4 * words), usage: GPUBufferUsage.STORAGE, label: `ssim ${label}` });
+        const b = d.createBuffer({ size: Math.max(16, 4 * words), usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC, label: `ssim ${label}` });
         buffers.push(b);
         return b;
       };
@@ -232,6 +233,7 @@ export class SsimMapsKernel implements GpuExtractorKernel {
         terms: scratch('band terms', termWords),
         approx: scratch('chunk guesses', SUMS * chunkCount),
         chunkMaps: scratch('chunk maps', MAP_WORDS * SUMS * chunkCount),
+        counters: scratch('path counters', 2 * SUMS),
       };
       const code = loadWgsl(SOURCE);
       const made = await Promise.all(
@@ -255,6 +257,15 @@ export class SsimMapsKernel implements GpuExtractorKernel {
       pass.dispatchWorkgroups(p.groups[0], p.groups[1]);
     });
     pass.end();
+  }
+
+  /**
+   * For tests and measurements: the last band's terms (sum q's 8-byte doubles at q * count,
+   * count = that band's samples) and the path counters (per sum: chunks mapped, chunks
+   * summed term by term, as u32s, over the kernel's life). Both are COPY_SRC.
+   */
+  get diagnostics(): { terms: GPUBuffer; counters: GPUBuffer } {
+    return { terms: this.#scratch.terms, counters: this.#scratch.counters };
   }
 
   destroy(): void {
@@ -302,7 +313,7 @@ export class SsimMapsKernel implements GpuExtractorKernel {
       const { terms, approx, chunkMaps } = this.#scratch;
       entries.push({ binding: 9, resource: { buffer: out.buffer, offset, size: start - offset + 8 * SUMS } });
       if (p.entry === 'pool_scan') entries.push({ binding: 7, resource: { buffer: approx } });
-      else entries.push({ binding: 6, resource: { buffer: terms } }, { binding: 8, resource: { buffer: chunkMaps } });
+      else entries.push({ binding: 6, resource: { buffer: terms } }, { binding: 8, resource: { buffer: chunkMaps } }, { binding: 10, resource: { buffer: this.#scratch.counters } });
     } else {
       params = this.#paramsBuffer(String(index), p.params);
       const { rows, maps, terms, approx, chunkMaps } = this.#scratch;

@@ -56,6 +56,9 @@ struct Params {
 @group(0) @binding(7) var<storage, read_write> approx: array<f32>;
 @group(0) @binding(8) var<storage, read_write> chunk_maps: array<u32>;
 @group(0) @binding(9) var<storage, read_write> sums: array<vec2<u32>>;
+// Per sum, how many chunks were mapped and how many summed term by term, over the kernel's
+// life (SsimMapsKernel.diagnostics: tests and bench/ssim-pool-paths.mjs read it).
+@group(0) @binding(10) var<storage, read_write> counters: array<u32>;
 
 fn sample(i: u32) -> u32 {
   let at = params.src_word;
@@ -398,6 +401,7 @@ fn pool_compose(@builtin(local_invocation_id) lid: vec3<u32>) {
   if (params.first == 0u) {
     s = sums[params.sums_word + q];
   }
+  var mapped_chunks = 0u;
   let low = vec2<u32>(1u, 0x100000u);       // 2^52 + 1
   let high = vec2<u32>(0xfffffffeu, 0x1fffffu); // 2^53 - 2
   for (var c = 0u; c < params.chunks; c = c + 1u) {
@@ -415,7 +419,9 @@ fn pool_compose(@builtin(local_invocation_id) lid: vec3<u32>) {
         mapped = true;
       }
     }
-    if (!mapped) {
+    if (mapped) {
+      mapped_chunks = mapped_chunks + 1u;
+    } else {
       let end = min(n, (c + 1u) * CHUNK);
       for (var i = c * CHUNK; i < end; i = i + 1u) {
         s = f64_add(s, terms[q * n + i]);
@@ -423,4 +429,6 @@ fn pool_compose(@builtin(local_invocation_id) lid: vec3<u32>) {
     }
   }
   sums[params.sums_word + q] = s;
+  counters[2u * q] = counters[2u * q] + mapped_chunks;
+  counters[2u * q + 1u] = counters[2u * q + 1u] + params.chunks - mapped_chunks;
 }
