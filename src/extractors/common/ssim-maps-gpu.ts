@@ -18,6 +18,7 @@ import { fileURLToPath } from 'node:url';
 import { BackendError } from '../../errors.js';
 import type { GpuExtractorContext, GpuExtractorInputs, GpuExtractorKernel, GpuPicture } from '../../kernels/gpu/gpu-extractor.js';
 import type { StatsSlot } from '../../kernels/gpu/frame-kernel.js';
+import type { GpuDevice } from '../../kernels/gpu/device.js';
 import { loadWgsl, WGSL_ROOT } from '../../kernels/gpu/wgsl.js';
 import { SSIM_WINDOW } from './ssim-options.js';
 
@@ -85,6 +86,9 @@ function floatBits(x: number): number {
 
 type Entry = 'to_float' | 'decimate' | 'filter_rows' | 'filter_columns' | 'pool_terms' | 'pool_scan' | 'pool_chunk_maps' | 'pool_compose';
 const ENTRIES: readonly Entry[] = ['to_float', 'decimate', 'filter_rows', 'filter_columns', 'pool_terms', 'pool_scan', 'pool_chunk_maps', 'pool_compose'];
+
+/** Compiled pipelines per device, by entry point and bit depth. */
+const PIPELINES = new WeakMap<GpuDevice, Map<string, Promise<GPUComputePipeline>>>();
 
 /** The per-band buffers: row-filter scratch, maps, terms, chunk guesses, chunk maps. */
 type Scratch = Record<'rows' | 'maps' | 'terms' | 'approx' | 'chunkMaps' | 'counters', GPUBuffer>;
@@ -236,8 +240,23 @@ export class SsimMapsKernel implements GpuExtractorKernel {
         counters: scratch('path counters', 2 * SUMS),
       };
       const code = loadWgsl(SOURCE);
+      // float_ssim and float_ms_ssim share one set of pipelines per device and depth (they
+      // compile slowly on software adapters).
+      let cache = PIPELINES.get(gpu);
+      if (!cache) PIPELINES.set(gpu, (cache = new Map()));
+      const shared = cache;
       const made = await Promise.all(
-        ENTRIES.map((entry) => gpu.createComputePipeline(code, { label: `ssim ${entry} ${layout.bitDepth}-bit`, entryPoint: entry, constants: { BIT_DEPTH: layout.bitDepth } })),
+        ENTRIES.map((entry) => {
+          const key = `${entry},${layout.bitDepth}`;
+          let p = shared.get(key);
+          if (!p) {
+            p = gpu.createComputePipeline(code, { label: `ssim ${entry} ${layout.bitDepth}-bit`, entryPoint: entry, constants: { BIT_DEPTH: layout.bitDepth } });
+            // A failed compilation is not kept: the next kernel tries again (and reports it).
+            p.catch(() => shared.delete(key));
+            shared.set(key, p);
+          }
+          return p;
+        }),
       );
       const pipelines = new Map(ENTRIES.map((e, i) => [e, made[i]!] as const));
       return new SsimMapsKernel(d, pipelines, passes, work, scratchBuffers, gpu.limits.minStorageBufferOffsetAlignment, buffers, SUMS * mapScales.length);
