@@ -4,10 +4,10 @@
 // GPU, driven by ssim-maps-gpu.ts, bit for bit as the C++ does it: every float product is
 // f32_mul and every double tap sum f64_add, in the C++'s tap order, each filtered sample
 // rounded to float by f32_from_f64 (lib/f32.wgsl: integer arithmetic only, so no compiler
-// contraction into FMAs and no flushed subnormals can change a bit). What comes out are the
-// five filtered maps per output row (ssim::meanSsimFromMaps's layout); the per-sample SSIM
-// terms (float and double divisions, the sqrt) and the double pooling sums, whose order
-// matters, run on the host from them (the C++ extractor's finishStats).
+// contraction into FMAs and no flushed subnormals can change a bit). From the five filtered
+// maps it forms the per-sample SSIM terms (float and double divisions, the sqrt) and
+// libvmaf's four sequential double sums over them, exactly (the pooling section below);
+// those sums, 32 bytes a scale, are what comes out (the C++ extractor's finishStats takes them).
 //
 // Images are floats (bit patterns) in `work`, rows packed, placed by Params.
 //   to_float:        a picture's luma -> float image (libvmaf's picture_copy scaling)
@@ -16,9 +16,11 @@
 //                    dis^2, ref*dis, where the window fits (ow = w - 10 per row), for one
 //                    band of source rows, into `rows`
 //   filter_columns:  those rows -> the vertical 11-tap Gaussian of the band's output rows,
-//                    into `maps` (a binding of just that band's part of the stats)
-// Bands keep the row scratch and each maps binding under the storage binding limit, so a
-// picture of any height has its maps written (2160p's are 165 MB for one scale).
+//                    into `maps` (the band's)
+//   pool_*:          the band's terms and their running sums (below), carried from band
+//                    to band in `sums` (the instance's output)
+// Bands keep the row scratch, maps and terms under the storage binding limit, so a picture
+// of any height is pooled (2160p's terms would be 262 MB for one scale).
 
 override BIT_DEPTH: u32 = 8u;
 const WINDOW: u32 = 11u;
