@@ -1,11 +1,14 @@
-// float_ssim and float_ms_ssim on the gpu backend (common/ssim-maps.wgsl: the filtered maps in
-// integer-exact float/double arithmetic; the C++ finishStats pools them in libvmaf's order):
+// float_ssim and float_ms_ssim on the gpu backend (common/ssim-maps.wgsl: the filtered maps,
+// the SSIM terms and libvmaf's sequential double sums over them, in integer-exact float and
+// double arithmetic, on the device; the C++ finishStats takes the sums):
 // every value equal to the cpu backend's, bit for bit, and to libvmaf 3.2.0's on the carried
 // clips (8/10/12-bit, odd sizes, 4:4:4, the automatic scale 4 of 1080p), with enable_lcs and
 // enable_db; and on seeded random pictures of random sizes, depths and scales (flat areas
 // included, where the variance and covariance clamps apply); at 1920x1080, float_ssim at
 // scale=1 and float_ms_ssim on the gpu (their maps made in bands of rows), equal to the cpu
-// backend, and the sizes the gpu takes (up to 2160p).
+// backend, and the sizes the gpu takes (up to 2160p). The pooling runs on the device
+// (its mapped and term-by-term paths: gpu-ssim-pool.test.mjs); the random cases include
+// inverted distortions, whose negative sums take the term-by-term path.
 // XDG_RUNTIME_DIR must be set for Mesa's lavapipe (any writable folder).
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -123,6 +126,9 @@ describe('float_ssim / float_ms_ssim on the gpu backend', function () {
             const v = flat ? Math.floor(max / 3) : Math.min(max, Math.floor((max * (0.5 + 0.4 * Math.sin(x * fx / 7 + y * fy / 5))) + R.int(Math.max(2, max >> 5))));
             ref[i] = v;
             dis[i] = flat ? v : R.int(20) === 0 ? R.int(max + 1) : Math.min(max, Math.max(0, v + R.range(-(max >> 6) - 1, (max >> 6) + 1)));
+            // Every third case inverted outside the flat blocks (negative structure: the device
+            // pooling's term-by-term path, gpu-ssim-pool.test.mjs).
+            if (c % 3 === 1 && !flat) dis[i] = max - dis[i];
           }
         }
         for (let i = width * height; i < per; i++) ref[i] = dis[i] = max >> 1;

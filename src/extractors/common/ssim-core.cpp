@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 
 namespace vmafs::ssim {
@@ -35,9 +36,10 @@ int mirror(int i, int n) {
 
 }  // namespace
 
-// The per-sample SSIM terms of one output row from its five filtered quantities (laid out
-// as meanSsimFromMaps takes them) and their running double sums, row after row: the one
-// pooling both meanSsim and the gpu backend's maps go through.
+// The per-sample SSIM terms of one output row from its five filtered quantities (mu(ref),
+// mu(dis), mean(ref^2), mean(dis^2), mean(ref*dis), ow floats each) and their running
+// double sums, row after row (ssim-maps.wgsl's `terms` computes the same terms and
+// reproduces these sums on the gpu).
 struct SsimPool {
   int ow, oh;
   double ssimSum = 0.0, lSum = 0.0, cSum = 0.0, sSum = 0.0;
@@ -182,9 +184,10 @@ SsimMeans meanSsim(const FloatImage& ref, const FloatImage& dis) {
   return pool.means();
 }
 
-SsimMeans meanSsimFromMaps(const float* maps, int width, int height) {
+SsimMeans meansFromSums(const uint64_t* sumBits, int width, int height) {
   SsimPool pool(width - kWindow + 1, height - kWindow + 1);
-  for (int y = 0; y < pool.oh; y++) pool.row(maps + static_cast<size_t>(y) * kFilteredQuantities * pool.ow);
+  double* sums[kPoolSums] = {&pool.ssimSum, &pool.lSum, &pool.cSum, &pool.sSum};
+  for (int q = 0; q < kPoolSums; q++) std::memcpy(sums[q], sumBits + q, sizeof(double));
   return pool.means();
 }
 

@@ -4,6 +4,7 @@
 // only where it fits inside the picture. Every float and double step is libvmaf's, in its
 // order, so the values match it bit for bit.
 #pragma once
+#include <cstdint>
 #include <vector>
 
 #include "picture.h"
@@ -43,19 +44,13 @@ struct SsimMeans {
 // constants (K1 = 0.01, K2 = 0.03, L = 255).
 SsimMeans meanSsim(const FloatImage& ref, const FloatImage& dis);
 
-// The five Gaussian-filtered quantities meanSsim pools, as the gpu kernel gives them
-// (src/extractors/common/ssim-maps.wgsl): per output row, ow floats each of mu(ref),
-// mu(dis), mean(ref^2), mean(dis^2), mean(ref*dis); ow = w - 10, oh = h - 10 rows.
-constexpr int kFilteredQuantities = 5;
-inline size_t filteredMapFloats(int width, int height) {
-  if (width < kWindow || height < kWindow) return 0;
-  return static_cast<size_t>(kFilteredQuantities) * (width - kWindow + 1) * (height - kWindow + 1);
-}
+// The gpu kernel (ssim-maps.wgsl) pools on the device: per scale it gives libvmaf's four
+// double running sums (of the SSIM, luminance, contrast and structure terms, in that order)
+// as their bit patterns, each the exact result of the sequential sum.
+constexpr int kPoolSums = 4;
 
-// meanSsim's pooling (the per-sample terms and their double sums, in its order) from those
-// maps of a w x h picture pair: the same bits as meanSsim(ref, dis).
-SsimMeans meanSsimFromMaps(const float* maps, int width, int height);
-
+// The means meanSsim returns, from those four sums of a w x h picture pair's pooling.
+SsimMeans meansFromSums(const uint64_t* sumBits, int width, int height);
 
 // libvmaf's dB conversion of an SSIM value: -10 log10(1 - x), capped at maxDb.
 double toDecibels(double score, double maxDb);

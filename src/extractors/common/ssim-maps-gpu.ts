@@ -1,34 +1,40 @@
 /**
  * The SSIM extractors' gpu kernel (ssim-maps.wgsl): the luma as floats, optional
- * decimations, and at the scales asked for the five Gaussian-filtered maps SSIM pools
- * (ssim::meanSsimFromMaps's layout), written as the instance's accumulators, two floats
- * per 64-bit slot. The C++ extractor's finishStats pools them in libvmaf's order (the
- * double sums are order-sensitive, so they stay sequential on the host), giving the cpu
- * backend's bits.
+ * decimations, and at the scales asked for the five Gaussian-filtered maps, the per-sample
+ * SSIM terms and libvmaf's four double running sums over them, pooled on the device with
+ * the sequential sums' exact bits (ssim-maps.wgsl's pooling section says how). What comes
+ * back is four doubles per scale (their bit patterns as the instance's accumulators), which
+ * the C++ extractor's finishStats turns into the scores (ssim::meansFromSums), giving the
+ * cpu backend's bits.
  *
- * The maps are large (1080p's are 41 MB, 2160p's 165 MB for one scale), so they are made
- * in bands of output rows: each band's row scratch and each band's part of the stats
- * buffer (bound alone, at an aligned offset) stay far below the storage binding limit,
- * and the stats buffer as a whole is bound nowhere. Only the float images are bound whole
- * (fitsOnGpu: at most WebGPU's guaranteed 128 MiB binding, which 2160p's fit).
+ * The maps and terms are large (1080p's terms are 64 MB for one scale), so they are made in
+ * bands of output rows: each band's row scratch, maps and terms stay far below the storage
+ * binding limit, and the band's sums carry over to the next band through the output. Only
+ * the float images are bound whole (fitsOnGpu: at most WebGPU's guaranteed 128 MiB
+ * binding, which 2160p's fit).
  */
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { BackendError } from '../../errors.js';
 import type { GpuExtractorContext, GpuExtractorInputs, GpuExtractorKernel, GpuPicture } from '../../kernels/gpu/gpu-extractor.js';
 import type { StatsSlot } from '../../kernels/gpu/frame-kernel.js';
+import type { GpuDevice } from '../../kernels/gpu/device.js';
 import { loadWgsl, WGSL_ROOT } from '../../kernels/gpu/wgsl.js';
 import { SSIM_WINDOW } from './ssim-options.js';
 
 const SOURCE = relative(WGSL_ROOT, join(dirname(fileURLToPath(import.meta.url)), 'ssim-maps.wgsl'));
 const QUANTITIES = 5;
-const PARAMS_BYTES = 48;
+const PARAMS_BYTES = 64;
 const WORKGROUP = 16;
+/** ssim-maps.wgsl's CHUNK (terms per chunk map, pool_terms' workgroup), SUMS and MAP_WORDS. */
+const CHUNK = 256;
+const SUMS = 4;
+const MAP_WORDS = 10;
+const CHUNK_MAPS_WORKGROUP = 64;
 /** Row scratch per band (bytes): bands of a few hundred rows at 1080p and 2160p. */
 const BAND_SCRATCH_BYTES = 16 << 20;
 /** WebGPU's guaranteed limits: every adapter binds 128 MiB and makes 256 MiB buffers. */
 const GUARANTEED_BINDING_BYTES = 128 << 20;
-const GUARANTEED_BUFFER_BYTES = 256 << 20;
 
 /** A decimation between scales: every factor-th sample through a taps x taps kernel (row-major). */
 export interface SsimDecimation {
@@ -48,38 +54,27 @@ export function decimatedSize(size: number, factor: number): number {
   return Math.trunc(size / factor) + (size & 1);
 }
 
-/** Floats of the maps of a w x h pair (ssim::filteredMapFloats). */
-export function mapFloats(width: number, height: number): number {
-  return width < SSIM_WINDOW || height < SSIM_WINDOW ? 0 : QUANTITIES * (width - SSIM_WINDOW + 1) * (height - SSIM_WINDOW + 1);
-}
-
-/** The float images' and the maps' sizes (words) for a w x h luma through `scales`; undefined where a map scale is under 11x11. */
-function footprint(width: number, height: number, scales: readonly SsimScale[]): { images: number; maps: number } | undefined {
+/** Words of the float images for a w x h luma through `scales`; undefined where a map scale is under 11x11. */
+function imageWords(width: number, height: number, scales: readonly SsimScale[]): number | undefined {
   let [w, h] = [width, height];
   let images = 2 * w * h;
-  let maps = 0;
   for (const s of scales) {
     if (s.decimate) {
       [w, h] = [decimatedSize(w, s.decimate.factor), decimatedSize(h, s.decimate.factor)];
       images += 2 * w * h;
     }
-    if (s.maps) {
-      const n = mapFloats(w, h);
-      if (n === 0) return undefined;
-      maps += n;
-    }
+    if (s.maps && (w < SSIM_WINDOW || h < SSIM_WINDOW)) return undefined;
   }
-  return { images, maps };
+  return images;
 }
 
 /**
  * Whether the kernel runs on every adapter for a w x h luma: the float images within the
- * guaranteed binding size and one instance's maps within the guaranteed buffer size
- * (2160p with every MS-SSIM scale is 220 MB). Larger pictures stay on the host.
+ * guaranteed binding size (up to 2160p). Larger pictures stay on the host.
  */
 export function fitsOnGpu(width: number, height: number, scales: readonly SsimScale[]): boolean {
-  const f = footprint(width, height, scales);
-  return f !== undefined && 4 * f.images <= GUARANTEED_BINDING_BYTES && 4 * f.maps <= GUARANTEED_BUFFER_BYTES;
+  const words = imageWords(width, height, scales);
+  return words !== undefined && 4 * words <= GUARANTEED_BINDING_BYTES;
 }
 
 const f32 = new Float32Array(1);
@@ -89,16 +84,24 @@ function floatBits(x: number): number {
   return f32Bits[0]!;
 }
 
+type Entry = 'to_float' | 'decimate' | 'filter_rows' | 'filter_columns' | 'pool_terms' | 'pool_scan' | 'pool_chunk_maps' | 'pool_compose';
+const ENTRIES: readonly Entry[] = ['to_float', 'decimate', 'filter_rows', 'filter_columns', 'pool_terms', 'pool_scan', 'pool_chunk_maps', 'pool_compose'];
+
+/** Compiled pipelines per device, by entry point and bit depth. */
+const PIPELINES = new WeakMap<GpuDevice, Map<string, Promise<GPUComputePipeline>>>();
+
+/** The per-band buffers: row-filter scratch, maps, terms, chunk guesses, chunk maps. */
+type Scratch = Record<'rows' | 'maps' | 'terms' | 'approx' | 'chunkMaps' | 'counters', GPUBuffer>;
+
 interface Pass {
-  entry: 'to_float' | 'decimate' | 'filter_rows' | 'filter_columns';
+  entry: Entry;
   params: Uint32Array;
-  /** Invocations in x and y. */
-  size: [number, number];
+  /** Workgroups in x and y. */
+  groups: [number, number];
   /** decimate: its weights buffer. */
   weights?: GPUBuffer;
-  /** filter_columns: its band's word offset in the maps, to which the slot's is added, and its words. */
-  mapsWord?: number;
-  mapsWords?: number;
+  /** pool_scan, pool_compose: the scale's four sums' first word in the output slot. */
+  sumsWord?: number;
   /** to_float: which picture. */
   of?: 'ref' | 'dis';
 }
@@ -106,10 +109,10 @@ interface Pass {
 export class SsimMapsKernel implements GpuExtractorKernel {
   readonly statsCount: number;
   readonly #device: GPUDevice;
-  readonly #pipelines: Map<Pass['entry'], GPUComputePipeline>;
+  readonly #pipelines: Map<Entry, GPUComputePipeline>;
   readonly #passes: Pass[];
   readonly #work: GPUBuffer;
-  readonly #rows: GPUBuffer;
+  readonly #scratch: Scratch;
   readonly #alignment: number;
   readonly #buffers: GPUBuffer[];
   /** Params buffers: static ones per pass, filter_columns' per output offset too. */
@@ -118,12 +121,12 @@ export class SsimMapsKernel implements GpuExtractorKernel {
   readonly #ids = new WeakMap<GPUBuffer, number>();
   #nextId = 0;
 
-  private constructor(device: GPUDevice, pipelines: Map<Pass['entry'], GPUComputePipeline>, passes: Pass[], work: GPUBuffer, rows: GPUBuffer, alignment: number, buffers: GPUBuffer[], statsCount: number) {
+  private constructor(device: GPUDevice, pipelines: Map<Entry, GPUComputePipeline>, passes: Pass[], work: GPUBuffer, scratch: Scratch, alignment: number, buffers: GPUBuffer[], statsCount: number) {
     this.#device = device;
     this.#pipelines = pipelines;
     this.#passes = passes;
     this.#work = work;
-    this.#rows = rows;
+    this.#scratch = scratch;
     this.#alignment = alignment;
     this.#buffers = buffers;
     this.statsCount = statsCount;
@@ -140,14 +143,16 @@ export class SsimMapsKernel implements GpuExtractorKernel {
       let w = luma.width;
       let h = luma.height;
       const scale = layout.bitDepth === 8 ? 1 : 2 ** -(layout.bitDepth - 8);
-      const params = (values: Partial<Record<'src' | 'src2' | 'sw' | 'sh' | 'dst' | 'dw' | 'dh' | 'factor' | 'taps' | 'scale' | 'row0', number>>): Uint32Array =>
-        new Uint32Array([values.src ?? 0, values.src2 ?? 0, values.sw ?? 0, values.sh ?? 0, values.dst ?? 0, values.dw ?? 0, values.dh ?? 0, values.factor ?? 0, values.taps ?? 0, values.scale ?? 0, values.row0 ?? 0, 0]);
+      type Field = 'src' | 'src2' | 'sw' | 'sh' | 'dst' | 'dw' | 'dh' | 'factor' | 'taps' | 'scale' | 'row0' | 'count' | 'chunks' | 'sums' | 'first';
+      const fields: readonly Field[] = ['src', 'src2', 'sw', 'sh', 'dst', 'dw', 'dh', 'factor', 'taps', 'scale', 'row0', 'count', 'chunks', 'sums', 'first'];
+      const params = (values: Partial<Record<Field, number>>): Uint32Array => new Uint32Array([...fields.map((f) => values[f] ?? 0), 0]);
+      const tiles = (x: number, y: number): [number, number] => [Math.ceil(x / WORKGROUP), Math.ceil(y / WORKGROUP)];
       // Scale 0's float images, then each later scale's; the row-filter scratch is its own buffer.
       let ref = words;
       let dis = ref + w * h;
       words = dis + w * h;
       for (const of of ['ref', 'dis'] as const) {
-        passes.push({ entry: 'to_float', of, params: params({ src: luma.offset / 4, sw: w, sh: h, dst: of === 'ref' ? ref : dis, scale: floatBits(scale) }), size: [w, h] });
+        passes.push({ entry: 'to_float', of, params: params({ src: luma.offset / 4, sw: w, sh: h, dst: of === 'ref' ? ref : dis, scale: floatBits(scale) }), groups: tiles(w, h) });
       }
       const mapScales: { ref: number; dis: number; w: number; h: number }[] = [];
       scales.forEach((s, i) => {
@@ -164,7 +169,7 @@ export class SsimMapsKernel implements GpuExtractorKernel {
           const ndis = nref + dw * dh;
           words = ndis + dw * dh;
           for (const [src, dst] of [[ref, nref], [dis, ndis]] as const) {
-            passes.push({ entry: 'decimate', params: params({ src, sw: w, sh: h, dst, dw, dh, factor, taps }), size: [dw, dh], weights: buffer });
+            passes.push({ entry: 'decimate', params: params({ src, sw: w, sh: h, dst, dw, dh, factor, taps }), groups: tiles(dw, dh), weights: buffer });
           }
           [ref, dis, w, h] = [nref, ndis, dw, dh];
         }
@@ -174,32 +179,45 @@ export class SsimMapsKernel implements GpuExtractorKernel {
         }
       });
       // Bands of output rows: each band's five filtered source rows (its output rows and the
-      // 10 below them) fit the scratch, and its maps (a subset of those bytes) one binding.
+      // 10 below them) fit the scratch; its maps (a subset of those bytes) and its terms (8
+      // bytes per sample and sum, 32/20 of the maps) one binding each. The band's chunk maps
+      // and sums follow its terms (pool_*); each scale's four sums take 8 words of the output.
       const budget = Math.min(BAND_SCRATCH_BYTES, gpu.limits.maxStorageBufferBindingSize - gpu.limits.minStorageBufferOffsetAlignment);
       let rowsWords = 0;
-      let mapsWord = 0;
-      for (const s of mapScales) {
+      let mapsWords = 0;
+      let termWords = 0;
+      let chunkCount = 0;
+      mapScales.forEach((s, scaleIndex) => {
         const ow = s.w - SSIM_WINDOW + 1;
         const oh = s.h - SSIM_WINDOW + 1;
         const perRow = 4 * QUANTITIES * ow;
         const band = Math.max(1, Math.min(oh, Math.floor(budget / perRow) - (SSIM_WINDOW - 1)));
-        if (perRow * (band + SSIM_WINDOW - 1) > gpu.limits.maxStorageBufferBindingSize) {
+        if (perRow * (band + SSIM_WINDOW - 1) > gpu.limits.maxStorageBufferBindingSize || 8 * SUMS * band * ow > gpu.limits.maxStorageBufferBindingSize) {
           throw new BackendError('E_GPU', `ssim maps: ${s.w}-sample rows exceed the adapter's storage binding limit (${gpu.limits.maxStorageBufferBindingSize})`);
         }
+        const sums = 2 * SUMS * scaleIndex;
         for (let y0 = 0; y0 < oh; y0 += band) {
           const out = Math.min(band, oh - y0);
           const sourceRows = out + SSIM_WINDOW - 1;
+          const count = out * ow;
+          const chunks = Math.ceil(count / CHUNK);
           rowsWords = Math.max(rowsWords, QUANTITIES * sourceRows * ow);
-          passes.push({ entry: 'filter_rows', params: params({ src: s.ref, src2: s.dis, sw: s.w, dh: sourceRows, row0: y0 }), size: [ow, sourceRows] });
-          const bandWords = QUANTITIES * out * ow;
-          passes.push({ entry: 'filter_columns', params: params({ sw: s.w, sh: sourceRows, dh: out }), size: [ow, out], mapsWord: mapsWord + QUANTITIES * y0 * ow, mapsWords: bandWords });
+          mapsWords = Math.max(mapsWords, QUANTITIES * count);
+          termWords = Math.max(termWords, 2 * SUMS * count);
+          chunkCount = Math.max(chunkCount, chunks);
+          passes.push({ entry: 'filter_rows', params: params({ src: s.ref, src2: s.dis, sw: s.w, dh: sourceRows, row0: y0 }), groups: tiles(ow, sourceRows) });
+          passes.push({ entry: 'filter_columns', params: params({ sw: s.w, sh: sourceRows, dh: out }), groups: tiles(ow, out) });
+          const pool = { sw: s.w, count, chunks, first: y0 === 0 ? 1 : 0 };
+          passes.push({ entry: 'pool_terms', params: params(pool), groups: [chunks, 1] });
+          passes.push({ entry: 'pool_scan', params: params(pool), groups: [SUMS, 1], sumsWord: sums });
+          passes.push({ entry: 'pool_chunk_maps', params: params(pool), groups: [Math.ceil(chunks / CHUNK_MAPS_WORKGROUP), SUMS] });
+          passes.push({ entry: 'pool_compose', params: params(pool), groups: [1, 1], sumsWord: sums });
         }
-        mapsWord += mapFloats(s.w, s.h);
-      }
+      });
       const maxGroups = gpu.limits.maxComputeWorkgroupsPerDimension;
       for (const p of passes) {
-        if (Math.ceil(p.size[0] / WORKGROUP) > maxGroups || Math.ceil(p.size[1] / WORKGROUP) > maxGroups) {
-          throw new BackendError('E_GPU', `ssim maps: ${p.size.join('x')} exceeds the adapter's ${maxGroups} workgroups per dimension`);
+        if (p.groups[0] > maxGroups || p.groups[1] > maxGroups) {
+          throw new BackendError('E_GPU', `ssim maps: ${p.entry}'s ${p.groups.join('x')} workgroups exceed the adapter's ${maxGroups} per dimension`);
         }
       }
       if (4 * words > gpu.limits.maxStorageBufferBindingSize) {
@@ -207,15 +225,41 @@ export class SsimMapsKernel implements GpuExtractorKernel {
       }
       const work = d.createBuffer({ size: Math.max(16, 4 * words), usage: GPUBufferUsage.STORAGE, label: 'ssim maps work' });
       buffers.push(work);
-      const rows = d.createBuffer({ size: Math.max(16, 4 * rowsWords), usage: GPUBufferUsage.STORAGE, label: 'ssim maps row scratch' });
-      buffers.push(rows);
+      // Terms and counters can be copied out: diagnostics.
+      const scratch = (label: string, words: number): GPUBuffer => {
+        const b = d.createBuffer({ size: Math.max(16, 4 * words), usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC, label: `ssim ${label}` });
+        buffers.push(b);
+        return b;
+      };
+      const scratchBuffers = {
+        rows: scratch('row scratch', rowsWords),
+        maps: scratch('band maps', mapsWords),
+        terms: scratch('band terms', termWords),
+        approx: scratch('chunk guesses', SUMS * chunkCount),
+        chunkMaps: scratch('chunk maps', MAP_WORDS * SUMS * chunkCount),
+        counters: scratch('path counters', 2 * SUMS),
+      };
       const code = loadWgsl(SOURCE);
-      const entries = ['to_float', 'decimate', 'filter_rows', 'filter_columns'] as const;
+      // float_ssim and float_ms_ssim share one set of pipelines per device and depth (they
+      // compile slowly on software adapters).
+      let cache = PIPELINES.get(gpu);
+      if (!cache) PIPELINES.set(gpu, (cache = new Map()));
+      const shared = cache;
       const made = await Promise.all(
-        entries.map((entry) => gpu.createComputePipeline(code, { label: `ssim ${entry} ${layout.bitDepth}-bit`, entryPoint: entry, constants: { BIT_DEPTH: layout.bitDepth } })),
+        ENTRIES.map((entry) => {
+          const key = `${entry},${layout.bitDepth}`;
+          let p = shared.get(key);
+          if (!p) {
+            p = gpu.createComputePipeline(code, { label: `ssim ${entry} ${layout.bitDepth}-bit`, entryPoint: entry, constants: { BIT_DEPTH: layout.bitDepth } });
+            // A failed compilation is not kept: the next kernel tries again (and reports it).
+            p.catch(() => shared.delete(key));
+            shared.set(key, p);
+          }
+          return p;
+        }),
       );
-      const pipelines = new Map(entries.map((e, i) => [e, made[i]!] as const));
-      return new SsimMapsKernel(d, pipelines, passes, work, rows, gpu.limits.minStorageBufferOffsetAlignment, buffers, Math.ceil(mapsWord / 2));
+      const pipelines = new Map(ENTRIES.map((e, i) => [e, made[i]!] as const));
+      return new SsimMapsKernel(d, pipelines, passes, work, scratchBuffers, gpu.limits.minStorageBufferOffsetAlignment, buffers, SUMS * mapScales.length);
     } catch (e) {
       for (const b of buffers) b.destroy();
       throw e;
@@ -229,9 +273,18 @@ export class SsimMapsKernel implements GpuExtractorKernel {
     this.#passes.forEach((p, i) => {
       pass.setPipeline(this.#pipelines.get(p.entry)!);
       pass.setBindGroup(0, this.#bindGroup(i, p, inputs, out));
-      pass.dispatchWorkgroups(Math.ceil(p.size[0] / WORKGROUP), Math.ceil(p.size[1] / WORKGROUP));
+      pass.dispatchWorkgroups(p.groups[0], p.groups[1]);
     });
     pass.end();
+  }
+
+  /**
+   * For tests and measurements: the last band's terms (sum q's 8-byte doubles at q * count,
+   * count = that band's samples) and the path counters (per sum: chunks mapped, chunks
+   * summed term by term, as u32s, over the kernel's life). Both are COPY_SRC.
+   */
+  get diagnostics(): { terms: GPUBuffer; counters: GPUBuffer } {
+    return { terms: this.#scratch.terms, counters: this.#scratch.counters };
   }
 
   destroy(): void {
@@ -267,21 +320,30 @@ export class SsimMapsKernel implements GpuExtractorKernel {
       key += `,${this.#id(picture.buffer)}`;
       params = this.#paramsBuffer(String(index), p.params);
       entries.push({ binding: 0, resource: { buffer: picture.buffer } }, { binding: 1, resource: { buffer: this.#work } });
-    } else if (p.entry === 'filter_columns') {
-      // The band's maps alone: bound from the aligned offset at or below them.
-      const start = out.offset + 4 * p.mapsWord!;
+    } else if (p.sumsWord !== undefined) {
+      // The scale's sums in the output slot: bound from the aligned offset at or below them.
+      const start = out.offset + 4 * p.sumsWord;
       const offset = start - (start % this.#alignment);
-      const dst = (start - offset) / 4;
+      const at = (start - offset) / 8;
       key += `,${this.#id(out.buffer)},${start}`;
       const values = p.params.slice();
-      values[4] = dst;
-      params = this.#paramsBuffer(`${index},${dst}`, values);
-      entries.push({ binding: 5, resource: { buffer: this.#rows } }, { binding: 2, resource: { buffer: out.buffer, offset, size: start - offset + 4 * p.mapsWords! } });
+      values[13] = at;
+      params = this.#paramsBuffer(`${index},${at}`, values);
+      const { terms, approx, chunkMaps } = this.#scratch;
+      entries.push({ binding: 9, resource: { buffer: out.buffer, offset, size: start - offset + 8 * SUMS } });
+      if (p.entry === 'pool_scan') entries.push({ binding: 7, resource: { buffer: approx } });
+      else entries.push({ binding: 6, resource: { buffer: terms } }, { binding: 8, resource: { buffer: chunkMaps } }, { binding: 10, resource: { buffer: this.#scratch.counters } });
     } else {
       params = this.#paramsBuffer(String(index), p.params);
-      entries.push({ binding: 1, resource: { buffer: this.#work } });
-      if (p.weights) entries.push({ binding: 4, resource: { buffer: p.weights } });
-      if (p.entry === 'filter_rows') entries.push({ binding: 5, resource: { buffer: this.#rows } });
+      const { rows, maps, terms, approx, chunkMaps } = this.#scratch;
+      const used: Record<Exclude<Entry, 'to_float' | 'pool_scan' | 'pool_compose'>, Array<[number, GPUBuffer]>> = {
+        decimate: [[1, this.#work], ...(p.weights ? [[4, p.weights] as [number, GPUBuffer]] : [])],
+        filter_rows: [[1, this.#work], [5, rows]],
+        filter_columns: [[5, rows], [2, maps]],
+        pool_terms: [[2, maps], [6, terms], [7, approx]],
+        pool_chunk_maps: [[6, terms], [7, approx], [8, chunkMaps]],
+      };
+      for (const [binding, buffer] of used[p.entry as keyof typeof used]) entries.push({ binding, resource: { buffer } });
     }
     let group = this.#bindGroups.get(key);
     if (group) return group;

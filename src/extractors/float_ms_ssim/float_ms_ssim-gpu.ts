@@ -1,8 +1,8 @@
 /**
  * float_ms_ssim on the GPU: the luma as floats, the four 9x9 low-pass decimations by 2 and
  * the five Gaussian-filtered maps at each of the 5 scales (common/ssim-maps.wgsl,
- * integer-exact float and double arithmetic); float_ms_ssim.cpp's finishStats pools them
- * and combines the scales as extract() does.
+ * integer-exact float and double arithmetic), pooled on the device into each scale's four
+ * double sums; float_ms_ssim.cpp's finishStats combines the scales as extract() does.
  */
 import type { GpuImplementation } from '../../kernels/gpu/gpu-extractor.js';
 import { fitsOnGpu, SsimMapsKernel, type SsimScale } from '../common/ssim-maps-gpu.js';

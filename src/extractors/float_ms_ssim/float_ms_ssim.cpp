@@ -3,7 +3,6 @@
 // biorthogonal wavelet's); the score is the product over scales of l^alpha c^beta s^gamma,
 // in dB under enable_db; enable_lcs adds each scale's mean l, c and s.
 #include <cmath>
-#include <cstring>
 #include <vector>
 
 #include "../common/ssim-core.h"
@@ -65,29 +64,17 @@ class FloatMsSsim final : public Extractor {
     finish(means, out);
   }
 
-  // The gpu kernel (float_ms_ssim-gpu.ts) gives each scale's five filtered maps
-  // (ssim::meanSsimFromMaps's layout), scale 0 first, two floats per accumulator, low word
-  // first; the pooling and everything after it run here, as extract() runs them.
-  size_t statsCount() const override { return (mapFloats() + 1) / 2; }
+  // The gpu kernel (float_ms_ssim-gpu.ts) pools on the device and gives each scale's four
+  // double sums (ssim::meansFromSums), scale 0 first; the scales' combination runs here, as
+  // extract() runs it.
+  size_t statsCount() const override { return static_cast<size_t>(ssim::kPoolSums) * kScales; }
   void finishStats(const uint64_t* stats, double* out) const override {
-    std::vector<float> maps(mapFloats());
-    std::memcpy(maps.data(), stats, maps.size() * sizeof(float));
     ssim::SsimMeans means[kScales];
-    const float* at = maps.data();
-    for (int i = 0; i < kScales; i++) {
-      means[i] = ssim::meanSsimFromMaps(at, widths_[i], heights_[i]);
-      at += ssim::filteredMapFloats(widths_[i], heights_[i]);
-    }
+    for (int i = 0; i < kScales; i++) means[i] = ssim::meansFromSums(stats + ssim::kPoolSums * i, widths_[i], heights_[i]);
     finish(means, out);
   }
 
  private:
-  size_t mapFloats() const {
-    size_t n = 0;
-    for (int i = 0; i < kScales; i++) n += ssim::filteredMapFloats(widths_[i], heights_[i]);
-    return n;
-  }
-
   void finish(const ssim::SsimMeans* means, double* out) const {
     double lum[kScales], con[kScales], str[kScales];
     double msssim = 1.0;

@@ -1,7 +1,8 @@
 /**
  * float_ssim on the GPU: the luma as floats, the box decimation by `scale`, and the five
  * Gaussian-filtered maps at that size (common/ssim-maps.wgsl, integer-exact float and
- * double arithmetic); float_ssim.cpp's finishStats pools them as extract() does.
+ * double arithmetic), pooled on the device into libvmaf's four double sums; float_ssim.cpp's
+ * finishStats finishes them as extract() does.
  */
 import type { GpuImplementation } from '../../kernels/gpu/gpu-extractor.js';
 import { fitsOnGpu, SsimMapsKernel, type SsimScale } from '../common/ssim-maps-gpu.js';

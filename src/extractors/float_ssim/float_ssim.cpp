@@ -2,7 +2,6 @@
 // decimation by `scale` (0: round(min(w, h) / 256), at least 1), with the mean luminance,
 // contrast and structure terms under enable_lcs and the score in dB under enable_db.
 #include <algorithm>
-#include <cstring>
 #include <vector>
 
 #include "../common/ssim-core.h"
@@ -45,14 +44,12 @@ class FloatSsim final : public Extractor {
     finish(ssim::meanSsim(ref, dis), out);
   }
 
-  // The gpu kernel (float_ssim-gpu.ts) gives the five filtered maps at the decimated size
-  // (ssim::meanSsimFromMaps's layout), two floats per accumulator, low word first; the
-  // pooling and everything after it run here, as extract() runs them.
-  size_t statsCount() const override { return (ssim::filteredMapFloats(width_, height_) + 1) / 2; }
+  // The gpu kernel (float_ssim-gpu.ts) pools on the device and gives the four double sums
+  // of the pooling at the decimated size (ssim::meansFromSums); everything after them runs
+  // here, as extract() runs it.
+  size_t statsCount() const override { return ssim::kPoolSums; }
   void finishStats(const uint64_t* stats, double* out) const override {
-    std::vector<float> maps(ssim::filteredMapFloats(width_, height_));
-    std::memcpy(maps.data(), stats, maps.size() * sizeof(float));
-    finish(ssim::meanSsimFromMaps(maps.data(), width_, height_), out);
+    finish(ssim::meansFromSums(stats, width_, height_), out);
   }
 
  private:

@@ -99,7 +99,7 @@ const LITTLE_ENDIAN = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;
 
 /**
  * The accumulators at word offset `at` of a readback (u32 pairs, low word first). Where
- * they are aligned this is a view of `words`' buffer, not a copy (the SSIM maps and CAMBI's
+ * they are aligned this is a view of `words`' buffer, not a copy (CAMBI's
  * values are megabytes a frame): the readback is the host's own copy, which nothing writes.
  */
 export function statsAt(words: Uint32Array, at: number, count: number): BigUint64Array {

@@ -175,8 +175,8 @@ export class GpuExtractorSet {
   /**
    * Rendition `k`'s values, keyed by log key, from its block of the readback (`words`, at
    * word `at`; the referenceOnly instances' from the first rendition's, at `firstAt`). The
-   * C++ finishing runs on the addon's worker pool: for cambi (top-k pooling) and the SSIM
-   * maps (ordered sums over every pixel) it is milliseconds a frame, and frames in flight
+   * C++ finishing runs on the addon's worker pool: for cambi (top-k pooling) it is
+   * milliseconds a frame, and frames in flight
    * finish beside each other instead of one after another on the JS thread.
    */
   async finish(k: number, words: Uint32Array, at: number, firstAt: number): Promise<FeatureValues> {
