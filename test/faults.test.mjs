@@ -10,7 +10,7 @@
 // vmaf-stream decodes with an ffmpeg child of its own.
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync, truncateSync, writeFileSync } from 'node:fs';
+import { chmodSync, closeSync, constants, existsSync, openSync, mkdtempSync, readFileSync, rmSync, statSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -186,6 +186,67 @@ describe('faults of the parts around us', function () {
       assert.equal(code, 1, stderr);
       assert.equal(errorFrame(stderr, '-', /no frame for 1 s \(the stall timeout\): the input stalled$/), 6);
       assertCompleteLog(log, 6);
+    });
+
+    // Opening a named pipe waits for a writer: with --stall-timeout that wait is bounded too,
+    // on each path a pipe can take (y4m and raw read natively, anything else sniffed, then ffmpeg).
+    for (const [name, extra, path] of [['in.y4m', [], 'the native y4m reader'], ['in.yuv', ['-w', '64', '-h', '64'], 'the native raw reader'], ['in.mp4', [], 'ffmpeg']]) {
+      it(`a named pipe that never gets a writer (${path}), with --stall-timeout: E_INPUT_STALLED naming it, exit 1, within the timeout`, async () => {
+        const fifo = join(dir, name);
+        assert.equal(spawnSync('mkfifo', [fifo]).status, 0);
+        const other = name === 'in.yuv' ? fifo : join(media, 'ref.y4m');
+        const began = Date.now();
+        const run = start(['-r', other, '-d', fifo, ...extra, '--backend', 'cpu', '-q', '--stall-timeout', '1']);
+        const { code, stderr } = await run.exited;
+        const seconds = (Date.now() - began) / 1000;
+        assert.equal(code, 1, stderr);
+        assert.equal(stderr, `vmaf-stream: ${fifo}: no writer opened the named pipe in 1 s (the stall timeout): the input stalled\n`);
+        assert.ok(seconds < 6, `${seconds} s`); // 1 s, the CLI's start-up, a loaded machine
+        assertGone(run);
+      });
+    }
+
+    it('a named pipe whose writer opens it but sends nothing (the sniff before ffmpeg), with --stall-timeout: E_INPUT_STALLED, exit 1', async () => {
+      const fifo = join(dir, 'in.ts');
+      assert.equal(spawnSync('mkfifo', [fifo]).status, 0);
+      // A writer that holds the pipe open, silent, for longer than the run may take.
+      feeders.push(spawn('sh', ['-c', `exec 3>"${fifo}"; sleep 60`], { stdio: 'ignore' }));
+      const run = start(['-r', join(media, 'ref.y4m'), '-d', fifo, '--backend', 'cpu', '-q', '--stall-timeout', '1']);
+      const { code, stderr } = await run.exited;
+      assert.equal(code, 1, stderr);
+      assert.equal(stderr, `vmaf-stream: ${fifo}: frame 0: no data for 1 s (the stall timeout): the input stalled\n`);
+      assertGone(run);
+    });
+
+    it('a named pipe that never gets a writer (the library, stallTimeoutMs): the run errors, the blocked open is released, nothing keeps the process alive', async () => {
+      const fifo = join(dir, 'in.y4m');
+      assert.equal(spawnSync('mkfifo', [fifo]).status, 0);
+      // In this process: the error, then no reader left on the pipe (a writer's non-blocking
+      // open fails with ENXIO only when no open for reading is pending or held).
+      const error = await new Promise((resolve) => score(fifo, join(media, 'ref.y4m'), { backend: 'cpu', stallTimeoutMs: 500 }).subscribe({ error: resolve, complete: () => resolve(undefined) }));
+      assert.equal(error?.code, 'E_INPUT_STALLED');
+      assert.equal(error.message, `${fifo}: no writer opened the named pipe in 0.5 s (the stall timeout): the input stalled`);
+      let open;
+      for (let i = 0; i < 50; i++) {
+        try {
+          closeSync(openSync(fifo, constants.O_WRONLY | constants.O_NONBLOCK));
+          open = 'a reader is still there';
+        } catch (err) {
+          open = err.code;
+        }
+        if (open === 'ENXIO') break;
+        await sleep(20);
+      }
+      assert.equal(open, 'ENXIO');
+      // A child process that only subscribes (no process.exit): it must end on its own.
+      const script = `import { score } from ${JSON.stringify(new URL('../dist/index.js', import.meta.url).href)};
+        score(${JSON.stringify(fifo)}, ${JSON.stringify(join(media, 'ref.y4m'))}, { backend: 'cpu', stallTimeoutMs: 500 })
+          .subscribe({ error: (e) => console.log(e.code), complete: () => console.log('complete') });`;
+      const began = Date.now();
+      const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', timeout: 20000 });
+      assert.equal(r.signal, null, `still running after ${(Date.now() - began) / 1000} s: ${r.stderr}`);
+      assert.equal(r.status, 0, r.stderr);
+      assert.equal(r.stdout, 'E_INPUT_STALLED\n');
     });
 
     it('--stall-timeout and --gpu-timeout take a positive number of seconds (exit 2 otherwise)', () => {
