@@ -445,5 +445,40 @@ describe('faults of the parts around us', function () {
         delete process.env.VMAF_STREAM_TEST_LOSE_GPU_AT;
       }
     });
+
+    // --gpu-timeout bounds more than the fences: a driver that hangs while the device is
+    // opened, or while the kernels compile (VMAF_STREAM_TEST_HANG_GPU_AT=device / =compile:
+    // those answers never come), ends the run naming the stage, with nothing else pending
+    // (y4m inputs read natively: no ffmpeg child holds the process).
+    it('a device that never opens (requestDevice does not answer) with --gpu-timeout: E_GPU naming the stage and the adapter, exit 1', async () => {
+      const began = Date.now();
+      const run = start(['-r', join(media, 'ref.y4m'), '-d', join(media, 'ref.y4m'), '--backend', 'gpu', '-q', '--gpu-timeout', '2'], { VMAF_STREAM_TEST_HANG_GPU_AT: 'device' });
+      const { code, stderr } = await run.exited;
+      const seconds = (Date.now() - began) / 1000;
+      assert.equal(code, 1, stderr);
+      assert.match(stderr, /^vmaf-stream: opening a WebGPU device on '[^']+': no answer from the GPU in 2 s \(the GPU timeout\)\n$/);
+      assert.ok(seconds >= 2 && seconds < 30, `${seconds} s`);
+    });
+
+    it('kernels that never compile with --gpu-timeout: E_GPU naming input, frame 0, the adapter and the kernel, exit 1', async () => {
+      const ref = join(media, 'ref.y4m');
+      const run = start(['-r', ref, '-d', ref, '--backend', 'gpu', '-q', '--gpu-timeout', '5'], { VMAF_STREAM_TEST_HANG_GPU_AT: 'compile' });
+      const { code, stderr } = await run.exited;
+      assert.equal(code, 1, stderr);
+      const lines = stderr.split('\n').filter((l) => l.startsWith('vmaf-stream: ') && !l.startsWith('vmaf-stream: warning:'));
+      assert.equal(lines.length, 1, stderr);
+      assert.match(lines[0], new RegExp(`^vmaf-stream: ${ref.replace(/[.]/g, '\\.')}: frame 0: [^:]+: compiling the [^:]+ kernel: no answer from the GPU in 5 s \\(the GPU timeout\\)$`));
+    });
+
+    it('kernels that never compile (the library, gpuTimeoutMs): the Observable errors with E_GPU naming the stage', async () => {
+      process.env.VMAF_STREAM_TEST_HANG_GPU_AT = 'compile';
+      try {
+        const error = await new Promise((resolve) => score(join(media, 'ref.y4m'), join(media, 'ref.y4m'), { backend: 'gpu', gpuTimeoutMs: 3000 }).subscribe({ error: resolve, complete: () => resolve(undefined) }));
+        assert.equal(error?.code, 'E_GPU');
+        assert.match(error.message, /: frame 0: [^:]+: compiling the [^:]+ kernel: no answer from the GPU in 3 s \(the GPU timeout\)$/);
+      } finally {
+        delete process.env.VMAF_STREAM_TEST_HANG_GPU_AT;
+      }
+    });
   });
 });

@@ -35,6 +35,16 @@ export function testDeviceHangAt(): number | undefined {
   return testHookAt('VMAF_STREAM_TEST_HANG_GPU_AT');
 }
 
+/**
+ * Where the test hook hangs the GPU before any frame: VMAF_STREAM_TEST_HANG_GPU_AT=device
+ * (requestDevice never answers) or =compile (the kernels' compilation never answers), each
+ * bounded by the GPU timeout; undefined otherwise.
+ */
+export function testDeviceHangStage(): 'device' | 'compile' | undefined {
+  const text = process.env.VMAF_STREAM_TEST_HANG_GPU_AT;
+  return text === 'device' || text === 'compile' ? text : undefined;
+}
+
 /** The test hook's device loss: destroys the gpu backend's device (nothing on other backends). */
 export function loseDevice(backend: FeatureBackend): void {
   backend.gpuDevice?.()?.device.destroy();

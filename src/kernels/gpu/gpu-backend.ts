@@ -116,8 +116,8 @@ export interface GpuBackendOptions {
   timing?: boolean;
   /**
    * Longest wait on a frame's fences (staging, readback, its error scope) before it counts
-   * as a hang, in ms (0: none). Default 300000. The device's other waits (compiling the
-   * kernels, which takes seconds on a software adapter) keep the device's default bound.
+   * as a hang, in ms (0: none). Default 300000. The same bound applies to opening the adapter
+   * and the device and to each kernel's compilation (E_GPU naming the stage).
    */
   fenceTimeoutMs?: number;
   /** Extra Dawn options (create()). */
@@ -240,6 +240,8 @@ export class GpuBackend implements FeatureBackend {
       requireHardware: options.requireHardware,
       dawnFlags,
       label: 'vmaf-stream gpu backend',
+      // --gpu-timeout bounds opening the device and compiling the kernels too, not only the fences.
+      ...(options.fenceTimeoutMs !== undefined ? { timeoutMs: options.fenceTimeoutMs } : {}),
     });
     try {
       const backend = new GpuBackend(gpu, native, options);
