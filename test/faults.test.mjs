@@ -364,6 +364,56 @@ describe('faults of the parts around us', function () {
       assert.doesNotMatch(r.stderr, /internal error|RangeError/);
     });
 
+    // Overcommit: slots the kernel would grant virtually, then take back with the OOM killer
+    // as they are touched. The run refuses them before any exists (src/pool/memory-budget.ts).
+    it('a pool larger than the machine\'s available memory (MemAvailable, real): E_OUT_OF_MEMORY with the frame size, planned and available bytes, exit 1, at once', () => {
+      const available = Number(/^MemAvailable:\s+(\d+) kB$/m.exec(readFileSync('/proc/meminfo', 'utf8'))[1]) * 1024;
+      // 17 inputs (a reference, 16 renditions), --threads 1: 4 frames in flight, 6 slots each.
+      const sources = 17;
+      const slots = 6;
+      const width = 32768;
+      const height = Math.ceil((2 * available) / (sources * slots) / (width * 2));
+      assert.ok(height <= 32768, `${available} bytes available: more than a y4m of 32768x32768 16-bit frames can exceed`);
+      const file = largeY4m(`W${width} H${height} C420p16`, 0, 0);
+      const slot = width * height * 2;
+      const began = Date.now();
+      const r = spawnSync(process.execPath, [BIN, '-r', file, ...Array.from({ length: 16 }, (_, k) => ['-d', `name=r${k}:path=${file}`]).flat(), '--backend', 'cpu', '--threads', '1', '-q'], { encoding: 'utf8', timeout: 60000 });
+      assert.equal(r.status, 1, r.stderr);
+      assert.ok(Date.now() - began < 20000);
+      const m = new RegExp(`^vmaf-stream: ${file.replace(/[.]/g, '\\.')}: a ${width}x${height} 16-bit frame \\(${slot} bytes, luma\\) needs ${sources * slots * slot} bytes of frame buffers \\(17 inputs x 6 pool slots\\), over the (\\d+) bytes this machine can give \\(MemAvailable in /proc/meminfo\\): use fewer frames in flight \\(4 now: maxFramesInFlight, or fewer --threads\\) or fewer renditions at once\n$`).exec(r.stderr);
+      assert.ok(m, r.stderr);
+      assert.ok(Math.abs(Number(m[1]) - available) < available / 4, `${m[1]} reported, ${available} read here`);
+    });
+
+    it('the GPU staging rings count too (the available bytes as a test sets them): E_OUT_OF_MEMORY, exit 1; enough memory scores as before', function () {
+      if (!backendsUnderTest().includes('gpu')) this.skip();
+      const ref = join(media, 'ref.y4m');
+      // 320x180 8-bit luma: 57600 bytes a slot; 2 inputs x 8 pool slots (--threads 2) + 2 x 6 staging slots.
+      const planned = 2 * 8 * 57600 + 2 * 6 * 57600;
+      const run = (bytes) => spawnSync(process.execPath, [BIN, '-r', ref, '-d', ref, '--backend', 'gpu', '--threads', '2', '--frame_cnt', '2', '-q'], { encoding: 'utf8', timeout: 120000, env: { ...process.env, VMAF_STREAM_TEST_AVAILABLE_BYTES: String(bytes) } });
+      const refused = run(planned - 1);
+      assert.equal(refused.status, 1, refused.stderr);
+      assert.match(refused.stderr, new RegExp(`^vmaf-stream: .*ref\\.y4m: a 320x180 8-bit frame \\(57600 bytes, luma\\) needs ${planned} bytes of frame buffers \\(2 inputs x 8 pool slots \\+ 2 x 6 GPU staging slots of 57600 bytes\\), over the ${planned - 1} bytes this machine can give \\(VMAF_STREAM_TEST_AVAILABLE_BYTES\\): use fewer frames in flight \\(6 now`, 'm'));
+      const scored = run(planned);
+      assert.equal(scored.status, 0, scored.stderr);
+      assert.match(scored.stdout + scored.stderr, /^vmaf: \d+\.\d+$/m);
+    });
+
+    it('the library: score() errors with E_OUT_OF_MEMORY before any frame (the available bytes as a test sets them)', async () => {
+      const ref = join(media, 'ref.y4m');
+      process.env.VMAF_STREAM_TEST_AVAILABLE_BYTES = '100000';
+      try {
+        const seen = { frames: 0, error: undefined };
+        await new Promise((resolve) => score(ref, ref, { backend: 'cpu', maxFramesInFlight: 2 }).subscribe({ next: () => seen.frames++, error: (e) => resolve((seen.error = e)), complete: resolve }));
+        assert.equal(seen.frames, 0);
+        assert.equal(seen.error?.code, 'E_OUT_OF_MEMORY');
+        // 2 frames in flight: 4 pool slots per input.
+        assert.match(seen.error.message, new RegExp(`a 320x180 8-bit frame \\(57600 bytes, luma\\) needs ${2 * 4 * 57600} bytes .* over the 100000 bytes`));
+      } finally {
+        delete process.env.VMAF_STREAM_TEST_AVAILABLE_BYTES;
+      }
+    });
+
     it('for the GPU (planes over the adapter\'s storage binding limit): E_GPU naming input, frame, sizes and the limit, exit 1', async function () {
       if (!backendsUnderTest().includes('gpu')) this.skip();
       process.env.XDG_RUNTIME_DIR ??= '/tmp/xdg-runtime-0';

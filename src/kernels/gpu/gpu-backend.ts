@@ -91,7 +91,7 @@ import { finishGroup, needsSad2, type GroupStats } from '../native-features.js';
 import { orderedMergeMap } from '../../pipeline/ordered-merge-map.js';
 import { withGroupMotion, type MotionEntry, type MotionGroup } from '../../pipeline/motion-finish.js';
 import { DEFAULT_MOTION_INSTANCE, type MotionInstance } from '../../extractors/integer_motion/motion-options.js';
-import { DEFAULT_FENCE_TIMEOUT_MS, StagingPool, type ReadbackSlot, type UploadSlot } from '../../pool/staging-ring.js';
+import { DEFAULT_FENCE_TIMEOUT_MS, DEFAULT_STAGING_DEPTH, StagingPool, type ReadbackSlot, type UploadSlot } from '../../pool/staging-ring.js';
 import { openGpuDevice, type GpuDevice } from './device.js';
 import type { FrameGeometry, FrameKernel } from './frame-kernel.js';
 import { statsLayout, type StatsLayout } from './stats-layout.js';
@@ -187,7 +187,8 @@ interface KernelSet {
 // Frames in flight between the host and the GPU. Measured on an H100 at 1080p from host
 // memory: depth 3 gave 970 fps, depth 6 gave 1060 (the host's staging copies of frame N+k
 // overlap more GPU work); each level costs one staging slot per input and one readback slot.
-const DEFAULT_DEPTH = 6;
+// (In staging-ring.ts, where the run's memory check reads it without loading the backend.)
+const DEFAULT_DEPTH = DEFAULT_STAGING_DEPTH;
 /** Timestamps per frame: before the uploads, after them, after the kernels, after the stats copy. */
 const TIMESTAMPS = 4;
 
