@@ -287,12 +287,15 @@ async function openFifo(file: string, label: string, stallTimeoutMs: number | un
 function releaseBlockedOpen(file: string, opening: Promise<number>): void {
   let done = false;
   let writer: number | undefined;
+  let tries = 0;
   const attempt = (): void => {
     if (done) return;
     try {
       writer ??= openSync(file, fsConstants.O_WRONLY | fsConstants.O_NONBLOCK);
-    } catch {
-      setTimeout(attempt, 20); // ENXIO: the reader's open is not in the kernel yet
+    } catch (err) {
+      // ENXIO: the reader's open is not in the kernel yet; try again, for 5 s at most. Any
+      // other error (the pipe removed): nothing more can be done from here.
+      if ((err as NodeJS.ErrnoException).code === 'ENXIO' && ++tries < 250) setTimeout(attempt, 20);
     }
   };
   void opening.then(
