@@ -6,7 +6,8 @@
  * VMAF_STREAM_TEST_LOSE_GPU_AT=N (after N frames have been scored): GPUDevice.destroy() on
  * the run's real device, so the run meets a real device loss. VMAF_STREAM_TEST_HANG_GPU_AT=N
  * makes it hang instead: from then on no fence's answer is seen (GpuDevice.hangForTest), so
- * each wait ends at the GPU timeout (--gpu-timeout). Both are ignored by the cpu backend.
+ * each wait ends at the GPU timeout (--gpu-timeout); =device or =compile hang it before any
+ * frame instead (testDeviceHangStage). All are ignored by the cpu backend.
  */
 import { BackendError, VmafError } from '../errors.js';
 import type { FeatureBackend } from '../kernels/backend.js';
