@@ -14,6 +14,7 @@ export type VmafErrorCode =
   | 'E_INPUT_NOT_ALLOWED' // an input outside the allowed protocols (options.protocols)
   | 'E_FRAME_TOO_SMALL'   // below the minimum size VMAF's filters can handle
   | 'E_FRAME_TOO_LARGE'   // a frame larger than the host can allocate
+  | 'E_OUT_OF_MEMORY'     // the run's frame buffers need more memory than the machine can give
   | 'E_FFMPEG'            // ffmpeg missing or failed
   | 'E_MODEL'             // unreadable or invalid model file
   | 'E_NATIVE'            // the cpu backend's addon is missing or failed

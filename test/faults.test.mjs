@@ -10,7 +10,7 @@
 // vmaf-stream decodes with an ffmpeg child of its own.
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync, truncateSync, writeFileSync } from 'node:fs';
+import { chmodSync, closeSync, constants, existsSync, openSync, mkdtempSync, readFileSync, rmSync, statSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -188,6 +188,67 @@ describe('faults of the parts around us', function () {
       assertCompleteLog(log, 6);
     });
 
+    // Opening a named pipe waits for a writer: with --stall-timeout that wait is bounded too,
+    // on each path a pipe can take (y4m and raw read natively, anything else sniffed, then ffmpeg).
+    for (const [name, extra, path] of [['in.y4m', [], 'the native y4m reader'], ['in.yuv', ['-w', '64', '-h', '64'], 'the native raw reader'], ['in.mp4', [], 'ffmpeg']]) {
+      it(`a named pipe that never gets a writer (${path}), with --stall-timeout: E_INPUT_STALLED naming it, exit 1, within the timeout`, async () => {
+        const fifo = join(dir, name);
+        assert.equal(spawnSync('mkfifo', [fifo]).status, 0);
+        const other = name === 'in.yuv' ? fifo : join(media, 'ref.y4m');
+        const began = Date.now();
+        const run = start(['-r', other, '-d', fifo, ...extra, '--backend', 'cpu', '-q', '--stall-timeout', '1']);
+        const { code, stderr } = await run.exited;
+        const seconds = (Date.now() - began) / 1000;
+        assert.equal(code, 1, stderr);
+        assert.equal(stderr, `vmaf-stream: ${fifo}: no writer opened the named pipe in 1 s (the stall timeout): the input stalled\n`);
+        assert.ok(seconds < 6, `${seconds} s`); // 1 s, the CLI's start-up, a loaded machine
+        assertGone(run);
+      });
+    }
+
+    it('a named pipe whose writer opens it but sends nothing (the sniff before ffmpeg), with --stall-timeout: E_INPUT_STALLED, exit 1', async () => {
+      const fifo = join(dir, 'in.ts');
+      assert.equal(spawnSync('mkfifo', [fifo]).status, 0);
+      // A writer that holds the pipe open, silent, for longer than the run may take.
+      feeders.push(spawn('sh', ['-c', `exec 3>"${fifo}"; sleep 60`], { stdio: 'ignore' }));
+      const run = start(['-r', join(media, 'ref.y4m'), '-d', fifo, '--backend', 'cpu', '-q', '--stall-timeout', '1']);
+      const { code, stderr } = await run.exited;
+      assert.equal(code, 1, stderr);
+      assert.equal(stderr, `vmaf-stream: ${fifo}: frame 0: no data for 1 s (the stall timeout): the input stalled\n`);
+      assertGone(run);
+    });
+
+    it('a named pipe that never gets a writer (the library, stallTimeoutMs): the run errors, the blocked open is released, nothing keeps the process alive', async () => {
+      const fifo = join(dir, 'in.y4m');
+      assert.equal(spawnSync('mkfifo', [fifo]).status, 0);
+      // In this process: the error, then no reader left on the pipe (a writer's non-blocking
+      // open fails with ENXIO only when no open for reading is pending or held).
+      const error = await new Promise((resolve) => score(fifo, join(media, 'ref.y4m'), { backend: 'cpu', stallTimeoutMs: 500 }).subscribe({ error: resolve, complete: () => resolve(undefined) }));
+      assert.equal(error?.code, 'E_INPUT_STALLED');
+      assert.equal(error.message, `${fifo}: no writer opened the named pipe in 0.5 s (the stall timeout): the input stalled`);
+      let open;
+      for (let i = 0; i < 50; i++) {
+        try {
+          closeSync(openSync(fifo, constants.O_WRONLY | constants.O_NONBLOCK));
+          open = 'a reader is still there';
+        } catch (err) {
+          open = err.code;
+        }
+        if (open === 'ENXIO') break;
+        await sleep(20);
+      }
+      assert.equal(open, 'ENXIO');
+      // A child process that only subscribes (no process.exit): it must end on its own.
+      const script = `import { score } from ${JSON.stringify(new URL('../dist/index.js', import.meta.url).href)};
+        score(${JSON.stringify(fifo)}, ${JSON.stringify(join(media, 'ref.y4m'))}, { backend: 'cpu', stallTimeoutMs: 500 })
+          .subscribe({ error: (e) => console.log(e.code), complete: () => console.log('complete') });`;
+      const began = Date.now();
+      const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', timeout: 20000 });
+      assert.equal(r.signal, null, `still running after ${(Date.now() - began) / 1000} s: ${r.stderr}`);
+      assert.equal(r.status, 0, r.stderr);
+      assert.equal(r.stdout, 'E_INPUT_STALLED\n');
+    });
+
     it('--stall-timeout and --gpu-timeout take a positive number of seconds (exit 2 otherwise)', () => {
       for (const option of ['--stall-timeout', '--gpu-timeout']) {
         for (const bad of ['0', 'soon', '2s']) {
@@ -303,6 +364,56 @@ describe('faults of the parts around us', function () {
       assert.doesNotMatch(r.stderr, /internal error|RangeError/);
     });
 
+    // Overcommit: slots the kernel would grant virtually, then take back with the OOM killer
+    // as they are touched. The run refuses them before any exists (src/pool/memory-budget.ts).
+    it('a pool larger than the machine\'s available memory (MemAvailable, real): E_OUT_OF_MEMORY with the frame size, planned and available bytes, exit 1, at once', () => {
+      const available = Number(/^MemAvailable:\s+(\d+) kB$/m.exec(readFileSync('/proc/meminfo', 'utf8'))[1]) * 1024;
+      // 17 inputs (a reference, 16 renditions), --threads 1: 4 frames in flight, 6 slots each.
+      const sources = 17;
+      const slots = 6;
+      const width = 32768;
+      const height = Math.ceil((2 * available) / (sources * slots) / (width * 2));
+      assert.ok(height <= 32768, `${available} bytes available: more than a y4m of 32768x32768 16-bit frames can exceed`);
+      const file = largeY4m(`W${width} H${height} C420p16`, 0, 0);
+      const slot = width * height * 2;
+      const began = Date.now();
+      const r = spawnSync(process.execPath, [BIN, '-r', file, ...Array.from({ length: 16 }, (_, k) => ['-d', `name=r${k}:path=${file}`]).flat(), '--backend', 'cpu', '--threads', '1', '-q'], { encoding: 'utf8', timeout: 60000 });
+      assert.equal(r.status, 1, r.stderr);
+      assert.ok(Date.now() - began < 20000);
+      const m = new RegExp(`^vmaf-stream: ${file.replace(/[.]/g, '\\.')}: a ${width}x${height} 16-bit frame \\(${slot} bytes, luma\\) needs ${sources * slots * slot} bytes of frame buffers \\(17 inputs x 6 pool slots\\), over the (\\d+) bytes this machine can give \\(MemAvailable in /proc/meminfo\\): use fewer frames in flight \\(4 now: maxFramesInFlight, or fewer --threads\\) or fewer renditions at once\n$`).exec(r.stderr);
+      assert.ok(m, r.stderr);
+      assert.ok(Math.abs(Number(m[1]) - available) < available / 4, `${m[1]} reported, ${available} read here`);
+    });
+
+    it('the GPU staging rings count too (the available bytes as a test sets them): E_OUT_OF_MEMORY, exit 1; enough memory scores as before', function () {
+      if (!backendsUnderTest().includes('gpu')) this.skip();
+      const ref = join(media, 'ref.y4m');
+      // 320x180 8-bit luma: 57600 bytes a slot; 2 inputs x 8 pool slots (--threads 2) + 2 x 6 staging slots.
+      const planned = 2 * 8 * 57600 + 2 * 6 * 57600;
+      const run = (bytes) => spawnSync(process.execPath, [BIN, '-r', ref, '-d', ref, '--backend', 'gpu', '--threads', '2', '--frame_cnt', '2', '-q'], { encoding: 'utf8', timeout: 120000, env: { ...process.env, VMAF_STREAM_TEST_AVAILABLE_BYTES: String(bytes) } });
+      const refused = run(planned - 1);
+      assert.equal(refused.status, 1, refused.stderr);
+      assert.match(refused.stderr, new RegExp(`^vmaf-stream: .*ref\\.y4m: a 320x180 8-bit frame \\(57600 bytes, luma\\) needs ${planned} bytes of frame buffers \\(2 inputs x 8 pool slots \\+ 2 x 6 GPU staging slots of 57600 bytes\\), over the ${planned - 1} bytes this machine can give \\(VMAF_STREAM_TEST_AVAILABLE_BYTES\\): use fewer frames in flight \\(6 now`, 'm'));
+      const scored = run(planned);
+      assert.equal(scored.status, 0, scored.stderr);
+      assert.match(scored.stdout + scored.stderr, /^vmaf: \d+\.\d+$/m);
+    });
+
+    it('the library: score() errors with E_OUT_OF_MEMORY before any frame (the available bytes as a test sets them)', async () => {
+      const ref = join(media, 'ref.y4m');
+      process.env.VMAF_STREAM_TEST_AVAILABLE_BYTES = '100000';
+      try {
+        const seen = { frames: 0, error: undefined };
+        await new Promise((resolve) => score(ref, ref, { backend: 'cpu', maxFramesInFlight: 2 }).subscribe({ next: () => seen.frames++, error: (e) => resolve((seen.error = e)), complete: resolve }));
+        assert.equal(seen.frames, 0);
+        assert.equal(seen.error?.code, 'E_OUT_OF_MEMORY');
+        // 2 frames in flight: 4 pool slots per input.
+        assert.match(seen.error.message, new RegExp(`a 320x180 8-bit frame \\(57600 bytes, luma\\) needs ${2 * 4 * 57600} bytes .* over the 100000 bytes`));
+      } finally {
+        delete process.env.VMAF_STREAM_TEST_AVAILABLE_BYTES;
+      }
+    });
+
     it('for the GPU (planes over the adapter\'s storage binding limit): E_GPU naming input, frame, sizes and the limit, exit 1', async function () {
       if (!backendsUnderTest().includes('gpu')) this.skip();
       process.env.XDG_RUNTIME_DIR ??= '/tmp/xdg-runtime-0';
@@ -388,6 +499,41 @@ describe('faults of the parts around us', function () {
         assert.match(error.message, /device lost/);
       } finally {
         delete process.env.VMAF_STREAM_TEST_LOSE_GPU_AT;
+      }
+    });
+
+    // --gpu-timeout bounds more than the fences: a driver that hangs while the device is
+    // opened, or while the kernels compile (VMAF_STREAM_TEST_HANG_GPU_AT=device / =compile:
+    // those answers never come), ends the run naming the stage, with nothing else pending
+    // (y4m inputs read natively: no ffmpeg child holds the process).
+    it('a device that never opens (requestDevice does not answer) with --gpu-timeout: E_GPU naming the stage and the adapter, exit 1', async () => {
+      const began = Date.now();
+      const run = start(['-r', join(media, 'ref.y4m'), '-d', join(media, 'ref.y4m'), '--backend', 'gpu', '-q', '--gpu-timeout', '2'], { VMAF_STREAM_TEST_HANG_GPU_AT: 'device' });
+      const { code, stderr } = await run.exited;
+      const seconds = (Date.now() - began) / 1000;
+      assert.equal(code, 1, stderr);
+      assert.match(stderr, /^vmaf-stream: opening a WebGPU device on '[^']+': no answer from the GPU in 2 s \(the GPU timeout\)\n$/);
+      assert.ok(seconds >= 2 && seconds < 30, `${seconds} s`);
+    });
+
+    it('kernels that never compile with --gpu-timeout: E_GPU naming input, frame 0, the adapter and the kernel, exit 1', async () => {
+      const ref = join(media, 'ref.y4m');
+      const run = start(['-r', ref, '-d', ref, '--backend', 'gpu', '-q', '--gpu-timeout', '5'], { VMAF_STREAM_TEST_HANG_GPU_AT: 'compile' });
+      const { code, stderr } = await run.exited;
+      assert.equal(code, 1, stderr);
+      const lines = stderr.split('\n').filter((l) => l.startsWith('vmaf-stream: ') && !l.startsWith('vmaf-stream: warning:'));
+      assert.equal(lines.length, 1, stderr);
+      assert.match(lines[0], new RegExp(`^vmaf-stream: ${ref.replace(/[.]/g, '\\.')}: frame 0: [^:]+: compiling the [^:]+ kernel: no answer from the GPU in 5 s \\(the GPU timeout\\)$`));
+    });
+
+    it('kernels that never compile (the library, gpuTimeoutMs): the Observable errors with E_GPU naming the stage', async () => {
+      process.env.VMAF_STREAM_TEST_HANG_GPU_AT = 'compile';
+      try {
+        const error = await new Promise((resolve) => score(join(media, 'ref.y4m'), join(media, 'ref.y4m'), { backend: 'gpu', gpuTimeoutMs: 3000 }).subscribe({ error: resolve, complete: () => resolve(undefined) }));
+        assert.equal(error?.code, 'E_GPU');
+        assert.match(error.message, /: frame 0: [^:]+: compiling the [^:]+ kernel: no answer from the GPU in 3 s \(the GPU timeout\)$/);
+      } finally {
+        delete process.env.VMAF_STREAM_TEST_HANG_GPU_AT;
       }
     });
   });

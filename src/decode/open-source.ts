@@ -14,7 +14,7 @@
  * Named pipes and character devices are opened as streams (never stat-sized or read twice).
  * scaleTo sends everything through ffmpeg (bicubic).
  */
-import { createReadStream, open as openFd } from 'node:fs';
+import { close as closeFd, constants as fsConstants, createReadStream, open as openFd, openSync } from 'node:fs';
 import { Socket } from 'node:net';
 import { open, stat } from 'node:fs/promises';
 import path from 'node:path';
@@ -28,7 +28,7 @@ import { ffmpegPixelFormat } from './frame-layout.js';
 import { checkPlaneSelection } from './planes.js';
 import { SegmentedFfmpegSource, autoDecoders } from './segmented-source.js';
 import { RawReader, rawFormat, type RawReaderOptions } from './raw-reader.js';
-import { sniffStream } from './sniff.js';
+import { sniffStream, type Sniffed } from './sniff.js';
 import { streamError } from './stream-frame-source.js';
 import { Y4M_MAGIC, Y4mReader } from './y4m-reader.js';
 
@@ -133,6 +133,7 @@ class DeferredSource implements FrameSource {
   constructor(
     readonly label: string,
     private readonly opening: Promise<FrameSource>,
+    private readonly abort?: AbortController,
   ) {
     opening.catch(() => {}); // reported by format() / next()
   }
@@ -164,6 +165,7 @@ class DeferredSource implements FrameSource {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    this.abort?.abort(); // an open still waiting (a named pipe's writer) gives up
     let source: FrameSource;
     try {
       source = await this.opening;
@@ -176,6 +178,8 @@ class DeferredSource implements FrameSource {
 
 interface Route {
   label: string;
+  /** Aborted when the source is closed before it is open (ends a wait for a pipe's writer). */
+  signal: AbortSignal;
   raw: RawReaderOptions | undefined;
   options: OpenFrameSourceOptions;
 }
@@ -206,13 +210,37 @@ function streamSourceOptions(route: Route) {
   return o;
 }
 
+/**
+ * The stream's first bytes (sniffStream), bounded by the stall timeout: a pipe whose writer
+ * opened it but sends nothing is E_INPUT_STALLED, its stream destroyed, rather than a wait
+ * that no frame-level timeout would see.
+ */
+async function sniffWithin(stream: Readable, route: Route): Promise<Sniffed> {
+  const sniffing = sniffStream(stream, Y4M_MAGIC.length);
+  const limit = route.options.stallTimeoutMs;
+  if (limit === undefined || !(limit > 0) || !Number.isFinite(limit)) return sniffing;
+  let timer: NodeJS.Timeout | undefined;
+  const stalled = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      sniffing.catch(() => {}); // ends once the stream is destroyed: the stall is the error
+      reject(new InputError('E_INPUT_STALLED', route.label, `no data for ${limit / 1000} s (the stall timeout): the input stalled`, 0));
+      stream.destroy();
+    }, limit);
+  });
+  try {
+    return await Promise.race([sniffing, stalled]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /** A stream (stdin, a pipe, a Readable): raw, or sniffed for y4m, else ffmpeg. */
 async function openStream(stream: Readable, route: Route): Promise<FrameSource> {
   if (route.raw && !route.options.scaleTo) return new RawReader(stream, { ...route.raw, ...streamSourceOptions(route) });
   if (route.raw) return new FfmpegSource(stream, ffmpegOptions(route, false));
   let sniffed;
   try {
-    sniffed = await sniffStream(stream, Y4M_MAGIC.length);
+    sniffed = await sniffWithin(stream, route);
   } catch (err) {
     throw streamError(route.label, err);
   }
@@ -227,16 +255,72 @@ async function openStream(stream: Readable, route: Route): Promise<FrameSource> 
  * A named pipe as a socket on its descriptor: libuv reads it without blocking, so closing
  * the source (a stall timeout, an error elsewhere) ends a pending read at once. A file
  * stream's read of a pipe whose writer went quiet would hold a thread-pool thread, and the
- * process, until the writer sends again. Opening waits for a writer, as a file stream does.
+ * process, until the writer sends again.
+ *
+ * Opening waits for a writer (open(2) blocks on a thread-pool thread). With a stall timeout,
+ * a pipe that gets no writer in that time is E_INPUT_STALLED; closing the source (`signal`)
+ * ends the wait too. Either way the blocked open is released by opening the write end
+ * ourselves (non-blocking: a reader is waiting, so it succeeds), then both ends are closed:
+ * no thread stays stuck in open(), nothing keeps the process alive.
  */
-async function openFifo(file: string, label: string): Promise<Readable> {
-  let fd: number;
+async function openFifo(file: string, label: string, stallTimeoutMs: number | undefined, signal: AbortSignal): Promise<Readable> {
+  let settled = false;
+  const opening = new Promise<number>((resolve, reject) => openFd(file, 'r', (err, opened) => {
+    settled = true;
+    if (err) reject(err);
+    else resolve(opened);
+  }));
+  const limit = stallTimeoutMs !== undefined && stallTimeoutMs > 0 && Number.isFinite(stallTimeoutMs) ? stallTimeoutMs : undefined;
+  let timer: NodeJS.Timeout | undefined;
+  let onAbort: (() => void) | undefined;
+  const gaveUp = new Promise<never>((_, reject) => {
+    if (limit !== undefined) {
+      timer = setTimeout(() => reject(new InputError('E_INPUT_STALLED', label, `no writer opened the named pipe in ${limit / 1000} s (the stall timeout): the input stalled`)), limit);
+    }
+    onAbort = () => reject(new InputError('E_INPUT_EMPTY', label, 'was closed before a writer opened the named pipe: no frames'));
+    if (signal.aborted) onAbort();
+    else signal.addEventListener('abort', onAbort, { once: true });
+  });
   try {
-    fd = await new Promise<number>((resolve, reject) => openFd(file, 'r', (err, opened) => (err ? reject(err) : resolve(opened))));
+    const fd = await Promise.race([opening, gaveUp]);
+    return new Socket({ fd, readable: true, writable: false });
   } catch (err) {
+    if (!settled) releaseBlockedOpen(file, opening);
+    else void opening.then((fd) => closeFd(fd, () => {}), () => {}); // opened just as we gave up
     throw streamError(label, err);
+  } finally {
+    clearTimeout(timer);
+    if (onAbort) signal.removeEventListener('abort', onAbort);
   }
-  return new Socket({ fd, readable: true, writable: false });
+}
+
+/**
+ * Ends an open(2) of a named pipe still waiting for a writer: our own non-blocking write end
+ * lets it return; then both descriptors are closed. The open may not have reached the kernel
+ * yet (the thread pool busy): ENXIO (no reader yet) is retried until the open returns.
+ */
+function releaseBlockedOpen(file: string, opening: Promise<number>): void {
+  let done = false;
+  let writer: number | undefined;
+  let tries = 0;
+  const attempt = (): void => {
+    if (done) return;
+    try {
+      writer ??= openSync(file, fsConstants.O_WRONLY | fsConstants.O_NONBLOCK);
+    } catch (err) {
+      // ENXIO: the reader's open is not in the kernel yet; try again, for 5 s at most. Any
+      // other error (the pipe removed): nothing more can be done from here.
+      if ((err as NodeJS.ErrnoException).code === 'ENXIO' && ++tries < 250) setTimeout(attempt, 20);
+    }
+  };
+  void opening.then(
+    (fd) => closeFd(fd, () => {}),
+    () => {},
+  ).finally(() => {
+    done = true;
+    if (writer !== undefined) closeFd(writer, () => {});
+  });
+  attempt();
 }
 
 async function startsWithY4mMagic(file: string): Promise<boolean> {
@@ -267,7 +351,7 @@ async function openPath(file: string, route: Route): Promise<FrameSource> {
   const isY4m = ext === '.y4m' && !route.options.scaleTo;
   if (!info.isFile()) {
     // A named pipe, a character device (/dev/stdin), a socket: read it once, as a stream.
-    const stream = info.isFIFO() ? await openFifo(file, route.label) : createReadStream(file, { highWaterMark: 1 << 20 });
+    const stream = info.isFIFO() ? await openFifo(file, route.label, route.options.stallTimeoutMs, route.signal) : createReadStream(file, { highWaterMark: 1 << 20 });
     if (isY4m) return new Y4mReader(stream, streamSourceOptions(route));
     return openStream(stream, route);
   }
@@ -316,7 +400,7 @@ export function openFrameSource(input: FrameInput, options: OpenFrameSourceOptio
     if (options.width !== undefined || options.height !== undefined || options.pixelFormat !== undefined) {
       throw new UsageError(`${label}: raw YUV options do not apply to a fluent-ffmpeg command (its output is a container ffmpeg reads)`);
     }
-    const route: Route = { label, raw: undefined, options };
+    const route: Route = { label, raw: undefined, options, signal: new AbortController().signal };
     return openTranscodeSource(transcode, (stream) => openStream(stream, route), options.ffmpegPath, label);
   }
   const label = options.label ?? (typeof input === 'string' ? input : 'stream');
@@ -338,7 +422,8 @@ export function openFrameSource(input: FrameInput, options: OpenFrameSourceOptio
     if (options.fps !== undefined) raw.fps = options.fps;
     rawFormat(raw, label); // UsageError now rather than later
   }
-  const route: Route = { label, raw, options };
+  const abort = new AbortController();
+  const route: Route = { label, raw, options, signal: abort.signal };
   let opening: Promise<FrameSource>;
   const refused = typeof input === 'string' && options.protocols ? refusedByProtocols(input, options.protocols) : undefined;
   if (refused !== undefined) {
@@ -350,5 +435,5 @@ export function openFrameSource(input: FrameInput, options: OpenFrameSourceOptio
   } else {
     throw new UsageError(`${label}: not an input: expected a path, '-', a Readable or a FrameSource`);
   }
-  return new DeferredSource(label, opening);
+  return new DeferredSource(label, opening, abort);
 }

@@ -6,7 +6,8 @@
  * VMAF_STREAM_TEST_LOSE_GPU_AT=N (after N frames have been scored): GPUDevice.destroy() on
  * the run's real device, so the run meets a real device loss. VMAF_STREAM_TEST_HANG_GPU_AT=N
  * makes it hang instead: from then on no fence's answer is seen (GpuDevice.hangForTest), so
- * each wait ends at the GPU timeout (--gpu-timeout). Both are ignored by the cpu backend.
+ * each wait ends at the GPU timeout (--gpu-timeout); =device or =compile hang it before any
+ * frame instead (testDeviceHangStage). All are ignored by the cpu backend.
  */
 import { BackendError, VmafError } from '../errors.js';
 import type { FeatureBackend } from '../kernels/backend.js';
@@ -33,6 +34,16 @@ export function testDeviceLossAt(): number | undefined {
 /** After how many scored frames the test hook hangs the GPU device, or undefined. */
 export function testDeviceHangAt(): number | undefined {
   return testHookAt('VMAF_STREAM_TEST_HANG_GPU_AT');
+}
+
+/**
+ * Where the test hook hangs the GPU before any frame: VMAF_STREAM_TEST_HANG_GPU_AT=device
+ * (requestDevice never answers) or =compile (the kernels' compilation never answers), each
+ * bounded by the GPU timeout; undefined otherwise.
+ */
+export function testDeviceHangStage(): 'device' | 'compile' | undefined {
+  const text = process.env.VMAF_STREAM_TEST_HANG_GPU_AT;
+  return text === 'device' || text === 'compile' ? text : undefined;
 }
 
 /** The test hook's device loss: destroys the gpu backend's device (nothing on other backends). */

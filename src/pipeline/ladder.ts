@@ -33,6 +33,8 @@ import type { FeatureBackend } from '../kernels/backend.js';
 import { createPlanBackend } from '../kernels/create-backend.js';
 import { resolveRun } from './run-plan.js';
 import { loadNative } from '../kernels/native.js';
+import { checkFrameMemory, slotBytes } from '../pool/memory-budget.js';
+import { DEFAULT_STAGING_DEPTH } from '../pool/staging-ring.js';
 import { asTranscodeInput, isFluentCommand, isTranscodeInput, type FluentCommand, type TranscodeInput } from '../decode/fluent-command.js';
 import { isFrameSource, openFrameSource, type FrameInput, type SourceOptions } from '../decode/open-source.js';
 import { groupFrames } from '../decode/pair-frames.js';
@@ -186,6 +188,24 @@ export function runLadder(reference: FrameInput, renditions: readonly ResolvedRe
         onWarning: options.onWarning,
         ...(onAggregate ? { onAggregate: (k: number, metrics: Record<string, number>) => onAggregate(names[k]!, metrics) } : {}),
       });
+      // Before any frame buffer exists: a pool the kernel would grant virtually and the OOM
+      // killer take back is refused here, with its figures (pool/memory-budget.ts).
+      try {
+        const gpuStaged = backend.kind === 'gpu';
+        checkFrameMemory({
+          label: labelOf(reference, 'reference'),
+          format: refFormat,
+          planes: sourceOptions.planes,
+          sources: 1 + renditions.length,
+          poolSlots: sourceOptions.poolSlots!,
+          inFlight,
+          stagingSlots: gpuStaged ? DEFAULT_STAGING_DEPTH : 0,
+          stagingSlotBytes: gpuStaged ? slotBytes(refFormat, sourceOptions.planes) : 0,
+        });
+      } catch (error) {
+        await backend.close();
+        throw error;
+      }
       options.onBackend?.(backend);
       // A live input may never end: never read one to its end just to count its frames.
       return { backend, models, countRemaining: kinds.every((kind) => kind === 'file') };

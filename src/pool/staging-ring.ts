@@ -53,6 +53,9 @@ export interface RingOptions {
 
 export const DEFAULT_FENCE_TIMEOUT_MS = DEFAULT_GPU_TIMEOUT_MS;
 
+/** The gpu backend's default depth: frames in flight on the GPU, upload slots per input. */
+export const DEFAULT_STAGING_DEPTH = 6;
+
 /**
  * Frames at least this large are copied into staging slots off the main thread
  * (UploadSlot.writeAsync); below it the thread hop costs more than the copy.

@@ -4,7 +4,7 @@
 // backend: each run gives values (the same on both backends: the cpu backend is the oracle)
 // or, below the minimum only, a VmafError that says the frames are too small. Used by
 // test/size-sweep.test.mjs (a sampled subset) and scripts/fuzz.mjs --sweep (all of it).
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createRng, y4mFile } from './fuzz-cases.mjs';
@@ -46,18 +46,21 @@ function pairFiles(width, height, format, bitDepth) {
   const g = { width, height, format, bitDepth, frames: 2 };
   writeFileSync(ref, y4mFile(createRng(width * 7919 + height), g));
   writeFileSync(dis, y4mFile(createRng(width * 7919 + height + 1), g));
-  return { ref, dis };
+  return { dir, ref, dis };
 }
 
 /** Scores the pair with one extractor; resolves to { frames } or { error }. */
 export async function scoreWith(name, { width, height, format, bitDepth }, backend) {
-  const { ref, dis } = pairFiles(width, height, format, bitDepth);
+  const { dir, ref, dis } = pairFiles(width, height, format, bitDepth);
   const frames = [];
   try {
     for await (const frame of dist.scoreIterator(ref, dis, { backend, features: [name], noPrediction: true, threads: 2 })) frames.push(frame);
     return { frames };
   } catch (error) {
     return { error };
+  } finally {
+    // The whole sweep makes thousands of pairs (a gigabyte): each goes once scored.
+    rmSync(dir, { recursive: true, force: true });
   }
 }
 

@@ -11,6 +11,7 @@ import { mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BackendError } from '../../errors.js';
+import { testDeviceHangStage } from '../../pipeline/backend-fault.js';
 import { loadNative } from '../native.js';
 import { pruneWgsl } from './wgsl-prune.js';
 
@@ -299,6 +300,7 @@ export class GpuDevice {
   #destroyed = false;
   /** The test hook's hang (hangForTest): answers from the GPU are no longer seen. */
   #hung = false;
+  #hangHold: NodeJS.Timeout | undefined;
   #reject!: (e: BackendError) => void;
   #listeners = new Set<(e: BackendError) => void>();
 
@@ -446,7 +448,7 @@ export class GpuDevice {
       compute: { module, entryPoint, ...(options.constants ? { constants: options.constants } : {}) },
     });
     pipeline.catch(() => undefined);
-    const [info, scopeError] = await this.guard(Promise.all([module.getCompilationInfo(), scope]));
+    const [info, scopeError] = await this.guard(Promise.all([module.getCompilationInfo(), scope]), `compiling the ${options.label} kernel`);
     const errors = info.messages.filter((m) => m.type === 'error');
     if (errors.length > 0 || scopeError) {
       const lines = code.split('\n');
@@ -456,7 +458,7 @@ export class GpuDevice {
       throw new BackendError('E_GPU', `WGSL compilation failed:\n${text}`);
     }
     try {
-      return await this.guard(pipeline);
+      return await this.guard(pipeline, `creating the ${options.label} pipeline`);
     } catch (e) {
       if (e instanceof BackendError) throw e;
       throw new BackendError('E_GPU', `${options.label}: cannot create compute pipeline: ${message(e)}`, { cause: e });
@@ -490,16 +492,48 @@ export class GpuDevice {
    */
   hangForTest(): void {
     this.#hung = true;
+    // A real hung driver's pending work holds the event loop (the guards' timers do not): so
+    // does the hook, until destroy(), or a run with nothing else pending would just exit.
+    this.#hangHold ??= setInterval(() => {}, 60_000);
   }
 
   /** Frees the device; a loss caused by this is not a failure. */
   destroy(): void {
     if (this.#destroyed) return;
     this.#destroyed = true;
+    clearInterval(this.#hangHold);
     this.#listeners.clear();
     this.device.destroy();
     // The instance stays held: Dawn objects of this device may still be collected later.
   }
+}
+
+/** The timeouts bounded() raised: opening gives up on them rather than trying another way. */
+const gpuTimeouts = new WeakSet<Error>();
+
+/**
+ * p, or E_GPU "STAGE: no answer from the GPU in S s (the GPU timeout)" when it takes longer
+ * than timeoutMs (0: no bound): a driver that hangs while an adapter or device is opened
+ * ends the run as a hung fence does. The timer is not unref'd: until p settles or the bound
+ * passes, the caller is waiting for it.
+ */
+function bounded<T>(p: Promise<T>, stage: string, timeoutMs: number): Promise<T> {
+  if (!(timeoutMs > 0) || !Number.isFinite(timeoutMs)) return p;
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      const error = new BackendError('E_GPU', `${stage}: no answer from the GPU in ${timeoutMs / 1000} s (the GPU timeout)`);
+      gpuTimeouts.add(error);
+      p.catch(() => {}); // whatever it ends with, the timeout was the error
+      reject(error);
+    }, timeoutMs);
+  });
+  return Promise.race([p, late]).finally(() => clearTimeout(timer));
+}
+
+/** A promise that never settles: the test hook's hung driver (VMAF_STREAM_TEST_HANG_GPU_AT=device). */
+function hungForTest<T>(): Promise<T> {
+  return new Promise<T>(() => {});
 }
 
 /**
@@ -511,6 +545,8 @@ export async function openGpuDevice(options: OpenGpuOptions = {}): Promise<GpuDe
   const { create } = await loadWebGpu();
   const flags = (options.dawnFlags ?? []).filter((f) => !f.startsWith('adapter='));
   const named = options.adapter !== undefined && options.adapter !== '';
+  const timeoutMs = options.timeoutMs ?? DEFAULT_GPU_TIMEOUT_MS;
+  const hangAt = testDeviceHangStage();
 
   let gpu: GPU | undefined;
   let adapter: GPUAdapter | null = null;
@@ -518,17 +554,18 @@ export async function openGpuDevice(options: OpenGpuOptions = {}): Promise<GpuDe
   if (!named) {
     // Dawn's own pick on one instance; the listing only where it will not do (or fails).
     try {
-      const preferred = await preferredAdapter(flags);
+      const preferred = await bounded(preferredAdapter(flags), 'finding a WebGPU adapter', timeoutMs);
       if (preferred && !(preferred.isSoftware && options.requireHardware)) {
         ({ gpu, adapter } = preferred);
         chosen = preferred;
       }
-    } catch {
-      // the listing below says why
+    } catch (e) {
+      if (gpuTimeouts.has(e as Error)) throw e;
+      // else the listing below says why
     }
   }
   if (!adapter || !gpu || !chosen) {
-    const list = await listGpuAdapters(flags);
+    const list = await bounded(listGpuAdapters(flags), 'listing the WebGPU adapters', timeoutMs);
     let entry: GpuAdapterEntry | undefined;
     if (named) {
       entry = list.find((a) => adapterMatches(a, options.adapter!));
@@ -546,8 +583,9 @@ export async function openGpuDevice(options: OpenGpuOptions = {}): Promise<GpuDe
     gpu = instance;
     deviceInstances.add(instance); // held from here on (see deviceInstances)
     try {
-      adapter = await quietDawn(() => instance.requestAdapter({ powerPreference: 'high-performance' }));
+      adapter = await bounded(quietDawn(() => instance.requestAdapter({ powerPreference: 'high-performance' })), `opening WebGPU adapter '${name}'`, timeoutMs);
     } catch (cause) {
+      if (gpuTimeouts.has(cause as Error)) throw cause;
       throw new BackendError('E_GPU', `cannot open WebGPU adapter '${name}': ${message(cause)}`, { cause });
     }
     if (!adapter) throw new BackendError('E_GPU', `cannot open WebGPU adapter '${name}'; ${describe(list)}`);
@@ -574,13 +612,20 @@ export async function openGpuDevice(options: OpenGpuOptions = {}): Promise<GpuDe
   let device: GPUDevice;
   const opened = adapter;
   try {
-    device = await quietDawn(() => opened.requestDevice({
-      label: options.label ?? 'vmaf-stream',
-      requiredFeatures,
-      requiredLimits,
-    }));
+    const request = hangAt === 'device'
+      ? hungForTest<GPUDevice>()
+      : quietDawn(() => opened.requestDevice({
+        label: options.label ?? 'vmaf-stream',
+        requiredFeatures,
+        requiredLimits,
+      }));
+    device = await bounded(request, `opening a WebGPU device on '${chosen.name}'`, timeoutMs);
   } catch (cause) {
+    if (gpuTimeouts.has(cause as Error)) throw cause;
     throw new BackendError('E_GPU', `cannot open a WebGPU device on '${chosen.name}': ${message(cause)}`, { cause });
   }
-  return new GpuDevice(gpu, device, chosen.name, info, isSoftware, options.timeoutMs);
+  const result = new GpuDevice(gpu, device, chosen.name, info, isSoftware, timeoutMs);
+  // The test hook's hang in compilation: the kernels' first waits (their compilation) see no answer.
+  if (hangAt === 'compile') result.hangForTest();
+  return result;
 }

@@ -100,7 +100,7 @@ import { finishGroup, needsSad2, type GroupStats } from '../native-features.js';
 import { orderedMergeMap } from '../../pipeline/ordered-merge-map.js';
 import { withGroupMotion, type MotionEntry, type MotionGroup } from '../../pipeline/motion-finish.js';
 import { DEFAULT_MOTION_INSTANCE, type MotionInstance } from '../../extractors/integer_motion/motion-options.js';
-import { DEFAULT_FENCE_TIMEOUT_MS, StagingPool, type ReadbackSlot, type UploadSlot } from '../../pool/staging-ring.js';
+import { DEFAULT_FENCE_TIMEOUT_MS, DEFAULT_STAGING_DEPTH, StagingPool, type ReadbackSlot, type UploadSlot } from '../../pool/staging-ring.js';
 import { openGpuDevice, type GpuDevice } from './device.js';
 import type { FrameGeometry, FrameKernel } from './frame-kernel.js';
 import { statsLayout, type StatsLayout } from './stats-layout.js';
@@ -130,8 +130,8 @@ export interface GpuBackendOptions {
   timing?: boolean;
   /**
    * Longest wait on a frame's fences (staging, readback, its error scope) before it counts
-   * as a hang, in ms (0: none). Default 300000. The device's other waits (compiling the
-   * kernels, which takes seconds on a software adapter) keep the device's default bound.
+   * as a hang, in ms (0: none). Default 300000. The same bound applies to opening the adapter
+   * and the device and to each kernel's compilation (E_GPU naming the stage).
    */
   fenceTimeoutMs?: number;
   /** Extra Dawn options (create()). */
@@ -201,7 +201,8 @@ interface KernelSet {
 // Frames in flight between the host and the GPU. Measured on an H100 at 1080p from host
 // memory: depth 3 gave 970 fps, depth 6 gave 1060 (the host's staging copies of frame N+k
 // overlap more GPU work); each level costs one staging slot per input and one readback slot.
-const DEFAULT_DEPTH = 6;
+// (In staging-ring.ts, where the run's memory check reads it without loading the backend.)
+const DEFAULT_DEPTH = DEFAULT_STAGING_DEPTH;
 /** Timestamps per frame: before the uploads, after them, after the kernels, after the stats copy. */
 const TIMESTAMPS = 4;
 
@@ -260,6 +261,8 @@ export class GpuBackend implements FeatureBackend {
       requireHardware: options.requireHardware,
       dawnFlags,
       label: 'vmaf-stream gpu backend',
+      // --gpu-timeout bounds opening the device and compiling the kernels too, not only the fences.
+      ...(options.fenceTimeoutMs !== undefined ? { timeoutMs: options.fenceTimeoutMs } : {}),
     });
     try {
       const backend = new GpuBackend(gpu, native, options);
