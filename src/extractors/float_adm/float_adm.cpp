@@ -97,18 +97,19 @@ const RcpTable& rcpTable() {
   static const RcpTable table = [] {
     RcpTable t;
 #if defined(__SSE2__)
-    std::vector<uint32_t> one(1u << 23);
-    for (uint32_t m = 0; m < one.size(); m++) one[m] = rcpBits(0x3f800000u | m);
-    int bits = 1;
-    for (; bits <= 16; bits++) {
-      const uint32_t block = 1u << (23 - bits);
-      bool same = true;
-      for (uint32_t m = 0; m < one.size() && same; m++) same = one[m] == one[m & ~(block - 1)];
-      if (same) break;
+    // One pass over [1, 2): the result changes only at mantissas that are multiples of
+    // 2^(23 - bits), so the lowest bit set in any of those mantissas gives `bits`.
+    uint32_t changes = 0, previous = rcpBits(0x3f800000u);
+    for (uint32_t m = 1; m < (1u << 23); m++) {
+      const uint32_t r = rcpBits(0x3f800000u | m);
+      if (r != previous) changes |= m;
+      previous = r;
     }
-    if (bits > 16) return t;
+    int bits = 0;
+    if (changes != 0) bits = 23 - __builtin_ctz(changes);
+    if (bits < 1 || bits > 16) return t;
     t.bits = bits;
-    for (uint32_t i = 0; i < (1u << bits); i++) t.entries.push_back(one[i << (23 - bits)]);
+    for (uint32_t i = 0; i < (1u << bits); i++) t.entries.push_back(rcpBits(0x3f800000u | (i << (23 - bits))));
     bool holds = true;
     for (uint32_t s = 0; s < 2 && holds; s++) {
       for (uint32_t e = 0; e < 256 && holds; e++) {
