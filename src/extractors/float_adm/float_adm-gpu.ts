@@ -13,9 +13,9 @@
  * The readback is five 64-bit accumulators per scored row of each scale (about 800 rows at
  * 1080p). Runs here: adm_p_norm 3 (other p-norms take powf per sample, which only the host
  * gives exactly), a host whose rcpss float_adm.cpp could tabulate (Intel's, so far), and
- * every size whose bindings fit WebGPU's default storage binding limit (128 MiB: the CSF
- * planes, 12 floats per scale-1 sample, allow some 11 million pixels); the rest runs on
- * the host.
+ * every size whose bindings fit WebGPU's default storage binding limit (128 MiB: the planes
+ * buffer, scale 0's two planes and every scale's eight bands, some 4.7 floats a pixel,
+ * allows 7.1 million pixels: 1440p included, 2160p not); the rest runs on the host.
  */
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
