@@ -12,8 +12,17 @@
 //
 // Divisions of the decoupling gain are reciprocal multiplications with SSE's rcpss plus one
 // Newton step, as libvmaf's x86 build does (ADM_OPT_RECIP_DIVISION).
+//
+// The work is split where the backends meet: compute() gives each scored row's float sums
+// of the p-norm terms (denominator, DLM numerator and AIM numerator, per band), which the
+// gpu backend computes with the same bits in float_adm.wgsl, and finishStats() sums the
+// rows and scales and forms the scores, for both backends. rcpss is an approximation whose
+// bits depend on the CPU model; gpuParams() hands the gpu kernel this CPU's own (a table
+// over the leading mantissa bits it depends on, see rcpTable()).
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <math.h>
 #include <stdexcept>
 #include <vector>
@@ -45,6 +54,80 @@ inline float divide(float n, float d) {
 #else
   return n / d;
 #endif
+}
+
+inline uint32_t bitsOf(float f) {
+  uint32_t b;
+  std::memcpy(&b, &f, 4);
+  return b;
+}
+inline float floatOf(uint32_t b) {
+  float f;
+  std::memcpy(&f, &b, 4);
+  return f;
+}
+
+// This CPU's rcpss as a table the gpu kernel can index: rcp(1.m) for the leading `bits` bits
+// of m, when rcpss's result depends on no more of them (found by trying every mantissa of
+// [1, 2)) and every other input follows from it as Intel's rcpss does: rcp(m * 2^e) is
+// rcp(m) * 2^-e (the table's exponent less e; a result below the normal range is a signed
+// zero), zero and subnormal inputs give a signed infinity, infinities a signed zero, a NaN
+// itself made quiet. That is checked for every table entry at every exponent and for the
+// special inputs; the Intel Xeon this was written on passes with 11 bits (checked there
+// over all 2^32 inputs). Empty when it does not hold or above 16 bits (a CPU whose rcpss
+// differs keeps float_adm on the host), or without SSE (the kernel divides then).
+struct RcpTable {
+  int bits = -1;  // -1: no table (see above); 0 with no SSE: plain division
+  std::vector<uint32_t> entries;
+};
+#if defined(__SSE2__)
+inline uint32_t rcpBits(uint32_t x) { return bitsOf(_mm_cvtss_f32(_mm_rcp_ss(_mm_set_ss(floatOf(x))))); }
+#endif
+uint32_t rcpModel(const RcpTable& t, uint32_t x) {
+  const uint32_t sign = x & 0x80000000u, e = (x >> 23) & 0xffu, m = x & 0x7fffffu;
+  if (e == 0) return sign | 0x7f800000u;
+  if (e == 0xffu) return m != 0 ? (x | 0x400000u) : sign;
+  const uint32_t r = t.entries[m >> (23 - t.bits)];
+  const int re = static_cast<int>((r >> 23) & 0xffu) - (static_cast<int>(e) - 127);
+  if (re <= 0) return sign;
+  if (re >= 255) return sign | 0x7f800000u;
+  return sign | (static_cast<uint32_t>(re) << 23) | (r & 0x7fffffu);
+}
+const RcpTable& rcpTable() {
+  static const RcpTable table = [] {
+    RcpTable t;
+#if defined(__SSE2__)
+    // One pass over [1, 2): the result changes only at mantissas that are multiples of
+    // 2^(23 - bits), so the lowest bit set in any of those mantissas gives `bits`.
+    uint32_t changes = 0, previous = rcpBits(0x3f800000u);
+    for (uint32_t m = 1; m < (1u << 23); m++) {
+      const uint32_t r = rcpBits(0x3f800000u | m);
+      if (r != previous) changes |= m;
+      previous = r;
+    }
+    int bits = 0;
+    if (changes != 0) bits = 23 - __builtin_ctz(changes);
+    if (bits < 1 || bits > 16) return t;
+    t.bits = bits;
+    for (uint32_t i = 0; i < (1u << bits); i++) t.entries.push_back(rcpBits(0x3f800000u | (i << (23 - bits))));
+    bool holds = true;
+    for (uint32_t s = 0; s < 2 && holds; s++) {
+      for (uint32_t e = 0; e < 256 && holds; e++) {
+        // Every entry's first and last mantissa, and the subnormal / NaN extremes.
+        for (uint32_t i = 0; i < (1u << bits) && holds; i++) {
+          const uint32_t lo = (s << 31) | (e << 23) | (i << (23 - bits));
+          const uint32_t hi = lo | ((1u << (23 - bits)) - 1);
+          holds = rcpBits(lo) == rcpModel(t, lo) && rcpBits(hi) == rcpModel(t, hi);
+        }
+      }
+    }
+    if (!holds) t = RcpTable{};
+#else
+    t.bits = 0;
+#endif
+    return t;
+  }();
+  return table;
 }
 
 struct Bands {
@@ -182,42 +265,59 @@ class FloatAdm final : public Extractor {
   size_t outputCount() const override { return opt_.debug ? 18 : 7; }
 
   void extract(const FrameWindow& f, double* out) const override {
+    std::vector<uint64_t> rows(statsCount());
+    compute(floatPlane(f.ref->plane[0], f.ref->bitDepth, -128), floatPlane(f.dis->plane[0], f.dis->bitDepth, -128),
+            rows.data());
+    finishStats(rows.data(), out);
+  }
+
+  // Per scored row of every computed scale (first scale first), kRowWords float sums in
+  // column order (the denominator's h, v, d terms, the DLM numerator's, the AIM numerator's,
+  // one unused word), two to an accumulator, low word first: what compute() gives and the
+  // gpu kernel (float_adm-gpu.ts) does. From here on the arithmetic is order-dependent float
+  // and double summation: it runs here for both backends.
+  static constexpr int kRowWords = 10;
+  size_t statsCount() const override {
+    size_t rows = 0;
+    int w = width_, h = height_;
+    for (int s = 0; s < 4; s++) {
+      w = (w + 1) / 2;
+      h = (h + 1) / 2;
+      if (detail(s)) {
+        const Region g = scoredRegion(w, h);
+        rows += static_cast<size_t>(g.bottom - g.top);
+      }
+    }
+    return rows * kRowWords / 2;
+  }
+
+  void finishStats(const uint64_t* stats, double* out) const override {
     const Options& p = opt_;
-    std::vector<float> ref = floatPlane(f.ref->plane[0], f.ref->bitDepth, -128);
-    std::vector<float> dis = floatPlane(f.dis->plane[0], f.dis->bitDepth, -128);
     int w = width_, h = height_;
     const double numDenLimit = 1e-10 * (w * h) / (1920.0 * 1080.0);
-    const size_t n = static_cast<size_t>((w + 1) / 2) * ((h + 1) / 2);
-    Bands refB, disB, r, a, csfA, csfF;
-    refB.resize(n);
-    disB.resize(n);
-    r.resize(n);
-    a.resize(n);
-    csfA.resize(n);
-    csfF.resize(n);
     double num = 0, den = 0, aimNum = 0, aimDen = 0;
     double scores[8];
     for (int scale = 0; scale < 4; ++scale) {
       float numScale = 0.0f, denScale = 0.0f, aimNumScale = 0.0f;
-      const bool detail = !(scale == 0 && p.skipScale0);
-      if (scale > 0) {
-        // The previous scale's approximation band is this scale's input.
-        ref.assign(refB.a.begin(), refB.a.begin() + static_cast<size_t>(w) * h);
-        dis.assign(disB.a.begin(), disB.a.begin() + static_cast<size_t>(w) * h);
-      }
-      dwt(ref.data(), w, h, refB, detail);
-      dwt(dis.data(), w, h, disB, detail);
       w = (w + 1) / 2;
       h = (h + 1) / 2;
-      if (!detail) {
+      if (!detail(scale)) {
         denScale = 1e-10f;
       } else {
-        decouple(refB, disB, r, a, w, h);
-        denScale = denominator(refB, scale, w, h);
-        csf(a, csfA, csfF, scale, w, h);
-        numScale = masked(r, csfF, csfA, scale, w, h, p.noiseWeight);
-        csf(r, csfF, csfA, scale, w, h);
-        aimNumScale = masked(a, csfA, csfF, scale, w, h, 0.0);
+        const Region g = scoredRegion(w, h);
+        float acc[9] = {0, 0, 0, 0, 0, 0, 0, 0, 0};
+        for (int i = g.top; i < g.bottom; ++i, stats += kRowWords / 2) {
+          for (int k = 0; k < 9; k++) acc[k] += floatOf(static_cast<uint32_t>(stats[k / 2] >> (32 * (k % 2))));
+        }
+        auto total = [&](const float* a, double noiseWeight) {
+          const float x = finish(a[0], g, noiseWeight);
+          const float y = finish(a[1], g, noiseWeight);
+          const float z = finish(a[2], g, noiseWeight);
+          return x + y + z;
+        };
+        denScale = total(acc, p.noiseWeight);
+        numScale = total(acc + 3, p.noiseWeight);
+        aimNumScale = total(acc + 6, 0.0);
       }
       num += numScale;
       den += denScale;
@@ -251,9 +351,66 @@ class FloatAdm final : public Extractor {
     for (int i = 0; i < 8; i++) out[10 + i] = scores[i];
   }
 
+  // What the gpu kernel takes from here (float_adm-gpu.ts reads this layout): the rcp
+  // table's bits (-1: none, 0: divide), the gain limit (a double), cos^2(1 degree) as a
+  // float, whether scale 0 is skipped, whether masking is bypassed, the p-norm, the twelve
+  // CSF factors (scale-major, h v d), then the table's entries as bit patterns.
+  std::vector<double> gpuParams() const override {
+    const RcpTable& t = rcpTable();
+    std::vector<double> p = {static_cast<double>(t.bits), opt_.gainLimit, cos1degSq(), opt_.skipScale0 ? 1.0 : 0.0,
+                             static_cast<double>(opt_.bypassCm), opt_.pNorm};
+    for (int s = 0; s < 4; s++)
+      for (int b = 0; b < 3; b++) p.push_back(factor_[s][b]);
+    for (uint32_t e : t.entries) p.push_back(e);
+    return p;
+  }
+
  private:
+  bool detail(int scale) const { return !(scale == 0 && opt_.skipScale0); }
+  static float cos1degSq() { return static_cast<float>(std::cos(1.0 * kPi / 180.0) * std::cos(1.0 * kPi / 180.0)); }
+
+  void compute(std::vector<float> ref, std::vector<float> dis, uint64_t* stats) const {
+    const Options& p = opt_;
+    int w = width_, h = height_;
+    const size_t n = static_cast<size_t>((w + 1) / 2) * ((h + 1) / 2);
+    Bands refB, disB, r, a, csfA, csfF;
+    refB.resize(n);
+    disB.resize(n);
+    r.resize(n);
+    a.resize(n);
+    csfA.resize(n);
+    csfF.resize(n);
+    for (int scale = 0; scale < 4; ++scale) {
+      if (scale > 0) {
+        // The previous scale's approximation band is this scale's input.
+        ref.assign(refB.a.begin(), refB.a.begin() + static_cast<size_t>(w) * h);
+        dis.assign(disB.a.begin(), disB.a.begin() + static_cast<size_t>(w) * h);
+      }
+      dwt(ref.data(), w, h, refB, detail(scale));
+      dwt(dis.data(), w, h, disB, detail(scale));
+      w = (w + 1) / 2;
+      h = (h + 1) / 2;
+      if (!detail(scale)) continue;
+      const Region g = scoredRegion(w, h);
+      decouple(refB, disB, r, a, w, h);
+      denominator(refB, scale, w, h, stats);
+      csf(a, csfA, csfF, scale, w, h);
+      masked(r, csfF, csfA, scale, w, h, stats, 3);
+      csf(r, csfF, csfA, scale, w, h);
+      masked(a, csfA, csfF, scale, w, h, stats, 6);
+      stats += static_cast<size_t>(g.bottom - g.top) * kRowWords / 2;
+    }
+  }
+
+  // Word k of a row's sums (kRowWords to a row, two to an accumulator).
+  static void putRow(uint64_t* stats, int row, int k, float v) {
+    uint64_t& slot = stats[static_cast<size_t>(row) * kRowWords / 2 + k / 2];
+    const int shift = 32 * (k % 2);
+    slot = (slot & ~(uint64_t{0xffffffffu} << shift)) | (static_cast<uint64_t>(bitsOf(v)) << shift);
+  }
+
   void decouple(const Bands& ref, const Bands& dis, Bands& r, Bands& a, int w, int h) const {
-    const float cos1degSq = static_cast<float>(std::cos(1.0 * kPi / 180.0) * std::cos(1.0 * kPi / 180.0));
+    const float cos1degSq = FloatAdm::cos1degSq();
     const float eps = 1e-30f;
     const double limit = opt_.gainLimit;
     const Region g = tapRegion(w, h);
@@ -319,10 +476,9 @@ class FloatAdm final : public Extractor {
            noiseConstant(g.right - g.left, g.bottom - g.top, noiseWeight);
   }
 
-  // The reference's CSF-weighted p-norm per band plus the noise floor: the scale's denominator.
-  float denominator(const Bands& ref, int scale, int w, int h) const {
+  // Each scored row's sums of the reference's CSF-weighted p-norm terms per band (words 0-2).
+  void denominator(const Bands& ref, int scale, int w, int h, uint64_t* stats) const {
     const Region g = scoredRegion(w, h);
-    float acc[3] = {0, 0, 0};
     const std::vector<float>* s[3] = {&ref.h, &ref.v, &ref.d};
     for (int i = g.top; i < g.bottom; ++i) {
       float row[3] = {0, 0, 0};
@@ -330,12 +486,8 @@ class FloatAdm final : public Extractor {
         const size_t o = static_cast<size_t>(i) * w + j;
         for (int b = 0; b < 3; ++b) row[b] += pnormTerm(std::fabs(factor_[scale][b] * (*s[b])[o]));
       }
-      for (int b = 0; b < 3; ++b) acc[b] += row[b];
+      for (int b = 0; b < 3; ++b) putRow(stats, i - g.top, b, row[b]);
     }
-    const float dh = finish(acc[0], g, opt_.noiseWeight);
-    const float dv = finish(acc[1], g, opt_.noiseWeight);
-    const float dd = finish(acc[2], g, opt_.noiseWeight);
-    return dh + dv + dd;
   }
 
   // The masking threshold at (i, j): the masker's |CSF| / 30 over the 3x3 neighbourhood,
@@ -364,12 +516,13 @@ class FloatAdm final : public Extractor {
     return thr;
   }
 
-  // The p-norm of src's CSF-weighted bands less the masking threshold (floored at 0), plus the noise floor.
-  float masked(const Bands& src, const Bands& flt, const Bands& masker, int scale, int w, int h, double noiseWeight) const {
+  // Each scored row's sums of the p-norm terms of src's CSF-weighted bands less the masking
+  // threshold (floored at 0), into words `word`..`word` + 2.
+  void masked(const Bands& src, const Bands& flt, const Bands& masker, int scale, int w, int h, uint64_t* stats,
+              int word) const {
     const Region g = scoredRegion(w, h);
     const int top = std::max(g.top, 0), bottom = std::min(g.bottom, h);
     const int left = std::max(g.left, 0), right = std::min(g.right, w);
-    float acc[3] = {0, 0, 0};
     const std::vector<float>* s[3] = {&src.h, &src.v, &src.d};
     for (int i = top; i < bottom; ++i) {
       float row[3] = {0, 0, 0};
@@ -383,12 +536,8 @@ class FloatAdm final : public Extractor {
           row[b] += pnormTerm(x);
         }
       }
-      for (int b = 0; b < 3; ++b) acc[b] += row[b];
+      for (int b = 0; b < 3; ++b) putRow(stats, i - g.top, word + b, row[b]);
     }
-    const float nh = finish(acc[0], g, noiseWeight);
-    const float nv = finish(acc[1], g, noiseWeight);
-    const float nd = finish(acc[2], g, noiseWeight);
-    return nh + nv + nd;
   }
 
   int width_, height_;

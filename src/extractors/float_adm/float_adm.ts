@@ -1,10 +1,12 @@
 /**
  * libvmaf's "float_adm" (float_adm.c, adm.c, adm_tools.c): the detail loss measure (adm2),
  * additive impairments (aim) and their blend (adm3) at four wavelet scales in floating point
- * (the features of the vmaf_float_* models). C++: float_adm.cpp.
+ * (the features of the vmaf_float_* models). C++: float_adm.cpp; gpu: float_adm-gpu.ts (the
+ * per-sample work and per-row sums, finished by the C++).
  */
 import type { ExtractorDefinition } from '../extractor.js';
 import type { OptionDef } from '../option.js';
+import { floatAdmGpu } from './float_adm-gpu.js';
 
 const factor = (kind: 1 | 2, scale: number): OptionDef => ({
   name: `adm_f${kind}s${scale}`,
@@ -61,5 +63,5 @@ export const floatAdm: ExtractorDefinition = {
   planes: () => 'luma',
   neighbours: () => ({ previous: 0, next: 0 }),
   outputs: (options) => (options['debug'] === true ? [...MAIN, ...DEBUG] : MAIN),
-  implementation: { kind: 'native', native: 'float_adm' },
+  implementation: { kind: 'native', native: 'float_adm', gpu: floatAdmGpu },
 };

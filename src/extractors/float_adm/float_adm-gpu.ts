@@ -1,0 +1,313 @@
+/**
+ * float_adm on the GPU (float_adm.wgsl). Where each stage runs:
+ * - GPU: the luma as floats (offset by -128), each scale's db2 step, the decoupling into
+ *   restored and additive detail (the gain's division as rcpss plus a Newton step, rcpss
+ *   from the host's own table), the CSF weights and masking shares, per scored sample the
+ *   p-norm terms (cubes) of the denominator and the two masked numerators, and each scored
+ *   row's float sums of them, summed in column order by one invocation as the C++ sums a
+ *   row: float and double arithmetic reproduced in integer-exact soft float.
+ * - Host: float_adm.cpp's finishStats: the rows' sums per scale (float, row order), the
+ *   p-th roots and noise floors (glibc's powf), the double sums over scales and the scores,
+ *   the very code the cpu backend's extract() ends with. The CSF factors, the gain limit and
+ *   the rcp table come from the C++ instance (gpuParams).
+ * The readback is five 64-bit accumulators per scored row of each scale (about 800 rows at
+ * 1080p). Runs here: adm_p_norm 3 (other p-norms take powf per sample, which only the host
+ * gives exactly), a host whose rcpss float_adm.cpp could tabulate (Intel's, so far), and
+ * every size whose bindings fit WebGPU's default storage binding limit (128 MiB: the planes
+ * buffer, scale 0's two planes and every scale's eight bands, some 4.7 floats a pixel,
+ * allows 7.1 million pixels: 1440p included, 2160p not); the rest runs on the host.
+ */
+import { dirname, join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { BackendError } from '../../errors.js';
+import { chromaSize } from '../../decode/frame-layout.js';
+import type { GpuExtractorContext, GpuExtractorInputs, GpuExtractorKernel, GpuImplementation, GpuPicture } from '../../kernels/gpu/gpu-extractor.js';
+import type { StatsSlot } from '../../kernels/gpu/frame-kernel.js';
+import { loadWgsl, WGSL_ROOT } from '../../kernels/gpu/wgsl.js';
+import { loadNative } from '../../kernels/native.js';
+import type { OptionValues } from '../option.js';
+import type { FrameFormat } from '../../types.js';
+
+const SOURCE = relative(WGSL_ROOT, join(dirname(fileURLToPath(import.meta.url)), 'float_adm.wgsl'));
+const PARAMS_WORDS = 20;
+const WORKGROUP = 16;
+const ROW_WORKGROUP = 64;
+/** Words a scored row takes in the stats (float_adm.cpp's kRowWords). */
+const ROW_WORDS = 10;
+/** WebGPU's default maxStorageBufferBindingSize: every binding stays within it. */
+const MAX_BINDING_BYTES = 128 << 20;
+/** gpuParams' fixed part (float_adm.cpp): table bits, gain limit, cos^2 1deg, skip scale 0, bypass CM, p-norm, 12 factors. */
+const FIXED_PARAMS = 18;
+
+type Entry = 'to_float' | 'dwt' | 'decouple' | 'terms_pass' | 'row_sums';
+const ENTRIES: readonly Entry[] = ['to_float', 'dwt', 'decouple', 'terms_pass', 'row_sums'];
+
+const f32 = new Float32Array(1);
+const f32Bits = new Uint32Array(f32.buffer);
+function floatBits(x: number): number {
+  f32[0] = x;
+  return f32Bits[0]!;
+}
+const f64 = new Float64Array(1);
+const f64Words = new Uint32Array(f64.buffer);
+
+/** float_adm.cpp's regions (libvmaf truncates toward zero). */
+interface Region {
+  left: number;
+  top: number;
+  right: number;
+  bottom: number;
+}
+function scoredRegion(w: number, h: number): Region {
+  const left = Math.trunc(w * 0.1 - 0.5);
+  const top = Math.trunc(h * 0.1 - 0.5);
+  return { left, top, right: w - left, bottom: h - top };
+}
+function tapRegion(w: number, h: number): Region {
+  const left = Math.trunc(w * 0.1 - 0.5 - 1);
+  const top = Math.trunc(h * 0.1 - 0.5 - 1);
+  return { left: Math.max(left, 0), top: Math.max(top, 0), right: Math.min(w - left + 2, w), bottom: Math.min(h - top + 2, h) };
+}
+
+/** The words of the planes buffer: scale 0's ref and dis, then 8 bands per scale. */
+function planeWords(width: number, height: number): { total: number; bandsAt: number[] } {
+  let at = 2 * width * height;
+  const bandsAt: number[] = [];
+  let [w, h] = [width, height];
+  for (let s = 0; s < 4; s++) {
+    [w, h] = [Math.trunc((w + 1) / 2), Math.trunc((h + 1) / 2)];
+    bandsAt.push(at);
+    at += 8 * w * h;
+  }
+  return { total: at, bandsAt };
+}
+
+/** The host's gpuParams for these options (the table does not depend on the size). */
+let tableUsable: boolean | undefined;
+function hostParams(options: OptionValues, format: FrameFormat): Float64Array {
+  const native = loadNative();
+  const chroma = chromaSize(format) ?? { width: 0, height: 0 };
+  const handle = native.createExtractor('float_adm', options, { width: format.width, height: format.height, bitDepth: format.bitDepth, chromaWidth: chroma.width, chromaHeight: chroma.height });
+  return native.extractorGpuParams(handle);
+}
+
+export const floatAdmGpu: GpuImplementation = {
+  supports: (options, format) => {
+    if (Number(options['adm_p_norm']) !== 3) return false;
+    if (tableUsable === undefined) tableUsable = hostParams(options, format)[0]! >= 0;
+    if (!tableUsable) return false;
+    const n = format.width * format.height;
+    const m = Math.trunc((format.width + 1) / 2) * Math.trunc((format.height + 1) / 2);
+    return 4 * Math.max(planeWords(format.width, format.height).total, 12 * m, 9 * m) <= MAX_BINDING_BYTES && n > 0;
+  },
+  create: (ctx) => FloatAdmKernel.create(ctx),
+};
+
+interface Pass {
+  entry: Entry;
+  params: Uint32Array;
+  /** Invocations in x and y. */
+  size: [number, number];
+  /** to_float: which picture. */
+  of?: 'ref' | 'dis';
+}
+
+interface Scratch {
+  planes: GPUBuffer;
+  csf: GPUBuffer;
+  terms: GPUBuffer;
+  table: GPUBuffer;
+}
+
+type ParamValues = Partial<Record<'src' | 'src2' | 'w' | 'h' | 'dst' | 'ow' | 'oh' | 'x0' | 'y0' | 'scale' | 'stats', number>>;
+
+export class FloatAdmKernel implements GpuExtractorKernel {
+  readonly statsCount: number;
+  readonly #device: GPUDevice;
+  readonly #pipelines: Map<Entry, GPUComputePipeline>;
+  readonly #passes: Pass[];
+  readonly #buffers: Scratch;
+  readonly #params = new Map<string, GPUBuffer>();
+  readonly #bindGroups = new Map<string, GPUBindGroup>();
+  readonly #ids = new WeakMap<GPUBuffer, number>();
+  #nextId = 0;
+
+  private constructor(device: GPUDevice, pipelines: Map<Entry, GPUComputePipeline>, passes: Pass[], buffers: Scratch, statsCount: number) {
+    this.#device = device;
+    this.#pipelines = pipelines;
+    this.#passes = passes;
+    this.#buffers = buffers;
+    this.statsCount = statsCount;
+  }
+
+  static async create(ctx: GpuExtractorContext): Promise<FloatAdmKernel> {
+    const { gpu, layout, format, options } = ctx;
+    const native = loadNative();
+    const chroma = chromaSize(format) ?? { width: 0, height: 0 };
+    const handle = native.createExtractor('float_adm', options, { width: format.width, height: format.height, bitDepth: format.bitDepth, chromaWidth: chroma.width, chromaHeight: chroma.height });
+    const statsCount = native.extractorStatsCount(handle);
+    const p = native.extractorGpuParams(handle);
+    const [tableBits, gainLimit, cos1, skipScale0, bypassCm, pNorm] = [p[0]!, p[1]!, p[2]!, p[3]!, p[4]!, p[5]!];
+    if (tableBits < 0 || pNorm !== 3) throw new BackendError('E_GPU', 'float_adm: this host\'s rcpss or adm_p_norm does not run on the GPU');
+    const factors = Array.from(p.subarray(6, FIXED_PARAMS), floatBits);
+    const tableWords = Uint32Array.from(p.subarray(FIXED_PARAMS));
+    if (tableWords.length !== (tableBits === 0 ? 0 : 1 << tableBits)) throw new BackendError('E_GPU', `float_adm: an rcp table of ${tableWords.length} entries for ${tableBits} bits`);
+    f64[0] = gainLimit;
+    const limitWords = [f64Words[0]!, f64Words[1]!];
+    const luma = layout.planes[0]!;
+    const width = format.width;
+    const height = format.height;
+    if (width !== luma.width || height !== luma.height) throw new BackendError('E_GPU', 'float_adm: the uploaded luma is not the frame\'s size');
+    const depthScale = format.bitDepth === 10 ? 1 / 4 : format.bitDepth === 12 ? 1 / 16 : 1 / 256;
+
+    const params = (v: ParamValues, scale = 0): Uint32Array =>
+      new Uint32Array([
+        v.src ?? 0, v.src2 ?? 0, v.w ?? 0, v.h ?? 0, v.dst ?? 0, v.ow ?? 0, v.oh ?? 0, v.x0 ?? 0, v.y0 ?? 0, v.scale ?? 0,
+        factors[3 * scale]!, factors[3 * scale + 1]!, factors[3 * scale + 2]!, floatBits(cos1), tableBits, bypassCm,
+        limitWords[0]!, limitWords[1]!, v.stats ?? 0, 0,
+      ]);
+    const n = width * height;
+    const { total: planesWords, bandsAt } = planeWords(width, height);
+    const passes: Pass[] = [];
+    passes.push({ entry: 'to_float', of: 'ref', params: params({ src: luma.offset / 4, w: width, h: height, dst: 0, scale: floatBits(depthScale) }), size: [width, height] });
+    passes.push({ entry: 'to_float', of: 'dis', params: params({ src: luma.offset / 4, w: width, h: height, dst: n, scale: floatBits(depthScale) }), size: [width, height] });
+    let [ref, dis, w, h] = [0, n, width, height];
+    let statsWord = 0;
+    let termsWords = 0;
+    for (let s = 0; s < 4; s++) {
+      const [ow, oh] = [Math.trunc((w + 1) / 2), Math.trunc((h + 1) / 2)];
+      const base = bandsAt[s]!;
+      // Scale 0 skipped: its bands are computed all the same (only band a is read).
+      passes.push({ entry: 'dwt', params: params({ src: ref, src2: dis, w, h, dst: base, ow, oh }, s), size: [ow, oh] });
+      [ref, dis, w, h] = [base, base + 4 * ow * oh, ow, oh];
+      if (s === 0 && skipScale0 !== 0) continue;
+      const tap = tapRegion(w, h);
+      passes.push({ entry: 'decouple', params: params({ w, h, dst: base, x0: tap.left, y0: tap.top, ow: tap.right - tap.left, oh: tap.bottom - tap.top }, s), size: [tap.right - tap.left, tap.bottom - tap.top] });
+      const g = scoredRegion(w, h);
+      const [sw, sh] = [g.right - g.left, g.bottom - g.top];
+      passes.push({ entry: 'terms_pass', params: params({ w, h, dst: base, x0: g.left, y0: g.top, ow: sw, oh: sh }, s), size: [sw, sh] });
+      passes.push({ entry: 'row_sums', params: params({ w, h, ow: sw, oh: sh, stats: statsWord }, s), size: [sh, 1] });
+      termsWords = Math.max(termsWords, 9 * sw * sh);
+      statsWord += ROW_WORDS * sh;
+    }
+    if (statsWord !== 2 * statsCount) throw new BackendError('E_GPU', `float_adm: the kernel writes ${statsWord / 2} accumulators, the C++ extractor takes ${statsCount}`);
+    const maxGroups = gpu.limits.maxComputeWorkgroupsPerDimension;
+    for (const q of passes) {
+      const [gx, gy] = q.entry === 'row_sums' ? [Math.ceil(q.size[0] / ROW_WORKGROUP), 1] : [Math.ceil(q.size[0] / WORKGROUP), Math.ceil(q.size[1] / WORKGROUP)];
+      if (gx > maxGroups || gy > maxGroups) throw new BackendError('E_GPU', `float_adm: ${q.size.join('x')} exceeds the adapter's ${maxGroups} workgroups per dimension`);
+    }
+    const m0 = Math.trunc((width + 1) / 2) * Math.trunc((height + 1) / 2);
+    const csfWords = 12 * m0;
+    const limit = gpu.limits.maxStorageBufferBindingSize;
+    for (const words of [planesWords, csfWords, termsWords]) {
+      if (4 * words > limit) throw new BackendError('E_GPU', `float_adm: ${4 * words} bytes of scratch exceed the adapter's storage binding limit (${limit})`);
+    }
+
+    const d = gpu.device;
+    const made: GPUBuffer[] = [];
+    const buffer = (words: number, label: string, usage = GPUBufferUsage.STORAGE): GPUBuffer => {
+      const b = d.createBuffer({ size: Math.max(16, 4 * words), usage, label });
+      made.push(b);
+      return b;
+    };
+    try {
+      const planes = buffer(planesWords, 'float_adm planes');
+      const csf = buffer(csfWords, 'float_adm csf');
+      const terms = buffer(termsWords, 'float_adm terms');
+      // Uploaded once per instance: 2^11 words on the hosts seen so far.
+      const table = buffer(tableWords.length, 'float_adm rcp table', GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST);
+      if (tableWords.length > 0) d.queue.writeBuffer(table, 0, tableWords);
+      const code = loadWgsl(SOURCE);
+      const compiled = await Promise.all(
+        ENTRIES.map((entry) => gpu.createComputePipeline(code, { label: `float_adm ${entry} ${layout.bitDepth}-bit`, entryPoint: entry, constants: { BIT_DEPTH: layout.bitDepth } })),
+      );
+      const pipelines = new Map(ENTRIES.map((e, i) => [e, compiled[i]!] as const));
+      return new FloatAdmKernel(d, pipelines, passes, { planes, csf, terms, table }, statsCount);
+    } catch (e) {
+      for (const b of made) b.destroy();
+      throw e;
+    }
+  }
+
+  encode(encoder: GPUCommandEncoder, inputs: GpuExtractorInputs, out: StatsSlot): void {
+    if (out.offset % 8 !== 0) throw new BackendError('E_GPU', `float_adm: output offset ${out.offset} is not a multiple of 8`);
+    // Each dispatch is its own usage scope: the later passes see the earlier ones' writes.
+    const pass = encoder.beginComputePass({ label: 'float_adm' });
+    this.#passes.forEach((p, i) => {
+      pass.setPipeline(this.#pipelines.get(p.entry)!);
+      pass.setBindGroup(0, this.#bindGroup(i, p, inputs, out));
+      if (p.entry === 'row_sums') pass.dispatchWorkgroups(Math.ceil(p.size[0] / ROW_WORKGROUP));
+      else pass.dispatchWorkgroups(Math.ceil(p.size[0] / WORKGROUP), Math.ceil(p.size[1] / WORKGROUP));
+    });
+    pass.end();
+  }
+
+  destroy(): void {
+    for (const b of Object.values(this.#buffers)) b.destroy();
+    for (const b of this.#params.values()) b.destroy();
+    this.#params.clear();
+    this.#bindGroups.clear();
+  }
+
+  #id(b: GPUBuffer): number {
+    let id = this.#ids.get(b);
+    if (id === undefined) this.#ids.set(b, (id = this.#nextId++));
+    return id;
+  }
+
+  #paramsBuffer(key: string, values: Uint32Array): GPUBuffer {
+    let b = this.#params.get(key);
+    if (!b) {
+      b = this.#device.createBuffer({ size: 4 * PARAMS_WORDS, usage: GPUBufferUsage.UNIFORM, mappedAtCreation: true, label: 'float_adm params' });
+      new Uint32Array(b.getMappedRange()).set(values);
+      b.unmap();
+      this.#params.set(key, b);
+    }
+    return b;
+  }
+
+  #bindGroup(index: number, p: Pass, inputs: GpuExtractorInputs, out: StatsSlot): GPUBindGroup {
+    const { planes, csf, terms, table } = this.#buffers;
+    let key = String(index);
+    let params: GPUBuffer;
+    const entries: GPUBindGroupEntry[] = [];
+    switch (p.entry) {
+      case 'to_float': {
+        const picture: GpuPicture = p.of === 'ref' ? inputs.ref : inputs.dis;
+        key += `,${this.#id(picture.buffer)}`;
+        params = this.#paramsBuffer(key, p.params);
+        entries.push({ binding: 0, resource: { buffer: picture.buffer } }, { binding: 1, resource: { buffer: planes } });
+        break;
+      }
+      case 'dwt':
+        params = this.#paramsBuffer(key, p.params);
+        entries.push({ binding: 1, resource: { buffer: planes } });
+        break;
+      case 'decouple':
+        params = this.#paramsBuffer(key, p.params);
+        entries.push({ binding: 1, resource: { buffer: planes } }, { binding: 2, resource: { buffer: csf } }, { binding: 6, resource: { buffer: table } });
+        break;
+      case 'terms_pass':
+        params = this.#paramsBuffer(key, p.params);
+        entries.push({ binding: 1, resource: { buffer: planes } }, { binding: 2, resource: { buffer: csf } }, { binding: 3, resource: { buffer: terms } });
+        break;
+      case 'row_sums': {
+        const dst = out.offset / 4 + p.params[18]!;
+        key += `,${this.#id(out.buffer)},${dst}`;
+        const values = p.params.slice();
+        values[18] = dst;
+        params = this.#paramsBuffer(key, values);
+        entries.push({ binding: 3, resource: { buffer: terms } }, { binding: 4, resource: { buffer: out.buffer } });
+        break;
+      }
+    }
+    let group = this.#bindGroups.get(key);
+    if (group) return group;
+    entries.push({ binding: 5, resource: { buffer: params } });
+    group = this.#device.createBindGroup({ label: `float_adm ${p.entry}`, layout: this.#pipelines.get(p.entry)!.getBindGroupLayout(0), entries });
+    // The rings a backend cycles through are small; a stray caller's buffers are not kept forever.
+    if (this.#bindGroups.size >= 1024) this.#bindGroups.clear();
+    this.#bindGroups.set(key, group);
+    return group;
+  }
+}
