@@ -294,14 +294,45 @@ __attribute__((target("avx512f,avx512bw"))) void filterBlockAvx512(const uint16_
     _mm512_storeu_si512(out + i + 16, _mm512_permutex2var_epi64(lo, second, hi));
   }
 }
+// The AVX-512 kernels again with AVX-512 VNNI, whose vpdpwssd is madd and add in one
+// instruction (the same wrapping 32-bit sum): separate functions, so that the copies for
+// CPUs without VNNI are compiled for a target that cannot contain it.
+template <int S, bool kAlongRow>
+__attribute__((target("avx512f,avx512bw,avx512vnni"))) void filterBlockAvx512Vnni(
+    const uint16_t* const* up, const uint16_t* const* down, uint32_t* __restrict out) {
+  constexpr Filter f = kFilters[S];
+  const __m512i flip = _mm512_set1_epi32(static_cast<int32_t>(0x80000000u));
+  const __m512i first = _mm512_set_epi64(11, 10, 3, 2, 9, 8, 1, 0);
+  const __m512i second = _mm512_set_epi64(15, 14, 7, 6, 13, 12, 5, 4);
+  __m512i taps[f.half + 1];
+  taps[0] = _mm512_set1_epi16(static_cast<int16_t>(f.taps[0] / 2));
+  for (int d = 1; d <= f.half; ++d) taps[d] = _mm512_set1_epi16(static_cast<int16_t>(f.taps[d]));
+  const uint16_t* row = up[0];
+  for (int i = 0; i < kBlock; i += 32) {
+    const __m512i c = _mm512_loadu_si512(row + i);
+    __m512i lo = _mm512_madd_epi16(_mm512_unpacklo_epi16(c, c), taps[0]);
+    __m512i hi = _mm512_madd_epi16(_mm512_unpackhi_epi16(c, c), taps[0]);
+    for (int d = 1; d <= f.half; ++d) {
+      const __m512i a = _mm512_loadu_si512(kAlongRow ? row + i - d : up[d] + i);
+      const __m512i b = _mm512_loadu_si512(kAlongRow ? row + i + d : down[d] + i);
+      lo = _mm512_dpwssd_epi32(lo, _mm512_unpacklo_epi16(a, b), taps[d]);
+      hi = _mm512_dpwssd_epi32(hi, _mm512_unpackhi_epi16(a, b), taps[d]);
+    }
+    lo = _mm512_xor_si512(lo, flip);
+    hi = _mm512_xor_si512(hi, flip);
+    _mm512_storeu_si512(out + i, _mm512_permutex2var_epi64(lo, first, hi));
+    _mm512_storeu_si512(out + i + 16, _mm512_permutex2var_epi64(lo, second, hi));
+  }
+}
 #endif
 
 // The kernel variants the build and the CPU allow (under cpu_features.h's cap).
-enum class Isa { kScalar, kSse2, kAvx2, kAvx512 };
+enum class Isa { kScalar, kSse2, kAvx2, kAvx512, kAvx512Vnni };
 
 Isa bestIsa() {
   const IsaLevel level = activeIsa();
 #if defined(VMAFS_VIF_AVX2)
+  if (level >= IsaLevel::kAvx512Vnni) return Isa::kAvx512Vnni;
   if (level >= IsaLevel::kAvx512) return Isa::kAvx512;
   if (level >= IsaLevel::kAvx2) return Isa::kAvx2;
 #endif
@@ -316,6 +347,7 @@ template <int S>
 inline void filterBlock(Isa isa, const uint16_t* const* up, const uint16_t* const* down,
                         uint32_t* out) {
 #if defined(VMAFS_VIF_AVX2)
+  if (isa == Isa::kAvx512Vnni) return filterBlockAvx512Vnni<S, false>(up, down, out);
   if (isa == Isa::kAvx512) return filterBlockAvx512<S, false>(up, down, out);
   if (isa == Isa::kAvx2) return filterBlockAvx2<S, false>(up, down, out);
 #endif
@@ -331,6 +363,7 @@ template <int S>
 inline void filterAlongRow(Isa isa, const uint16_t* row, uint32_t* out) {
   constexpr int kHalf = kFilters[S].half;
 #if defined(VMAFS_VIF_AVX2)
+  if (isa == Isa::kAvx512Vnni) return filterBlockAvx512Vnni<S, true>(&row, &row, out);
   if (isa == Isa::kAvx512) return filterBlockAvx512<S, true>(&row, &row, out);
   if (isa == Isa::kAvx2) return filterBlockAvx2<S, true>(&row, &row, out);
 #endif
@@ -435,6 +468,29 @@ __attribute__((target("avx512f,avx512bw"))) void filterRowSplitAvx512(const uint
     if (kOdd) _mm512_storeu_si512(out + kHalfBlock + i / 2, _mm512_xor_si512(odd, flip));
   }
 }
+
+// The same with VNNI (see filterBlockAvx512Vnni).
+template <int S, bool kOdd>
+__attribute__((target("avx512f,avx512bw,avx512vnni"))) void filterRowSplitAvx512Vnni(
+    const uint16_t* row, uint32_t* __restrict out) {
+  static_assert(pairTapsFitInt16<S>(), "every tap must fit int16");
+  constexpr int kPairs = kFilters[S].half + 1;
+  const __m512i flip = _mm512_set1_epi32(static_cast<int32_t>(0x80000000u));
+  __m512i taps[kPairs];
+  for (int k = 0; k < kPairs; ++k) taps[k] = _mm512_set1_epi32(static_cast<int32_t>(pairTaps<S>(k)));
+  const uint16_t* start = row - kFilters[S].half;
+  for (int i = 0; i < kBlock; i += 32) {
+    __m512i even = _mm512_madd_epi16(_mm512_loadu_si512(start + i), taps[0]);
+    __m512i odd = kOdd ? _mm512_madd_epi16(_mm512_loadu_si512(start + i + 1), taps[0]) : even;
+    for (int k = 1; k < kPairs; ++k) {
+      const uint16_t* p = start + i + 2 * k;
+      even = _mm512_dpwssd_epi32(even, _mm512_loadu_si512(p), taps[k]);
+      if (kOdd) odd = _mm512_dpwssd_epi32(odd, _mm512_loadu_si512(p + 1), taps[k]);
+    }
+    _mm512_storeu_si512(out + i / 2, _mm512_xor_si512(even, flip));
+    if (kOdd) _mm512_storeu_si512(out + kHalfBlock + i / 2, _mm512_xor_si512(odd, flip));
+  }
+}
 #endif
 
 // One block of a row (kBlock columns from row[0], with `half` readable samples before it and
@@ -444,6 +500,7 @@ template <int S, bool kOdd>
 inline void filterAlongRowSplit(Isa isa, const uint16_t* row, uint32_t* out) {
 #if defined(VMAFS_VIF_AVX2)
   if constexpr (pairTapsFitInt16<S>()) {
+    if (isa == Isa::kAvx512Vnni) return filterRowSplitAvx512Vnni<S, kOdd>(row, out);
     if (isa == Isa::kAvx512) return filterRowSplitAvx512<S, kOdd>(row, out);
     if (isa == Isa::kAvx2) return filterRowSplitAvx2<S, kOdd>(row, out);
   }
@@ -777,7 +834,7 @@ inline void addPixels(Isa isa, const int32_t* sigma1Sq, const int32_t* sigma2Sq,
                       const int32_t* sigma12, int n, const Log2Table& log2q, ScaleSums& sums) {
   int done = 0;
 #if defined(VMAFS_VIF_AVX2)
-  if (isa == Isa::kAvx512) {
+  if (isa == Isa::kAvx512 || isa == Isa::kAvx512Vnni) {
     done = addPixelsAvx512(sigma1Sq, sigma2Sq, sigma12, n, log2q.entries(), sums);
   } else if (isa == Isa::kAvx2) {
     done = addPixelsAvx2(sigma1Sq, sigma2Sq, sigma12, n, log2q.entries(), sums);
@@ -1082,6 +1139,11 @@ __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl"), flatten)) void comp
     const LumaPlane& ref, const LumaPlane& dis, Isa isa, int64_t* stats) {
   computeFrame(ref, dis, isa, stats);
 }
+
+__attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx512vnni"), flatten)) void
+computeFrameAvx512Vnni(const LumaPlane& ref, const LumaPlane& dis, Isa isa, int64_t* stats) {
+  computeFrame(ref, dis, isa, stats);
+}
 #endif
 
 }  // namespace
@@ -1091,6 +1153,7 @@ void vifStats(const LumaPlane& ref, const LumaPlane& dis, int64_t* stats) {
   if (ref.width < kVifMinWidth || ref.height < kVifMinHeight) return;
   const Isa isa = bestIsa();
 #if defined(VMAFS_VIF_AVX2)
+  if (isa == Isa::kAvx512Vnni) return computeFrameAvx512Vnni(ref, dis, isa, stats);
   if (isa == Isa::kAvx512) return computeFrameAvx512(ref, dis, isa, stats);
   if (isa == Isa::kAvx2) return computeFrameAvx2(ref, dis, isa, stats);
 #endif
