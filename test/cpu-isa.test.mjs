@@ -1,10 +1,10 @@
-// Every instruction-set copy of the cpu kernels (scalar, baseline SSE2, AVX2, AVX-512, as
-// far as this CPU has them) gives the same VIF/ADM stats and motion SAD, bit for bit, on
+// Every instruction-set copy of the cpu kernels (scalar, baseline SSE2, AVX2, AVX-512, AVX-512
+// with VNNI, as far as this CPU has them) gives the same VIF/ADM stats and motion SAD, bit for bit, on
 // random and structured frames of every bit depth and of odd sizes.
 import assert from 'node:assert/strict';
 import { loadNative } from '../dist/kernels/native.js';
 
-const LEVELS = ['scalar', 'baseline', 'avx2', 'avx512'];
+const LEVELS = ['scalar', 'baseline', 'avx2', 'avx512', 'avx512vnni'];
 
 /** xorshift32: the same frames on every run. */
 function random(seed) {

@@ -80,7 +80,7 @@ export interface PoolStats {
 }
 
 /** The kernels' instruction-set levels (src/kernels/cpu/cpu_features.h). */
-export type IsaLevel = 'scalar' | 'baseline' | 'avx2' | 'avx512';
+export type IsaLevel = 'scalar' | 'baseline' | 'avx2' | 'avx512' | 'avx512vnni';
 
 export interface NativeAddon {
   /**

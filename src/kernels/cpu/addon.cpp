@@ -517,20 +517,21 @@ const char* isaName(vmafs::IsaLevel level) {
     case vmafs::IsaLevel::kScalar: return "scalar";
     case vmafs::IsaLevel::kBaseline: return "baseline";
     case vmafs::IsaLevel::kAvx2: return "avx2";
-    default: return "avx512";
+    case vmafs::IsaLevel::kAvx512: return "avx512";
+    default: return "avx512vnni";
   }
 }
 
 Napi::Value LimitIsa(const Napi::CallbackInfo& info) {
   const Napi::Env env = info.Env();
-  int cap = static_cast<int>(vmafs::IsaLevel::kAvx512);
+  int cap = static_cast<int>(vmafs::IsaLevel::kAvx512Vnni);
   if (info.Length() > 0 && !info[0].IsUndefined()) {
     const std::string want = info[0].IsString() ? info[0].As<Napi::String>().Utf8Value() : "";
     cap = -1;
-    for (int l = 0; l <= static_cast<int>(vmafs::IsaLevel::kAvx512); ++l) {
+    for (int l = 0; l <= static_cast<int>(vmafs::IsaLevel::kAvx512Vnni); ++l) {
       if (want == isaName(static_cast<vmafs::IsaLevel>(l))) cap = l;
     }
-    if (cap < 0) throwType(env, "limitIsa: level must be 'scalar', 'baseline', 'avx2' or 'avx512'");
+    if (cap < 0) throwType(env, "limitIsa: level must be 'scalar', 'baseline', 'avx2', 'avx512' or 'avx512vnni'");
   }
   vmafs::isaCap().store(cap);
   Napi::Object out = Napi::Object::New(env);
@@ -626,7 +627,7 @@ Napi::Value SetCpuMask(const Napi::CallbackInfo& info) {
   const uint32_t mask = info[0].As<Napi::Number>().Uint32Value();
   const vmafs::IsaLevel cap = (mask & (1u << 3)) ? vmafs::IsaLevel::kBaseline
                               : (mask & (1u << 4)) ? vmafs::IsaLevel::kAvx2
-                                                   : vmafs::IsaLevel::kAvx512;
+                                                   : vmafs::IsaLevel::kAvx512Vnni;
   vmafs::isaCap().store(static_cast<int>(cap));
   return info.Env().Undefined();
 }

@@ -13,6 +13,7 @@ enum class IsaLevel : int {
   kBaseline = 1,  // what the build targets (SSE2 on x86-64)
   kAvx2 = 2,
   kAvx512 = 3,    // AVX-512 F, BW, DQ and VL
+  kAvx512Vnni = 4,  // and VNNI: VIF's filters fuse multiply-add and accumulate (vpdpwssd)
 };
 
 // The best level the CPU running this process (and its OS) supports; asked once.
@@ -22,7 +23,7 @@ inline IsaLevel detectedIsa() {
     __builtin_cpu_init();
     if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
         __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl")) {
-      return IsaLevel::kAvx512;
+      return __builtin_cpu_supports("avx512vnni") ? IsaLevel::kAvx512Vnni : IsaLevel::kAvx512;
     }
     return __builtin_cpu_supports("avx2") ? IsaLevel::kAvx2 : IsaLevel::kBaseline;
   }();
@@ -34,7 +35,7 @@ inline IsaLevel detectedIsa() {
 
 // The cap (a test hook: limitIsa in addon.cpp); jobs read it when they start.
 inline std::atomic<int>& isaCap() {
-  static std::atomic<int> cap{static_cast<int>(IsaLevel::kAvx512)};
+  static std::atomic<int> cap{static_cast<int>(IsaLevel::kAvx512Vnni)};
   return cap;
 }
 

@@ -294,14 +294,45 @@ __attribute__((target("avx512f,avx512bw"))) void filterBlockAvx512(const uint16_
     _mm512_storeu_si512(out + i + 16, _mm512_permutex2var_epi64(lo, second, hi));
   }
 }
+// The AVX-512 kernels again with AVX-512 VNNI, whose vpdpwssd is madd and add in one
+// instruction (the same wrapping 32-bit sum): separate functions, so that the copies for
+// CPUs without VNNI are compiled for a target that cannot contain it.
+template <int S, bool kAlongRow>
+__attribute__((target("avx512f,avx512bw,avx512vnni"))) void filterBlockAvx512Vnni(
+    const uint16_t* const* up, const uint16_t* const* down, uint32_t* __restrict out) {
+  constexpr Filter f = kFilters[S];
+  const __m512i flip = _mm512_set1_epi32(static_cast<int32_t>(0x80000000u));
+  const __m512i first = _mm512_set_epi64(11, 10, 3, 2, 9, 8, 1, 0);
+  const __m512i second = _mm512_set_epi64(15, 14, 7, 6, 13, 12, 5, 4);
+  __m512i taps[f.half + 1];
+  taps[0] = _mm512_set1_epi16(static_cast<int16_t>(f.taps[0] / 2));
+  for (int d = 1; d <= f.half; ++d) taps[d] = _mm512_set1_epi16(static_cast<int16_t>(f.taps[d]));
+  const uint16_t* row = up[0];
+  for (int i = 0; i < kBlock; i += 32) {
+    const __m512i c = _mm512_loadu_si512(row + i);
+    __m512i lo = _mm512_madd_epi16(_mm512_unpacklo_epi16(c, c), taps[0]);
+    __m512i hi = _mm512_madd_epi16(_mm512_unpackhi_epi16(c, c), taps[0]);
+    for (int d = 1; d <= f.half; ++d) {
+      const __m512i a = _mm512_loadu_si512(kAlongRow ? row + i - d : up[d] + i);
+      const __m512i b = _mm512_loadu_si512(kAlongRow ? row + i + d : down[d] + i);
+      lo = _mm512_dpwssd_epi32(lo, _mm512_unpacklo_epi16(a, b), taps[d]);
+      hi = _mm512_dpwssd_epi32(hi, _mm512_unpackhi_epi16(a, b), taps[d]);
+    }
+    lo = _mm512_xor_si512(lo, flip);
+    hi = _mm512_xor_si512(hi, flip);
+    _mm512_storeu_si512(out + i, _mm512_permutex2var_epi64(lo, first, hi));
+    _mm512_storeu_si512(out + i + 16, _mm512_permutex2var_epi64(lo, second, hi));
+  }
+}
 #endif
 
 // The kernel variants the build and the CPU allow (under cpu_features.h's cap).
-enum class Isa { kScalar, kSse2, kAvx2, kAvx512 };
+enum class Isa { kScalar, kSse2, kAvx2, kAvx512, kAvx512Vnni };
 
 Isa bestIsa() {
   const IsaLevel level = activeIsa();
 #if defined(VMAFS_VIF_AVX2)
+  if (level >= IsaLevel::kAvx512Vnni) return Isa::kAvx512Vnni;
   if (level >= IsaLevel::kAvx512) return Isa::kAvx512;
   if (level >= IsaLevel::kAvx2) return Isa::kAvx2;
 #endif
@@ -316,6 +347,7 @@ template <int S>
 inline void filterBlock(Isa isa, const uint16_t* const* up, const uint16_t* const* down,
                         uint32_t* out) {
 #if defined(VMAFS_VIF_AVX2)
+  if (isa == Isa::kAvx512Vnni) return filterBlockAvx512Vnni<S, false>(up, down, out);
   if (isa == Isa::kAvx512) return filterBlockAvx512<S, false>(up, down, out);
   if (isa == Isa::kAvx2) return filterBlockAvx2<S, false>(up, down, out);
 #endif
@@ -331,6 +363,7 @@ template <int S>
 inline void filterAlongRow(Isa isa, const uint16_t* row, uint32_t* out) {
   constexpr int kHalf = kFilters[S].half;
 #if defined(VMAFS_VIF_AVX2)
+  if (isa == Isa::kAvx512Vnni) return filterBlockAvx512Vnni<S, true>(&row, &row, out);
   if (isa == Isa::kAvx512) return filterBlockAvx512<S, true>(&row, &row, out);
   if (isa == Isa::kAvx2) return filterBlockAvx2<S, true>(&row, &row, out);
 #endif
@@ -341,6 +374,140 @@ inline void filterAlongRow(Isa isa, const uint16_t* row, uint32_t* out) {
     right[d] = row + d;
   }
   filterBlock<S>(isa, left, right, out);
+}
+
+// ----------------------------------------------------------------------------------------
+// Horizontal filtering, de-interleaved
+//
+// Along a row the two samples of a madd pair can be neighbours instead of the mirror pair
+// (row[x - d], row[x + d]): then one unaligned load gives the pairs of 16 (AVX-512) or 8
+// (AVX2) outputs of the same parity, with no unpacking. Output x takes the pairs at offsets
+// (2k - half, 2k - half + 1), k = 0..half, the last one's second tap 0, so that even and odd
+// outputs come out in separate vectors. They are stored apart, out[0, kBlock/2) the even
+// columns of the block and out[kBlock/2, kBlock) the odd ones; the consumers (per-pixel sums,
+// down-sampling) either do not depend on the order or want the even columns only. The sum
+// is the same as filterBlock's modulo 2^32 (the extra tap multiplies a defined sample by 0).
+// Every tap must fit int16: scale 3's centre tap (43728) does not, so scale 3 keeps the
+// mirror-pair kernel and is de-interleaved afterwards.
+constexpr int kHalfBlock = kBlock / 2;
+
+// The tap pair of madd k: (taps[|2k - half|], taps[|2k - half + 1|] or 0 past the end).
+template <int S>
+constexpr uint32_t pairTaps(int k) {
+  constexpr Filter f = kFilters[S];
+  const int o0 = 2 * k - f.half;
+  const int o1 = o0 + 1;
+  const uint32_t t0 = f.taps[o0 < 0 ? -o0 : o0];
+  const uint32_t t1 = o1 > f.half ? 0 : f.taps[o1 < 0 ? -o1 : o1];
+  return (t1 << 16) | t0;
+}
+
+template <int S>
+constexpr bool pairTapsFitInt16() {
+  for (int d = 0; d <= kFilters[S].half; ++d) {
+    if (kFilters[S].taps[d] > 32767) return false;
+  }
+  return true;
+}
+
+// Portable and SSE2: the in-order kernel, then the columns split by parity.
+template <int S, bool kOdd>
+inline void splitColumns(const uint32_t* __restrict acc, uint32_t* __restrict out) {
+  for (int i = 0; i < kHalfBlock; ++i) out[i] = acc[2 * i];
+  if (kOdd) {
+    for (int i = 0; i < kHalfBlock; ++i) out[kHalfBlock + i] = acc[2 * i + 1];
+  }
+}
+
+#if defined(VMAFS_VIF_AVX2)
+template <int S, bool kOdd>
+__attribute__((target("avx2"))) void filterRowSplitAvx2(const uint16_t* row,
+                                                        uint32_t* __restrict out) {
+  static_assert(pairTapsFitInt16<S>(), "every tap must fit int16");
+  constexpr int kPairs = kFilters[S].half + 1;
+  const __m256i flip = _mm256_set1_epi32(static_cast<int32_t>(0x80000000u));
+  __m256i taps[kPairs];
+  for (int k = 0; k < kPairs; ++k) taps[k] = _mm256_set1_epi32(static_cast<int32_t>(pairTaps<S>(k)));
+  const uint16_t* start = row - kFilters[S].half;
+  for (int i = 0; i < kBlock; i += 16) {
+    __m256i even = _mm256_madd_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(start + i)), taps[0]);
+    __m256i odd = kOdd ? _mm256_madd_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(start + i + 1)), taps[0])
+                       : even;
+    for (int k = 1; k < kPairs; ++k) {
+      const uint16_t* p = start + i + 2 * k;
+      even = _mm256_add_epi32(even, _mm256_madd_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)), taps[k]));
+      if (kOdd) {
+        odd = _mm256_add_epi32(odd, _mm256_madd_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 1)), taps[k]));
+      }
+    }
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + i / 2), _mm256_xor_si256(even, flip));
+    if (kOdd) {
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + kHalfBlock + i / 2), _mm256_xor_si256(odd, flip));
+    }
+  }
+}
+
+template <int S, bool kOdd>
+__attribute__((target("avx512f,avx512bw"))) void filterRowSplitAvx512(const uint16_t* row,
+                                                                      uint32_t* __restrict out) {
+  static_assert(pairTapsFitInt16<S>(), "every tap must fit int16");
+  constexpr int kPairs = kFilters[S].half + 1;
+  const __m512i flip = _mm512_set1_epi32(static_cast<int32_t>(0x80000000u));
+  __m512i taps[kPairs];
+  for (int k = 0; k < kPairs; ++k) taps[k] = _mm512_set1_epi32(static_cast<int32_t>(pairTaps<S>(k)));
+  const uint16_t* start = row - kFilters[S].half;
+  for (int i = 0; i < kBlock; i += 32) {
+    __m512i even = _mm512_madd_epi16(_mm512_loadu_si512(start + i), taps[0]);
+    __m512i odd = kOdd ? _mm512_madd_epi16(_mm512_loadu_si512(start + i + 1), taps[0]) : even;
+    for (int k = 1; k < kPairs; ++k) {
+      const uint16_t* p = start + i + 2 * k;
+      even = _mm512_add_epi32(even, _mm512_madd_epi16(_mm512_loadu_si512(p), taps[k]));
+      if (kOdd) odd = _mm512_add_epi32(odd, _mm512_madd_epi16(_mm512_loadu_si512(p + 1), taps[k]));
+    }
+    _mm512_storeu_si512(out + i / 2, _mm512_xor_si512(even, flip));
+    if (kOdd) _mm512_storeu_si512(out + kHalfBlock + i / 2, _mm512_xor_si512(odd, flip));
+  }
+}
+
+// The same with VNNI (see filterBlockAvx512Vnni).
+template <int S, bool kOdd>
+__attribute__((target("avx512f,avx512bw,avx512vnni"))) void filterRowSplitAvx512Vnni(
+    const uint16_t* row, uint32_t* __restrict out) {
+  static_assert(pairTapsFitInt16<S>(), "every tap must fit int16");
+  constexpr int kPairs = kFilters[S].half + 1;
+  const __m512i flip = _mm512_set1_epi32(static_cast<int32_t>(0x80000000u));
+  __m512i taps[kPairs];
+  for (int k = 0; k < kPairs; ++k) taps[k] = _mm512_set1_epi32(static_cast<int32_t>(pairTaps<S>(k)));
+  const uint16_t* start = row - kFilters[S].half;
+  for (int i = 0; i < kBlock; i += 32) {
+    __m512i even = _mm512_madd_epi16(_mm512_loadu_si512(start + i), taps[0]);
+    __m512i odd = kOdd ? _mm512_madd_epi16(_mm512_loadu_si512(start + i + 1), taps[0]) : even;
+    for (int k = 1; k < kPairs; ++k) {
+      const uint16_t* p = start + i + 2 * k;
+      even = _mm512_dpwssd_epi32(even, _mm512_loadu_si512(p), taps[k]);
+      if (kOdd) odd = _mm512_dpwssd_epi32(odd, _mm512_loadu_si512(p + 1), taps[k]);
+    }
+    _mm512_storeu_si512(out + i / 2, _mm512_xor_si512(even, flip));
+    if (kOdd) _mm512_storeu_si512(out + kHalfBlock + i / 2, _mm512_xor_si512(odd, flip));
+  }
+}
+#endif
+
+// One block of a row (kBlock columns from row[0], with `half` readable samples before it and
+// half + 1 after), filtered horizontally: out[0, kBlock/2) the even columns, and with kOdd
+// out[kBlock/2, kBlock) the odd ones.
+template <int S, bool kOdd>
+inline void filterAlongRowSplit(Isa isa, const uint16_t* row, uint32_t* out) {
+#if defined(VMAFS_VIF_AVX2)
+  if constexpr (pairTapsFitInt16<S>()) {
+    if (isa == Isa::kAvx512Vnni) return filterRowSplitAvx512Vnni<S, kOdd>(row, out);
+    if (isa == Isa::kAvx512) return filterRowSplitAvx512<S, kOdd>(row, out);
+    if (isa == Isa::kAvx2) return filterRowSplitAvx2<S, kOdd>(row, out);
+  }
+#endif
+  uint32_t acc[kBlock];
+  filterAlongRow<S>(isa, row, acc);
+  splitColumns<S, kOdd>(acc, out);
 }
 
 // ----------------------------------------------------------------------------------------
@@ -402,9 +569,10 @@ void finishMoment(const uint32_t* __restrict lo, const uint32_t* __restrict hi, 
   }
 }
 
-// The even lanes of a horizontally filtered block, rounded to 16 bits: n down-sampled samples.
-void keepEvenColumns(const uint32_t* __restrict acc, int n, uint16_t* __restrict out) {
-  for (int i = 0; i < n; ++i) out[i] = static_cast<uint16_t>(roundShift(acc[2 * i], 16));
+// The even columns of a horizontally filtered block (filterAlongRowSplit's first half),
+// rounded to 16 bits: n down-sampled samples.
+void keepEvenColumns(const uint32_t* __restrict even, int n, uint16_t* __restrict out) {
+  for (int i = 0; i < n; ++i) out[i] = static_cast<uint16_t>(roundShift(even[i], 16));
 }
 
 // Q32 product of two filtered means, rounded to Q16.
@@ -666,7 +834,7 @@ inline void addPixels(Isa isa, const int32_t* sigma1Sq, const int32_t* sigma2Sq,
                       const int32_t* sigma12, int n, const Log2Table& log2q, ScaleSums& sums) {
   int done = 0;
 #if defined(VMAFS_VIF_AVX2)
-  if (isa == Isa::kAvx512) {
+  if (isa == Isa::kAvx512 || isa == Isa::kAvx512Vnni) {
     done = addPixelsAvx512(sigma1Sq, sigma2Sq, sigma12, n, log2q.entries(), sums);
   } else if (isa == Isa::kAvx2) {
     done = addPixelsAvx2(sigma1Sq, sigma2Sq, sigma12, n, log2q.entries(), sums);
@@ -831,13 +999,16 @@ class ScalePass {
     for (int x0 = 0; x0 < p_.w; x0 += kBlock) {
       uint32_t acc[kRowStreams][kBlock];
       for (int s = 0; s < kRowStreams; ++s) {
-        filterAlongRow<S>(p_.isa, ws_.row(s) + x0, acc[s]);
+        filterAlongRowSplit<S, true>(p_.isa, ws_.row(s) + x0, acc[s]);
       }
       int32_t sigma1Sq[kBlock], sigma2Sq[kBlock], sigma12[kBlock];
       localMoments(acc[kMu1], acc[kMu2], acc[kXxHi], acc[kXxLo], acc[kYyHi], acc[kYyLo],
                    acc[kXyHi], acc[kXyLo], sigma1Sq, sigma2Sq, sigma12);
+      // Even columns first, then odd: the sums are integers, the order does not matter.
       const int n = std::min(kBlock, p_.w - x0);
-      addPixels(p_.isa, sigma1Sq, sigma2Sq, sigma12, n, log2q_, sums_);
+      addPixels(p_.isa, sigma1Sq, sigma2Sq, sigma12, (n + 1) / 2, log2q_, sums_);
+      addPixels(p_.isa, sigma1Sq + kHalfBlock, sigma2Sq + kHalfBlock, sigma12 + kHalfBlock, n / 2,
+                log2q_, sums_);
     }
   }
 
@@ -857,11 +1028,11 @@ class ScalePass {
       }
       mirrorPad(row, p_.w, f.half);
 
-      // Every column is filtered (the SIMD kernels do whole blocks), the even ones are kept.
+      // Only the even columns are kept, and only they are filtered (whole blocks of them).
       uint16_t* dst = (which == 0 ? p_.nextRef : p_.nextDis) + size_t(y / 2) * outW;
       for (int x0 = 0; x0 < p_.w; x0 += kBlock) {
         uint32_t acc[kBlock];
-        filterAlongRow<kNext>(p_.isa, row + x0, acc);
+        filterAlongRowSplit<kNext, false>(p_.isa, row + x0, acc);
         keepEvenColumns(acc, std::min(kBlock / 2, outW - x0 / 2), dst + x0 / 2);
       }
     }
@@ -968,6 +1139,11 @@ __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl"), flatten)) void comp
     const LumaPlane& ref, const LumaPlane& dis, Isa isa, int64_t* stats) {
   computeFrame(ref, dis, isa, stats);
 }
+
+__attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx512vnni"), flatten)) void
+computeFrameAvx512Vnni(const LumaPlane& ref, const LumaPlane& dis, Isa isa, int64_t* stats) {
+  computeFrame(ref, dis, isa, stats);
+}
 #endif
 
 }  // namespace
@@ -977,6 +1153,7 @@ void vifStats(const LumaPlane& ref, const LumaPlane& dis, int64_t* stats) {
   if (ref.width < kVifMinWidth || ref.height < kVifMinHeight) return;
   const Isa isa = bestIsa();
 #if defined(VMAFS_VIF_AVX2)
+  if (isa == Isa::kAvx512Vnni) return computeFrameAvx512Vnni(ref, dis, isa, stats);
   if (isa == Isa::kAvx512) return computeFrameAvx512(ref, dis, isa, stats);
   if (isa == Isa::kAvx2) return computeFrameAvx2(ref, dis, isa, stats);
 #endif
