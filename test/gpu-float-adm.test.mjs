@@ -69,18 +69,18 @@ function writePair(name, width, height, bitDepth, chroma, frames, fill) {
 describe('float_adm on the gpu backend', function () {
   this.timeout(1800000);
 
-  describe('golden parity: gpu == cpu, and == libvmaf 3.2.0 where the cpu backend is', function () {
-    // [clip, frames, whether this host's cpu backend equals libvmaf's log on every key there]
+  describe('golden parity: gpu == cpu == libvmaf 3.2.0 (on this host's CPU vendor: golden.mjs)', function () {
+    // [clip, frames]
     const cases = [
-      ['negated_256x144_2f', 2, true],
-      ['flat_and_static_320x240', 2, true],
-      ['banding_640x360_10bit', 1, true],
-      ['mandel_213x121_odd', 2, false],
-      ['rgbtest_301x199_444_12bit', 1, false],
+      ['negated_256x144_2f', 2],
+      ['flat_and_static_320x240', 2],
+      ['banding_640x360_10bit', 1],
+      ['mandel_213x121_odd', 2],
+      ['rgbtest_301x199_444_12bit', 1],
     ];
     const totals = {};
     after(() => console.log('      gpu vs libvmaf:', Object.entries(totals).map(([k, [e, t]]) => `${k} ${e}/${t}`).join(', ')));
-    for (const [name, frameCnt, exact] of cases) {
+    for (const [name, frameCnt] of cases) {
       it(`${name}: ${frameCnt} frames`, async function () {
         const clip = goldenClip(name);
         const gold = clip.log('libvmaf-extra').frames;
@@ -96,7 +96,7 @@ describe('float_adm on the gpu backend', function () {
             totals[k] ??= [0, 0];
             totals[k][1]++;
             if (Object.is(f.features[k], want)) totals[k][0]++;
-            if (exact) assert.ok(Object.is(f.features[k], want), `${name} frame ${f.index} ${k}: gpu ${f.features[k]}, libvmaf ${want}`);
+            assert.ok(Object.is(f.features[k], want), `${name} frame ${f.index} ${k}: gpu ${f.features[k]}, libvmaf ${want}`);
           }
         }
       });

@@ -6,6 +6,52 @@ import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { fixturesGoldenDir, sharedGoldenDir } from './env.mjs';
 
+/**
+ * The keys of libvmaf-extra logs that depend on the CPU's approximate reciprocal: libvmaf
+ * 3.2.0's float ADM divides through SSE's rcpss, whose approximation differs between Intel
+ * and AMD (our cpu and gpu backends use the host's own, so they equal the libvmaf of the
+ * machine they run on). float_adm's keys and the float models built on them.
+ */
+export const reciprocalKey = (key) => /^(adm|aim)/.test(key) || key.startsWith('vmaf_float');
+
+/** Whose rcpss the carried logs' reciprocal keys come from: they were made on AMD. */
+const LOGS_RECIPROCAL = 'amd';
+
+/** This host's: 'amd', 'intel', or 'other' (no x86 rcpss; float ADM divides exactly). */
+export const hostReciprocal = (() => {
+  if (process.arch !== 'x64' && process.arch !== 'ia32') return 'other';
+  let vendor = '';
+  try {
+    vendor = /^vendor_id\s*:\s*(\S+)/m.exec(readFileSync('/proc/cpuinfo', 'utf8'))?.[1] ?? '';
+  } catch {}
+  return vendor === 'AuthenticAMD' ? 'amd' : vendor === 'GenuineIntel' ? 'intel' : 'other';
+})();
+
+/**
+ * A libvmaf-extra log as libvmaf computes it on this host: its reciprocal keys replaced by
+ * the clip's overlay for this host's CPU vendor (libvmaf-extra.rcp-intel.json.gz, made by
+ * make-rcp-overlay.mjs from libvmaf 3.2.0 run on that vendor's CPU). Where the clip has no
+ * such overlay (../shared/golden's clips), the keys are left out, and said so once.
+ */
+function forHostReciprocal(log, clip) {
+  if (hostReciprocal === LOGS_RECIPROCAL) return log;
+  const overlayPath = join(clip.dir, `libvmaf-extra.rcp-${hostReciprocal}.json.gz`);
+  const overlay = existsSync(overlayPath) ? JSON.parse(gunzipSync(readFileSync(overlayPath)).toString('utf8')) : null;
+  clip.reciprocalKeysLeftOut = !overlay;
+  if (!overlay) console.warn(`golden clip ${clip.name}: its float ADM keys come from an AMD CPU's rcpss and this host's is ${hostReciprocal}'s: left out`);
+  const adjust = (metrics, replacement) => {
+    for (const key of Object.keys(metrics)) {
+      if (!reciprocalKey(key)) continue;
+      if (!overlay) delete metrics[key];
+      else if (replacement && key in replacement) metrics[key] = replacement[key];
+      else throw new Error(`golden clip ${clip.name}: ${overlayPath} has no ${key}`);
+    }
+  };
+  log.frames?.forEach((frame, i) => adjust(frame.metrics, overlay?.frames[i]?.metrics));
+  if (log.pooled_metrics) adjust(log.pooled_metrics, overlay?.pooled_metrics);
+  return log;
+}
+
 /** One clip's folder: `ref`/`dis` paths, `info` (clip.json), and its logs, gzipped or not. */
 export class GoldenClip {
   constructor(name, dir, origin) {
@@ -22,6 +68,8 @@ export class GoldenClip {
     this.ref = pick('ref');
     this.dis = pick('dis');
     this.logs = new Map();
+    /** True once libvmaf-extra was read without its reciprocal keys (forHostReciprocal). */
+    this.reciprocalKeysLeftOut = false;
   }
 
   /** clip.json: width, height, pix_fmt, scored_as, frames. */
@@ -43,7 +91,10 @@ export class GoldenClip {
 
   /** The log, parsed (cached: treat it as read-only). */
   log(kind = 'libvmaf') {
-    if (!this.logs.has(kind)) this.logs.set(kind, JSON.parse(this.logText(kind)));
+    if (!this.logs.has(kind)) {
+      const log = JSON.parse(this.logText(kind));
+      this.logs.set(kind, kind === 'libvmaf-extra' ? forHostReciprocal(log, this) : log);
+    }
     return this.logs.get(kind);
   }
 }
