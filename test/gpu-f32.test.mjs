@@ -232,6 +232,9 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     check('f32_add', M, sum, (i) => addReference(input[2 * i], input[2 * i + 1], false), pairText(input, '+'));
     const diff = await run('outp[i] = f32_sub(inp[2u * i], inp[2u * i + 1u]);', 2, input);
     check('f32_sub', M, diff, (i) => addReference(input[2 * i], input[2 * i + 1], true), pairText(input, '-'));
+    // The serial sums' add takes the adapter's own float add where that is exact: same bits.
+    const serial = await run('outp[i] = f32_add_serial(inp[2u * i], inp[2u * i + 1u]);', 2, input);
+    check('f32_add_serial', M, serial, (i) => addReference(input[2 * i], input[2 * i + 1], false), pairText(input, '+'));
   });
 
   it(`f32_div == the exactly rounded quotient, f32_lt == <, on ${M} float pairs`, async function () {

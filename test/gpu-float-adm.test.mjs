@@ -69,7 +69,7 @@ function writePair(name, width, height, bitDepth, chroma, frames, fill) {
 describe('float_adm on the gpu backend', function () {
   this.timeout(1800000);
 
-  describe('golden parity: gpu == cpu == libvmaf 3.2.0 (on this host's CPU vendor: golden.mjs)', function () {
+  describe('golden parity: gpu == cpu == libvmaf 3.2.0 (on the CPU vendor of this host: golden.mjs)', function () {
     // [clip, frames]
     const cases = [
       ['negated_256x144_2f', 2],

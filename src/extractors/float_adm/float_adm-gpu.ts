@@ -236,7 +236,7 @@ export class FloatAdmKernel implements GpuExtractorKernel {
     this.#passes.forEach((p, i) => {
       pass.setPipeline(this.#pipelines.get(p.entry)!);
       pass.setBindGroup(0, this.#bindGroup(i, p, inputs, out));
-      if (p.entry === 'row_sums') pass.dispatchWorkgroups(Math.ceil(p.size[0] / ROW_WORKGROUP));
+      if (p.entry === 'row_sums') pass.dispatchWorkgroups(Math.ceil(p.size[0] / ROW_WORKGROUP), 9);
       else pass.dispatchWorkgroups(Math.ceil(p.size[0] / WORKGROUP), Math.ceil(p.size[1] / WORKGROUP));
     });
     pass.end();

@@ -321,24 +321,25 @@ fn terms_pass(@builtin(global_invocation_id) id: vec3<u32>) {
   }
 }
 
-// Scored row id.x's nine sums in column order, then a zero word (ten to a row).
+// Scored row id.x's sum number id.y (of nine) in column order; sum 0's invocation also writes
+// the row's zero word (ten words to a row). One invocation per sum, not per row: each sum is a
+// serial chain of soft-float adds (libvmaf's order), so nine short chains finish sooner.
 @compute @workgroup_size(64)
 fn row_sums(@builtin(global_invocation_id) id: vec3<u32>) {
   let sw = params.out_width;
   let sh = params.out_height;
-  if (id.x >= sh) {
+  let k = id.y;
+  if (id.x >= sh || k >= 9u) {
     return;
   }
-  let sm = sw * sh;
-  var acc = array<u32, 9>(0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u);
+  let row = k * sw * sh + id.x * sw;
+  var acc = 0u;
   for (var x = 0u; x < sw; x = x + 1u) {
-    for (var k = 0u; k < 9u; k = k + 1u) {
-      acc[k] = f32_add(acc[k], terms[k * sm + id.x * sw + x]);
-    }
+    acc = f32_add_serial(acc, terms[row + x]);
   }
   let at = params.stats_word + 10u * id.x;
-  for (var k = 0u; k < 9u; k = k + 1u) {
-    stats[at + k] = acc[k];
+  stats[at + k] = acc;
+  if (k == 0u) {
+    stats[at + 9u] = 0u;
   }
-  stats[at + 9u] = 0u;
 }

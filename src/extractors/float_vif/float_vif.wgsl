@@ -240,8 +240,8 @@ fn row_sums(@builtin(global_invocation_id) id: vec3<u32>) {
   var num = 0u;
   var den = 0u;
   for (var x = 0u; x < w; x = x + 1u) {
-    num = f32_add(num, terms[id.x * w + x]);
-    den = f32_add(den, terms[plane + id.x * w + x]);
+    num = f32_add_serial(num, terms[id.x * w + x]);
+    den = f32_add_serial(den, terms[plane + id.x * w + x]);
   }
   stats[params.dst_word + 2u * id.x] = num;
   stats[params.dst_word + 2u * id.x + 1u] = den;

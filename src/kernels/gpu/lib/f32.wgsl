@@ -75,6 +75,38 @@ fn f32_add(a: u32, b: u32) -> u32 {
   return f32_from_f64(f64_add(f64_from_f32_bits(a), f64_from_f32_bits(b)));
 }
 
+// f32_add for long serial sums (a row's terms in column order): the GPU's own float add
+// where it is the correctly rounded sum, the integer way elsewhere, same bits either way.
+// Vulkan makes a float add correctly rounded to nearest even but lets an implementation flush
+// subnormal inputs and results to zero (and leaves a NaN's payload free), so the native sum
+// is taken only for two normal inputs with a normal result; zeros follow IEEE's rules in
+// integers, and anything else (a subnormal, a zero from cancellation, which may be a flushed
+// subnormal, infinities, NaNs) goes through f32_add. Only for operands that are loaded or
+// computed in integers: a native product feeding this add could be contracted into an FMA.
+fn f32_add_serial(a: u32, b: u32) -> u32 {
+  let a_mag = a & 0x7fffffffu;
+  let b_mag = b & 0x7fffffffu;
+  let ea = a_mag >> 23u;
+  let eb = b_mag >> 23u;
+  if (ea == 0xffu || eb == 0xffu) {
+    return f32_add(a, b); // infinities and NaNs (a signalling NaN comes back quiet)
+  }
+  if (a_mag == 0u) {
+    return select(b, a & b, b_mag == 0u); // +0 + -0 = +0; -0 + -0 = -0
+  }
+  if (b_mag == 0u) {
+    return a;
+  }
+  if (ea != 0u && eb != 0u) {
+    let r = bitcast<u32>(bitcast<f32>(a) + bitcast<f32>(b));
+    let er = (r >> 23u) & 0xffu;
+    if (er != 0u && er != 0xffu) {
+      return r;
+    }
+  }
+  return f32_add(a, b);
+}
+
 // The correctly rounded float difference a - b.
 fn f32_sub(a: u32, b: u32) -> u32 {
   return f32_from_f64(f64_sub(f64_from_f32_bits(a), f64_from_f32_bits(b)));
