@@ -1,10 +1,10 @@
 // #include "../../kernels/gpu/lib/f32.wgsl"
 //
-// The luma-to-float pass shared by float_ansnr.wgsl and float_motion.wgsl (which declare
-// BIT_DEPTH, `pic`, `work` and a `params` with src_word, dst_word, width, height and
-// scale_bits):
-//   to_float: a picture's luma -> floats on the 8-bit scale, offset by -128, as the C++'s
-//             picture copy does (integer-exact lib/f32.wgsl)
+// A picture's luma as the float extractors' C++ reads it (float_ansnr.wgsl, float_motion.wgsl,
+// float_vif.wgsl; each declares BIT_DEPTH, `pic` and a `params` with src_word and scale_bits,
+// and keeps its own to_float pass, which writes luma_float(i) into its own buffer):
+//   luma_float(i): sample i on the 8-bit scale, offset by -128, as a float (integer-exact
+//                  lib/f32.wgsl: the scaling is by a power of two, so exact)
 
 const MINUS_128: u32 = 0xc3000000u;
 
@@ -16,16 +16,10 @@ fn sample(i: u32) -> u32 {
   return (pic[at + (i >> 1u)] >> ((i & 1u) * 16u)) & 0xffffu;
 }
 
-@compute @workgroup_size(16, 16)
-fn to_float(@builtin(global_invocation_id) id: vec3<u32>) {
-  let w = params.width;
-  if (id.x >= w || id.y >= params.height) {
-    return;
-  }
-  let i = id.y * w + id.x;
+fn luma_float(i: u32) -> u32 {
   var v = f32_of_sample(sample(i));
   if (BIT_DEPTH != 8u) {
     v = f32_mul(v, params.scale_bits); // s / 2^k: a power-of-two scaling, exact
   }
-  work[params.dst_word + i] = f32_add(v, MINUS_128);
+  return f32_add(v, MINUS_128);
 }

@@ -38,6 +38,16 @@ struct Params {
 @group(0) @binding(3) var<uniform> params: Params;
 @group(0) @binding(4) var<storage, read> taps: array<u32>;
 
+@compute @workgroup_size(16, 16)
+fn to_float(@builtin(global_invocation_id) id: vec3<u32>) {
+  let w = params.width;
+  if (id.x >= w || id.y >= params.height) {
+    return;
+  }
+  let i = id.y * w + id.x;
+  work[params.dst_word + i] = luma_float(i);
+}
+
 fn mirror(i: i32, n: i32) -> u32 {
   if (i < 0) {
     return u32(-i);
