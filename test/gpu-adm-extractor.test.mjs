@@ -7,27 +7,9 @@
 // values; the host warning no longer names adm; VMAF v1 scores equal the cpu backend's.
 // XDG_RUNTIME_DIR must be set for Mesa's lavapipe (any writable folder).
 import assert from 'node:assert/strict';
-import { lastValueFrom, toArray } from 'rxjs';
-import { score, scoreLadder } from '../dist/index.js';
 import { loadNative } from '../dist/kernels/native.js';
 import { goldenClip, goldenClips } from './helpers/golden.mjs';
-
-async function run(ref, dis, options) {
-  const warnings = [];
-  const frames = await lastValueFrom(score(ref, dis, { threads: 2, ...options, onWarning: (m) => warnings.push(m) }).pipe(toArray()));
-  return { frames, warnings };
-}
-
-/** Every frame's every value identical (Object.is), same keys in the same order. */
-function assertSame(got, want, what, field = 'features') {
-  assert.equal(got.length, want.length, `${what}: ${got.length} frames, want ${want.length}`);
-  for (let i = 0; i < want.length; i++) {
-    assert.deepEqual(Object.keys(got[i][field]), Object.keys(want[i][field]), `${what}: frame ${i} keys`);
-    for (const [k, v] of Object.entries(want[i][field])) {
-      assert.ok(Object.is(got[i][field][k], v), `${what}: frame ${want[i].index} ${k}: gpu ${got[i][field][k]} cpu ${v}`);
-    }
-  }
-}
+import { assertSameFrames, ladderRun, scoreRun } from './helpers/gpu-vs-cpu.mjs';
 
 const hostWarnings = (r) => r.warnings.filter((w) => /host's cpu/.test(w));
 
@@ -61,9 +43,9 @@ describe('integer_adm option instances on the gpu backend', function () {
         const gold = clip.log('libvmaf-extra').frames;
         const features = Object.entries(V1_FEATURES).filter(([suffix]) => `integer_adm3_csf_2_dlmw_0.7_egl_1_min_0.5_nw_0.02${suffix}` in gold[0].metrics).map(([, f]) => f);
         const options = { features, noPrediction: true };
-        const gpu = await run(clip.ref, clip.dis, { ...options, backend: 'gpu' });
-        const cpu = await run(clip.ref, clip.dis, { ...options, backend: 'cpu' });
-        assertSame(gpu.frames, cpu.frames, clip.name);
+        const gpu = await scoreRun(clip.ref, clip.dis, { ...options, backend: 'gpu' });
+        const cpu = await scoreRun(clip.ref, clip.dis, { ...options, backend: 'cpu' });
+        assertSameFrames(gpu.frames, cpu.frames, clip.name);
         assert.deepEqual(hostWarnings(gpu), [], `${clip.name}: ${gpu.warnings.join('\n')}`);
         assert.equal(gpu.frames.length, gold.length);
         let compared = 0;
@@ -93,10 +75,10 @@ describe('integer_adm option instances on the gpu backend', function () {
       'psnr',
     ];
     const options = { features, models: ['version=vmaf_v0.6.1:name=vmaf'], frameCnt: 6 };
-    const gpu = await run(clip.ref, clip.dis, { ...options, backend: 'gpu' });
-    const cpu = await run(clip.ref, clip.dis, { ...options, backend: 'cpu' });
-    assertSame(gpu.frames, cpu.frames, 'features');
-    assertSame(gpu.frames, cpu.frames, 'scores', 'scores');
+    const gpu = await scoreRun(clip.ref, clip.dis, { ...options, backend: 'gpu' });
+    const cpu = await scoreRun(clip.ref, clip.dis, { ...options, backend: 'cpu' });
+    assertSameFrames(gpu.frames, cpu.frames, 'features');
+    assertSameFrames(gpu.frames, cpu.frames, 'scores', { field: 'scores' });
     const keys = Object.keys(gpu.frames[0].features).filter((k) => k.startsWith('integer_adm3_'));
     assert.equal(keys.length, 5, keys.join(' '));
     // Distinct values: each instance got its own stats out of the shared passes.
@@ -107,27 +89,20 @@ describe('integer_adm option instances on the gpu backend', function () {
   it('a ladder: each rendition gets the cpu backend\'s values from the shared passes', async function () {
     const clip = goldenClip('src01_160x90_8bit');
     const features = [V1, `${V1}:adm_enhn_gain_limit=3`, `${V1}:adm_noise_weight=0.5`];
-    const ladder = async (backend) => {
-      const out = await lastValueFrom(
-        scoreLadder(clip.ref, [{ input: clip.dis, name: 'dis' }, { input: clip.ref, name: 'same' }], { backend, features, noPrediction: true, threads: 2, frameCnt: 6 }).pipe(toArray()),
-      );
-      const by = {};
-      for (const { rendition, result } of out) (by[rendition] ??= []).push(result);
-      return by;
-    };
+    const ladder = async (backend) => (await ladderRun(clip.ref, [{ input: clip.dis, name: 'dis' }, { input: clip.ref, name: 'same' }], { backend, features, noPrediction: true, frameCnt: 6 })).by;
     const gpu = await ladder('gpu');
     const cpu = await ladder('cpu');
-    for (const name of ['dis', 'same']) assertSame(gpu[name], cpu[name], `ladder ${name}`);
+    for (const name of ['dis', 'same']) assertSameFrames(gpu[name], cpu[name], `ladder ${name}`);
     assert.notEqual(gpu.dis[0].features['integer_adm3_csf_2_dlmw_0.7_egl_1_min_0.5_nw_0.02'], gpu.same[0].features['integer_adm3_csf_2_dlmw_0.7_egl_1_min_0.5_nw_0.02']);
   });
 
   it('-m version=vmaf_v1.0.16_3d0h: gpu scores == cpu scores; only speed_chroma runs on the host', async function () {
     const clip = goldenClip('src01_288x162_10bit');
     const options = { models: ['version=vmaf_v1.0.16_3d0h:name=vmaf_v1'] };
-    const gpu = await run(clip.ref, clip.dis, { ...options, backend: 'gpu' });
-    const cpu = await run(clip.ref, clip.dis, { ...options, backend: 'cpu' });
-    assertSame(gpu.frames, cpu.frames, 'v1 features');
-    assertSame(gpu.frames, cpu.frames, 'v1 scores', 'scores');
+    const gpu = await scoreRun(clip.ref, clip.dis, { ...options, backend: 'gpu' });
+    const cpu = await scoreRun(clip.ref, clip.dis, { ...options, backend: 'cpu' });
+    assertSameFrames(gpu.frames, cpu.frames, 'v1 features');
+    assertSameFrames(gpu.frames, cpu.frames, 'v1 scores', { field: 'scores' });
     const gold = clip.log('libvmaf-extra').frames;
     for (const f of gpu.frames) assert.equal(f.scores.vmaf_v1, gold[f.index].metrics.vmaf_v1, `frame ${f.index}`);
     const host = hostWarnings(gpu);

@@ -6,45 +6,19 @@
 // APSNR. The run warns only about the extractors still on the host.
 // XDG_RUNTIME_DIR must be set for Mesa's lavapipe (any writable folder).
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { lastValueFrom, toArray } from 'rxjs';
-import { score, scoreLadder } from '../dist/index.js';
 import { goldenClip } from './helpers/golden.mjs';
+import { assertSameFrames, ladderRun, scoreRun, scratchDir } from './helpers/gpu-vs-cpu.mjs';
 import { chromaSize } from '../dist/decode/frame-layout.js';
 import { loadNative } from '../dist/kernels/native.js';
 import { EXTRACTORS } from '../dist/extractors/registry.js';
 
-const tmp = mkdtempSync(join(tmpdir(), 'vmaf-gpu-extractors-'));
-after(() => rmSync(tmp, { recursive: true, force: true }));
+const tmp = scratchDir('vmaf-gpu-extractors-');
 
-async function run(ref, dis, options) {
-  const aggregates = {};
-  const warnings = [];
-  const frames = await lastValueFrom(
-    score(ref, dis, {
-      noPrediction: true,
-      threads: 2,
-      ...options,
-      onWarning: (m) => warnings.push(m),
-      onAggregate: (name, metrics) => (aggregates[name] = metrics),
-    }).pipe(toArray()),
-  );
-  return { frames, aggregates, warnings };
-}
-
-/** Every frame's every value identical (Object.is), same keys in the same order. */
-function assertSame(got, want, what) {
-  assert.equal(got.length, want.length, `${what}: ${got.length} frames, want ${want.length}`);
-  for (let i = 0; i < want.length; i++) {
-    assert.equal(got[i].index, want[i].index, `${what}: frame ${i}`);
-    assert.deepEqual(Object.keys(got[i].features), Object.keys(want[i].features), `${what}: frame ${i} keys`);
-    for (const [k, v] of Object.entries(want[i].features)) {
-      assert.ok(Object.is(got[i].features[k], v), `${what}: frame ${want[i].index} ${k}: gpu ${got[i].features[k]} cpu ${v}`);
-    }
-  }
-}
+const run = (ref, dis, options) => scoreRun(ref, dis, { noPrediction: true, ...options }, { aggregates: true });
+/** Every frame's every value and its index identical. */
+const assertSame = (got, want, what) => assertSameFrames(got, want, what, { index: true });
 
 const FEATURES = ['psnr', 'float_psnr', 'float_moment'];
 
@@ -131,18 +105,8 @@ describe('gpu extractors', function () {
   it('a ladder and --subsample give each rendition the cpu backend\'s values', async function () {
     const clip = goldenClip('src01_160x90_8bit');
     const features = ['psnr=enable_apsnr=true', 'float_psnr'];
-    const ladder = async (backend) => {
-      const aggregates = {};
-      const out = await lastValueFrom(
-        scoreLadder(clip.ref, [{ input: clip.dis, name: 'dis' }, { input: clip.ref, name: 'same' }], {
-          backend, features, noPrediction: true, threads: 2, frameCnt: 10,
-          onAggregate: (name, m) => (aggregates[name] = m),
-        }).pipe(toArray()),
-      );
-      const by = {};
-      for (const { rendition, result } of out) (by[rendition] ??= []).push(result);
-      return { by, aggregates };
-    };
+    const ladder = (backend) =>
+      ladderRun(clip.ref, [{ input: clip.dis, name: 'dis' }, { input: clip.ref, name: 'same' }], { backend, features, noPrediction: true, frameCnt: 10 }, { aggregates: true });
     const gpu = await ladder('gpu');
     const cpu = await ladder('cpu');
     for (const name of ['dis', 'same']) assertSame(gpu.by[name], cpu.by[name], `ladder ${name}`);

@@ -8,40 +8,14 @@
 // integer motion. Nothing runs on the host (but float_motion's chroma and scale-1 terms).
 // (Frames are 33x33 at least: the pipeline refuses smaller ones.) GPU_FLOAT_SEED replays a randomized run. XDG_RUNTIME_DIR must be set for Mesa's lavapipe.
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { lastValueFrom, toArray } from 'rxjs';
-import { score, scoreLadder } from '../dist/index.js';
 import { carriedClipNames, goldenClip } from './helpers/golden.mjs';
 import { makeRng } from './helpers/gpu.mjs';
+import { assertOnGpu, assertSameFrames, ladderRun, scoreRun, scratchDir, writeFramePair } from './helpers/gpu-vs-cpu.mjs';
 
-const tmp = mkdtempSync(join(tmpdir(), 'vmaf-gpu-float-'));
-after(() => rmSync(tmp, { recursive: true, force: true }));
+const tmp = scratchDir('vmaf-gpu-float-');
 const SEED = Number(process.env.GPU_FLOAT_SEED ?? 20261124) >>> 0;
 
-async function run(ref, dis, options) {
-  const warnings = [];
-  const frames = await lastValueFrom(
-    score(ref, dis, { noPrediction: true, threads: 2, ...options, onWarning: (m) => warnings.push(m) }).pipe(toArray()),
-  );
-  return { frames, warnings };
-}
-
-function assertSame(got, want, what) {
-  assert.equal(got.length, want.length, `${what}: ${got.length} frames, want ${want.length}`);
-  for (let i = 0; i < want.length; i++) {
-    assert.deepEqual(Object.keys(got[i].features), Object.keys(want[i].features), `${what}: frame ${i} keys`);
-    for (const [k, v] of Object.entries(want[i].features)) {
-      assert.ok(Object.is(got[i].features[k], v), `${what}: frame ${want[i].index} ${k}: gpu ${got[i].features[k]} cpu ${v}`);
-    }
-  }
-}
-
-/** Nothing ran on the host: the extractors had their gpu kernels. */
-function assertOnGpu(warnings, what) {
-  assert.deepEqual(warnings.filter((w) => /host's cpu|run on the host/.test(w)), [], `${what}: ${warnings.join('\n')}`);
-}
+const run = (ref, dis, options) => scoreRun(ref, dis, { noPrediction: true, ...options });
 
 const CHROMA = { '420': [2, 2], '422': [2, 1], '444': [1, 1] };
 
@@ -56,9 +30,7 @@ function randomPair(R, name, { width, height, bitDepth, chroma, frames }) {
   const cw = Math.ceil(width / sx);
   const ch = Math.ceil(height / sy);
   const per = width * height + 2 * cw * ch;
-  const tag = bitDepth === 8 ? (chroma === '420' ? '420jpeg' : chroma) : `${chroma}p${bitDepth}`;
-  const header = Buffer.from(`YUV4MPEG2 W${width} H${height} F25:1 Ip A1:1 C${tag}\n`, 'latin1');
-  const parts = [[header], [header]];
+  const pairs = [];
   const fx = R.float() * 3;
   const fy = R.float() * 3;
   for (let f = 0; f < frames; f++) {
@@ -80,14 +52,9 @@ function randomPair(R, name, { width, height, bitDepth, chroma, frames }) {
       ref[i] = R.int(max + 1);
       dis[i] = R.int(max + 1);
     }
-    parts[0].push(Buffer.from('FRAME\n', 'latin1'), Buffer.from(ref.buffer));
-    parts[1].push(Buffer.from('FRAME\n', 'latin1'), Buffer.from(dis.buffer));
+    pairs.push([ref, dis]);
   }
-  return parts.map((p, k) => {
-    const file = join(tmp, `${name}-${k}.y4m`);
-    writeFileSync(file, Buffer.concat(p));
-    return file;
-  });
+  return writeFramePair(tmp, name, { width, height, bitDepth, chroma }, pairs);
 }
 
 /**
@@ -105,7 +72,7 @@ function extractorTests({ feature, keys, logKey = (k) => k, cases = 8, minSide =
           const gold = clip.log('libvmaf-extra').frames;
           const gpu = await run(clip.ref, clip.dis, { backend: 'gpu', features: [feature] });
           const cpu = await run(clip.ref, clip.dis, { backend: 'cpu', features: [feature] });
-          assertSame(gpu.frames, cpu.frames, name);
+          assertSameFrames(gpu.frames, cpu.frames, name);
           assertOnGpu(gpu.warnings, name);
           assert.equal(gpu.frames.length, gold.length, `${name}: every frame`);
           for (const f of gpu.frames) {
@@ -140,7 +107,7 @@ function extractorTests({ feature, keys, logKey = (k) => k, cases = 8, minSide =
           const g = await run(ref, dis, { features: [arg], backend: 'gpu' });
           const k = await run(ref, dis, { features: [arg], backend: 'cpu' });
           assert.equal(g.frames.length, frames, `${what} ${arg}`);
-          assertSame(g.frames, k.frames, `${what} ${arg}`);
+          assertSameFrames(g.frames, k.frames, `${what} ${arg}`);
           assertOnGpu(g.warnings, `${what} ${arg}`);
           compared += frames * Object.keys(k.frames[0].features).length;
         }
@@ -168,23 +135,14 @@ describe('float extractors on the gpu backend', function () {
     it('a ladder (renditions of different lengths), with --subsample, gives each rendition the cpu backend\'s values', async function () {
       const clip = goldenClip('src01_160x90_8bit');
       const features = ['float_motion', 'float_motion=motion_filter_size=3:debug=false', 'float_ansnr'];
-      const ladder = async (backend, subsample) => {
-        const warnings = [];
-        const out = await lastValueFrom(
-          scoreLadder(clip.ref, [{ input: clip.dis, name: 'dis' }, { input: clip.ref, name: 'same', frameSkip: 41 }], {
-            backend, features, noPrediction: true, threads: 2, frameCnt: 16, subsample, onWarning: (m) => warnings.push(m),
-          }).pipe(toArray()),
-        );
-        const by = {};
-        for (const { rendition, result } of out) (by[rendition] ??= []).push(result);
-        return { by, warnings };
-      };
+      const ladder = (backend, subsample) =>
+        ladderRun(clip.ref, [{ input: clip.dis, name: 'dis' }, { input: clip.ref, name: 'same', frameSkip: 41 }], { backend, features, noPrediction: true, frameCnt: 16, subsample });
       for (const subsample of [1, 3]) {
         const gpu = await ladder('gpu', subsample);
         const cpu = await ladder('cpu', subsample);
         for (const name of ['dis', 'same']) {
           assert.ok(cpu.by[name].length > 1, `${name}: ${cpu.by[name].length} frames`);
-          assertSame(gpu.by[name], cpu.by[name], `ladder ${name} subsample ${subsample}`);
+          assertSameFrames(gpu.by[name], cpu.by[name], `ladder ${name} subsample ${subsample}`);
         }
         assertOnGpu(gpu.warnings, `ladder subsample ${subsample}`);
         if (subsample === 3) assert.deepEqual(gpu.by.dis.map((f) => f.index), [0, 3, 6, 9, 12, 15]);
@@ -212,14 +170,14 @@ describe('float extractors on the gpu backend', function () {
       const options = { features: ['float_motion=motion_fps_weight=2', 'float_ansnr'], noPrediction: false, models: ['version=vmaf_v0.6.1:name=vmaf'], frameCnt: 6, subsample: 2 };
       const gpu = await run(clip.ref, clip.dis, { ...options, backend: 'gpu' });
       const cpu = await run(clip.ref, clip.dis, { ...options, backend: 'cpu' });
-      assertSame(gpu.frames, cpu.frames, 'with the core');
+      assertSameFrames(gpu.frames, cpu.frames, 'with the core');
       assert.ok('integer_motion2' in gpu.frames[0].features && 'motion2_mfw_2' in gpu.frames[0].features, Object.keys(gpu.frames[0].features).join(' '));
       assertOnGpu(gpu.warnings, 'with the core');
 
       const host = { features: ['float_motion=motion_add_uv=true', 'float_motion=motion_add_scale1=true', 'float_motion'], frameCnt: 4 };
       const g = await run(clip.ref, clip.dis, { ...host, backend: 'gpu' });
       const c = await run(clip.ref, clip.dis, { ...host, backend: 'cpu' });
-      assertSame(g.frames, c.frames, 'chroma and scale 1 on the host');
+      assertSameFrames(g.frames, c.frames, 'chroma and scale 1 on the host');
       const warned = g.warnings.filter((w) => /host's cpu/.test(w));
       assert.equal(warned.length, 1, g.warnings.join('\n'));
       assert.match(warned[0], /float_motion/);

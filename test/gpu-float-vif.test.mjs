@@ -8,60 +8,28 @@
 // GPU_FLOAT_VIF_HD=1 adds the 1080p clip (slow on lavapipe).
 // XDG_RUNTIME_DIR must be set for Mesa's lavapipe (any writable folder).
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { lastValueFrom, toArray } from 'rxjs';
-import { score } from '../dist/index.js';
 import { goldenClip } from './helpers/golden.mjs';
 import { makeRng } from './helpers/gpu.mjs';
+import { assertOnGpu, assertSameFrames, onHost, scoreRun, scratchDir, writeFramePair } from './helpers/gpu-vs-cpu.mjs';
 
-const tmp = mkdtempSync(join(tmpdir(), 'vmaf-gpu-float-vif-'));
-after(() => rmSync(tmp, { recursive: true, force: true }));
+const tmp = scratchDir('vmaf-gpu-float-vif-');
 
 const VIF_KEYS = ['vif_scale0', 'vif_scale1', 'vif_scale2', 'vif_scale3'];
 
-async function run(ref, dis, options) {
-  const warnings = [];
-  const frames = await lastValueFrom(
-    score(ref, dis, { noPrediction: true, threads: 2, ...options, onWarning: (m) => warnings.push(m) }).pipe(toArray()),
-  );
-  return { frames, warnings };
-}
-
-function assertSame(got, want, what) {
-  assert.equal(got.length, want.length, `${what}: ${got.length} frames, want ${want.length}`);
-  for (let i = 0; i < want.length; i++) {
-    assert.deepEqual(Object.keys(got[i].features), Object.keys(want[i].features), `${what}: frame ${i} keys`);
-    for (const [k, v] of Object.entries(want[i].features)) {
-      assert.ok(Object.is(got[i].features[k], v), `${what}: frame ${want[i].index} ${k}: gpu ${got[i].features[k]} cpu ${v}`);
-    }
-  }
-}
-
-const onHost = (warnings) => warnings.filter((w) => /host's cpu|run on the host/.test(w));
+const run = (ref, dis, options) => scoreRun(ref, dis, { noPrediction: true, ...options });
 
 /** A y4m pair of `frames` frames from per-frame sample generators (luma; chroma mid-grey). */
 function writePair(name, width, height, bitDepth, frames, fill) {
-  const cw = Math.ceil(width / 2);
-  const ch = Math.ceil(height / 2);
-  const per = width * height + 2 * cw * ch;
-  const tag = bitDepth === 8 ? '420jpeg' : `420p${bitDepth}`;
-  const header = Buffer.from(`YUV4MPEG2 W${width} H${height} F25:1 Ip A1:1 C${tag}\n`, 'latin1');
-  const parts = [[header], [header]];
+  const per = width * height + 2 * Math.ceil(width / 2) * Math.ceil(height / 2);
+  const pairs = [];
   for (let f = 0; f < frames; f++) {
     const ref = bitDepth > 8 ? new Uint16Array(per) : new Uint8Array(per);
     const dis = bitDepth > 8 ? new Uint16Array(per) : new Uint8Array(per);
     fill(ref, dis, f);
     for (let i = width * height; i < per; i++) ref[i] = dis[i] = 1 << (bitDepth - 1);
-    parts[0].push(Buffer.from('FRAME\n', 'latin1'), Buffer.from(ref.buffer));
-    parts[1].push(Buffer.from('FRAME\n', 'latin1'), Buffer.from(dis.buffer));
+    pairs.push([ref, dis]);
   }
-  return parts.map((p, k) => {
-    const file = join(tmp, `${name}-${k}.y4m`);
-    writeFileSync(file, Buffer.concat(p));
-    return file;
-  });
+  return writeFramePair(tmp, name, { width, height, bitDepth }, pairs);
 }
 
 describe('float_vif on the gpu backend', function () {
@@ -86,8 +54,8 @@ describe('float_vif on the gpu backend', function () {
         const gold = clip.log('libvmaf-extra').frames;
         const gpu = await run(clip.ref, clip.dis, { backend: 'gpu', features: ['float_vif'], frameCnt });
         const cpu = await run(clip.ref, clip.dis, { backend: 'cpu', features: ['float_vif'], frameCnt });
-        assertSame(gpu.frames, cpu.frames, name);
-        assert.deepEqual(onHost(gpu.warnings), [], `${name}: ${gpu.warnings.join('\n')}`);
+        assertSameFrames(gpu.frames, cpu.frames, name);
+        assertOnGpu(gpu.warnings, name);
         assert.equal(gpu.frames.length, Math.min(frameCnt, gold.length), `${name}: frames`);
         for (const f of gpu.frames) {
           for (const k of VIF_KEYS) {
@@ -115,8 +83,8 @@ describe('float_vif on the gpu backend', function () {
     ];
     const gpu = await run(clip.ref, clip.dis, { backend: 'gpu', features, frameCnt: 2 });
     const cpu = await run(clip.ref, clip.dis, { backend: 'cpu', features, frameCnt: 2 });
-    assertSame(gpu.frames, cpu.frames, 'options');
-    assert.deepEqual(onHost(gpu.warnings), [], gpu.warnings.join('\n'));
+    assertSameFrames(gpu.frames, cpu.frames, 'options');
+    assertOnGpu(gpu.warnings, 'options');
     // Five instances, none sharing a key: 15 debug outputs and 4 x 4 scores.
     assert.equal(Object.keys(gpu.frames[0].features).length, 31, Object.keys(gpu.frames[0].features).join(' '));
   });
@@ -126,7 +94,7 @@ describe('float_vif on the gpu backend', function () {
     const features = ['float_vif=vif_prescale=0.5:vif_prescale_method=bilinear'];
     const gpu = await run(clip.ref, clip.dis, { backend: 'gpu', features, frameCnt: 1 });
     const cpu = await run(clip.ref, clip.dis, { backend: 'cpu', features, frameCnt: 1 });
-    assertSame(gpu.frames, cpu.frames, 'prescale');
+    assertSameFrames(gpu.frames, cpu.frames, 'prescale');
     assert.ok(onHost(gpu.warnings).some((w) => /float_vif/.test(w)), gpu.warnings.join('\n'));
   });
 
@@ -162,8 +130,8 @@ describe('float_vif on the gpu backend', function () {
       const g = await run(refFile, disFile, { features, backend: 'gpu' });
       const k = await run(refFile, disFile, { features, backend: 'cpu' });
       assert.equal(g.frames.length, frames, what);
-      assertSame(g.frames, k.frames, what);
-      assert.deepEqual(onHost(g.warnings), [], `${what}: ${g.warnings.join('\n')}`);
+      assertSameFrames(g.frames, k.frames, what);
+      assertOnGpu(g.warnings, what);
     }
   });
 });

@@ -7,49 +7,21 @@
 // each case runs a few frames. GPU_PSNR_HVS_SEED replays a randomized run.
 // XDG_RUNTIME_DIR must be set for Mesa's lavapipe (any writable folder).
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { lastValueFrom, toArray } from 'rxjs';
-import { score } from '../dist/index.js';
 import { goldenClip } from './helpers/golden.mjs';
 import { sameAsLibvmaf } from './helpers/golden-extractor.mjs';
 import { makeRng } from './helpers/gpu.mjs';
+import { assertOnGpu, assertSameFrames, scoreRun, scratchDir, writeFramePair } from './helpers/gpu-vs-cpu.mjs';
 
 const KEYS = ['psnr_hvs_y', 'psnr_hvs_cb', 'psnr_hvs_cr', 'psnr_hvs'];
-const tmp = mkdtempSync(join(tmpdir(), 'vmaf-gpu-psnr-hvs-'));
-after(() => rmSync(tmp, { recursive: true, force: true }));
+const tmp = scratchDir('vmaf-gpu-psnr-hvs-');
 
-async function run(ref, dis, options) {
-  const warnings = [];
-  const frames = await lastValueFrom(
-    score(ref, dis, { noPrediction: true, threads: 2, features: ['psnr_hvs'], ...options, onWarning: (m) => warnings.push(m) }).pipe(toArray()),
-  );
-  return { frames, warnings };
-}
-
-function assertSame(got, want, what) {
-  assert.equal(got.length, want.length, `${what}: ${got.length} frames, want ${want.length}`);
-  for (let i = 0; i < want.length; i++) {
-    assert.deepEqual(Object.keys(got[i].features), Object.keys(want[i].features), `${what}: frame ${i} keys`);
-    for (const [k, v] of Object.entries(want[i].features)) {
-      assert.ok(Object.is(got[i].features[k], v), `${what}: frame ${want[i].index} ${k}: gpu ${got[i].features[k]} cpu ${v}`);
-    }
-  }
-}
-
-/** Nothing ran on the host: psnr_hvs had its gpu kernel. */
-function assertOnGpu(warnings, what) {
-  assert.deepEqual(warnings.filter((w) => /host's cpu|run on the host/.test(w)), [], `${what}: ${warnings.join('\n')}`);
-}
+const run = (ref, dis, options) => scoreRun(ref, dis, { noPrediction: true, features: ['psnr_hvs'], ...options });
 
 /** A y4m pair of `frames` random pictures: per 8x8 area flat, extreme (0 / max), a gradient or noise; dis perturbed. */
 function randomPair(R, name, { width, height, bitDepth, chroma, frames }) {
   const max = 2 ** bitDepth - 1;
   const [cw, ch] = chroma === '444' ? [width, height] : chroma === '422' ? [Math.ceil(width / 2), height] : [Math.ceil(width / 2), Math.ceil(height / 2)];
-  const tag = `${chroma === '420' && bitDepth === 8 ? '420jpeg' : chroma}${bitDepth === 8 ? '' : `p${bitDepth}`}`;
-  const header = Buffer.from(`YUV4MPEG2 W${width} H${height} F25:1 Ip A1:1 C${tag}\n`, 'latin1');
-  const parts = [[header], [header]];
+  const pairs = [];
   const Samples = bitDepth > 8 ? Uint16Array : Uint8Array;
   for (let f = 0; f < frames; f++) {
     const ref = [];
@@ -73,15 +45,9 @@ function randomPair(R, name, { width, height, bitDepth, chroma, frames }) {
       ref.push(r);
       dis.push(d);
     }
-    for (const [k, planes] of [ref, dis].entries()) {
-      parts[k].push(Buffer.from('FRAME\n', 'latin1'), ...planes.map((p) => Buffer.from(p.buffer)));
-    }
+    pairs.push([ref, dis]);
   }
-  return parts.map((p, k) => {
-    const file = join(tmp, `${name}-${k}.y4m`);
-    writeFileSync(file, Buffer.concat(p));
-    return file;
-  });
+  return writeFramePair(tmp, name, { width, height, bitDepth, chroma }, pairs);
 }
 
 describe('psnr_hvs on the gpu backend', function () {
@@ -102,7 +68,7 @@ describe('psnr_hvs on the gpu backend', function () {
         const gold = clip.log('libvmaf-extra').frames;
         const gpu = await run(clip.ref, clip.dis, { backend: 'gpu', frameCnt });
         const cpu = await run(clip.ref, clip.dis, { backend: 'cpu', frameCnt });
-        assertSame(gpu.frames, cpu.frames, name);
+        assertSameFrames(gpu.frames, cpu.frames, name);
         assertOnGpu(gpu.warnings, name);
         assert.equal(gpu.frames.length, frameCnt, name);
         for (const f of gpu.frames) {
@@ -135,7 +101,7 @@ describe('psnr_hvs on the gpu backend', function () {
       const g = await run(ref, dis, { backend: 'gpu' });
       const k = await run(ref, dis, { backend: 'cpu' });
       assert.equal(g.frames.length, frames, what);
-      assertSame(g.frames, k.frames, what);
+      assertSameFrames(g.frames, k.frames, what);
       assertOnGpu(g.warnings, what);
       values += frames * KEYS.length;
     }

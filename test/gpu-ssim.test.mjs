@@ -11,41 +11,16 @@
 // inverted distortions, whose negative sums take the term-by-term path.
 // XDG_RUNTIME_DIR must be set for Mesa's lavapipe (any writable folder).
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { lastValueFrom, toArray } from 'rxjs';
-import { score } from '../dist/index.js';
+// The helper first: it loads dist/index.js, which the extractor modules need loaded before them.
+import { assertOnGpu, assertSameFrames, scoreRun, scratchDir, writeFramePair } from './helpers/gpu-vs-cpu.mjs';
 import { floatSsimGpu } from '../dist/extractors/float_ssim/float_ssim-gpu.js';
 import { floatMsSsimGpu } from '../dist/extractors/float_ms_ssim/float_ms_ssim-gpu.js';
 import { goldenClip } from './helpers/golden.mjs';
 import { makeRng } from './helpers/gpu.mjs';
 
-const tmp = mkdtempSync(join(tmpdir(), 'vmaf-gpu-ssim-'));
-after(() => rmSync(tmp, { recursive: true, force: true }));
+const tmp = scratchDir('vmaf-gpu-ssim-');
 
-async function run(ref, dis, options) {
-  const warnings = [];
-  const frames = await lastValueFrom(
-    score(ref, dis, { noPrediction: true, threads: 2, ...options, onWarning: (m) => warnings.push(m) }).pipe(toArray()),
-  );
-  return { frames, warnings };
-}
-
-function assertSame(got, want, what) {
-  assert.equal(got.length, want.length, `${what}: ${got.length} frames, want ${want.length}`);
-  for (let i = 0; i < want.length; i++) {
-    assert.deepEqual(Object.keys(got[i].features), Object.keys(want[i].features), `${what}: frame ${i} keys`);
-    for (const [k, v] of Object.entries(want[i].features)) {
-      assert.ok(Object.is(got[i].features[k], v), `${what}: frame ${want[i].index} ${k}: gpu ${got[i].features[k]} cpu ${v}`);
-    }
-  }
-}
-
-/** Nothing ran on the host: the ssim extractors had their gpu kernels. */
-function assertOnGpu(warnings, what) {
-  assert.deepEqual(warnings.filter((w) => /host's cpu|run on the host/.test(w)), [], `${what}: ${warnings.join('\n')}`);
-}
+const run = (ref, dis, options) => scoreRun(ref, dis, { noPrediction: true, ...options });
 
 describe('float_ssim / float_ms_ssim on the gpu backend', function () {
   this.timeout(1200000);
@@ -69,7 +44,7 @@ describe('float_ssim / float_ms_ssim on the gpu backend', function () {
         const gold = clip.log('libvmaf-extra').frames;
         const gpu = await run(clip.ref, clip.dis, { backend: 'gpu', features });
         const cpu = await run(clip.ref, clip.dis, { backend: 'cpu', features });
-        assertSame(gpu.frames, cpu.frames, name);
+        assertSameFrames(gpu.frames, cpu.frames, name);
         assertOnGpu(gpu.warnings, name);
         assert.equal(gpu.frames.length, gold.length, `${name}: every frame`);
         for (const f of gpu.frames) {
@@ -91,7 +66,7 @@ describe('float_ssim / float_ms_ssim on the gpu backend', function () {
     const features = ['float_ssim=enable_lcs=true:scale=2', 'float_ms_ssim=enable_lcs=true:enable_db=true:clip_db=true'];
     const gpu = await run(clip.ref, clip.dis, { backend: 'gpu', features, frameCnt: 2 });
     const cpu = await run(clip.ref, clip.dis, { backend: 'cpu', features, frameCnt: 2 });
-    assertSame(gpu.frames, cpu.frames, 'options');
+    assertSameFrames(gpu.frames, cpu.frames, 'options');
     assertOnGpu(gpu.warnings, 'options');
     const keys = Object.keys(gpu.frames[0].features);
     assert.ok(['float_ssim_l', 'float_ssim_c', 'float_ssim_s', 'float_ms_ssim_s_scale4'].every((k) => keys.includes(k)), keys.join(' '));
@@ -107,12 +82,8 @@ describe('float_ssim / float_ms_ssim on the gpu backend', function () {
       const bitDepth = [8, 10, 12, 16][c % 4];
       const max = 2 ** bitDepth - 1;
       const frames = R.range(1, 2);
-      const cw = Math.ceil(width / 2);
-      const ch = Math.ceil(height / 2);
-      const per = width * height + 2 * cw * ch;
-      const tag = bitDepth === 8 ? '420jpeg' : `420p${bitDepth}`;
-      const header = Buffer.from(`YUV4MPEG2 W${width} H${height} F25:1 Ip A1:1 C${tag}\n`, 'latin1');
-      const parts = [[header], [header]];
+      const per = width * height + 2 * Math.ceil(width / 2) * Math.ceil(height / 2);
+      const pairs = [];
       for (let f = 0; f < frames; f++) {
         const ref = bitDepth > 8 ? new Uint16Array(per) : new Uint8Array(per);
         const dis = bitDepth > 8 ? new Uint16Array(per) : new Uint8Array(per);
@@ -132,14 +103,9 @@ describe('float_ssim / float_ms_ssim on the gpu backend', function () {
           }
         }
         for (let i = width * height; i < per; i++) ref[i] = dis[i] = max >> 1;
-        parts[0].push(Buffer.from('FRAME\n', 'latin1'), Buffer.from(ref.buffer));
-        parts[1].push(Buffer.from('FRAME\n', 'latin1'), Buffer.from(dis.buffer));
+        pairs.push([ref, dis]);
       }
-      const [refFile, disFile] = parts.map((p, k) => {
-        const file = join(tmp, `rand${c}-${k}.y4m`);
-        writeFileSync(file, Buffer.concat(p));
-        return file;
-      });
+      const [refFile, disFile] = writeFramePair(tmp, `rand${c}`, { width, height, bitDepth }, pairs);
       const scale = R.pick([0, 1, 2, 3]);
       const ok = (s) => (s > 1 ? Math.trunc(width / s) + (width & 1) : width) >= 11 && (s > 1 ? Math.trunc(height / s) + (height & 1) : height) >= 11;
       const features = [`float_ssim=enable_lcs=true:scale=${ok(scale) ? scale : 1}`, ...(ms ? ['float_ms_ssim=enable_lcs=true'] : [])];
@@ -147,7 +113,7 @@ describe('float_ssim / float_ms_ssim on the gpu backend', function () {
       const g = await run(refFile, disFile, { features, backend: 'gpu' });
       const k = await run(refFile, disFile, { features, backend: 'cpu' });
       assert.equal(g.frames.length, frames, what);
-      assertSame(g.frames, k.frames, what);
+      assertSameFrames(g.frames, k.frames, what);
       assertOnGpu(g.warnings, what);
     }
   });
@@ -166,7 +132,6 @@ describe('float_ssim / float_ms_ssim on the gpu backend', function () {
     const [width, height] = [1920, 1080];
     const R = makeRng(1080);
     const per = (width * height * 3) / 2;
-    const header = Buffer.from(`YUV4MPEG2 W${width} H${height} F25:1 Ip A1:1 C420jpeg\n`, 'latin1');
     const ref = new Uint8Array(per);
     const dis = new Uint8Array(per);
     for (let y = 0; y < height; y++) {
@@ -179,16 +144,12 @@ describe('float_ssim / float_ms_ssim on the gpu backend', function () {
     }
     ref.fill(128, width * height);
     dis.fill(128, width * height);
-    const [refFile, disFile] = [ref, dis].map((p, k) => {
-      const file = join(tmp, `hd-${k}.y4m`);
-      writeFileSync(file, Buffer.concat([header, Buffer.from('FRAME\n', 'latin1'), p]));
-      return file;
-    });
+    const [refFile, disFile] = writeFramePair(tmp, 'hd', { width, height, bitDepth: 8 }, [[ref, dis]]);
     const features = ['float_ssim=scale=1:enable_lcs=true', 'float_ms_ssim=enable_lcs=true'];
     const g = await run(refFile, disFile, { features, backend: 'gpu' });
     const k = await run(refFile, disFile, { features, backend: 'cpu' });
     assert.equal(g.frames.length, 1);
-    assertSame(g.frames, k.frames, '1080p');
+    assertSameFrames(g.frames, k.frames, '1080p');
     assertOnGpu(g.warnings, '1080p');
     assert.ok(g.frames[0].features.float_ssim > 0.5 && g.frames[0].features.float_ssim < 1, String(g.frames[0].features.float_ssim));
   });

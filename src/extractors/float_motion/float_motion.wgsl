@@ -1,3 +1,4 @@
+// #include "../common/float-luma.wgsl"
 // #include "../../kernels/gpu/lib/f32.wgsl"
 //
 // float_motion's own score on the GPU (driven by float_motion-gpu.ts), bit for bit as
@@ -15,8 +16,6 @@
 // The sums are sequential, as the C++'s: exact reproductions, not reductions in another order.
 
 override BIT_DEPTH: u32 = 8u;
-
-const MINUS_128: u32 = 0xc3000000u;
 
 struct Params {
   src_word: u32,   // to_float: the plane in the picture; blur_*: the image in work
@@ -39,14 +38,6 @@ struct Params {
 @group(0) @binding(3) var<uniform> params: Params;
 @group(0) @binding(4) var<storage, read> taps: array<u32>;
 
-fn sample(i: u32) -> u32 {
-  let at = params.src_word;
-  if (BIT_DEPTH == 8u) {
-    return (pic[at + (i >> 2u)] >> ((i & 3u) * 8u)) & 0xffu;
-  }
-  return (pic[at + (i >> 1u)] >> ((i & 1u) * 16u)) & 0xffffu;
-}
-
 @compute @workgroup_size(16, 16)
 fn to_float(@builtin(global_invocation_id) id: vec3<u32>) {
   let w = params.width;
@@ -54,11 +45,7 @@ fn to_float(@builtin(global_invocation_id) id: vec3<u32>) {
     return;
   }
   let i = id.y * w + id.x;
-  var v = f32_of_sample(sample(i));
-  if (BIT_DEPTH != 8u) {
-    v = f32_mul(v, params.scale_bits); // s / 2^k: a power-of-two scaling, exact
-  }
-  work[params.dst_word + i] = f32_add(v, MINUS_128);
+  work[params.dst_word + i] = luma_float(i);
 }
 
 fn mirror(i: i32, n: i32) -> u32 {

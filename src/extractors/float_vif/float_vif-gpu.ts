@@ -22,6 +22,7 @@ import type { GpuExtractorContext, GpuExtractorInputs, GpuExtractorKernel, GpuIm
 import type { StatsSlot } from '../../kernels/gpu/frame-kernel.js';
 import { loadWgsl, WGSL_ROOT } from '../../kernels/gpu/wgsl.js';
 import { loadNative } from '../../kernels/native.js';
+import { floatBits } from '../common/float-passes-gpu.js';
 import type { OptionValues } from '../option.js';
 import type { FrameFormat } from '../../types.js';
 
@@ -43,12 +44,6 @@ function scaledSize(options: OptionValues, format: FrameFormat): { width: number
   return { width: Math.trunc(format.width * prescale + 0.5), height: Math.trunc(format.height * prescale + 0.5) };
 }
 
-const f32 = new Float32Array(1);
-const f32Bits = new Uint32Array(f32.buffer);
-function floatBits(x: number): number {
-  f32[0] = x;
-  return f32Bits[0]!;
-}
 const f64 = new Float64Array(1);
 const f64Words = new Uint32Array(f64.buffer);
 

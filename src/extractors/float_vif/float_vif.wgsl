@@ -1,3 +1,4 @@
+// #include "../common/float-luma.wgsl"
 // #include "../../kernels/gpu/lib/f32.wgsl"
 //
 // float_vif's per-pixel work (float_vif.cpp's compute() and statistic()) on the GPU, driven
@@ -22,7 +23,6 @@
 
 const EPS: u32 = 0x2edbe6ffu; // 1.0e-10f
 const ONE: u32 = 0x3f800000u; // 1.0f
-const MINUS_128: u32 = 0xc3000000u;
 // The fast log2's polynomial in the mantissa (float_vif.cpp's kPoly), highest power first.
 const LOG2_POLY = array<u32, 9>(
   0xbc4f9cb1u, 0x3d84cb74u, 0xbe20d169u, 0x3e83ab7du, 0xbeb52559u, 0x3ef5d3c9u, 0xbf38a80eu, 0x3fb8aa39u, 0x00000000u);
@@ -58,14 +58,6 @@ struct Params {
 @group(0) @binding(5) var<uniform> params: Params;
 @group(0) @binding(6) var<storage, read> filters: array<u32>;
 
-fn sample(i: u32) -> u32 {
-  let at = params.src_word;
-  if (BIT_DEPTH == 8u) {
-    return (pic[at + (i >> 2u)] >> ((i & 3u) * 8u)) & 0xffu;
-  }
-  return (pic[at + (i >> 1u)] >> ((i & 1u) * 16u)) & 0xffffu;
-}
-
 @compute @workgroup_size(16, 16)
 fn to_float(@builtin(global_invocation_id) id: vec3<u32>) {
   let w = params.width;
@@ -73,11 +65,7 @@ fn to_float(@builtin(global_invocation_id) id: vec3<u32>) {
     return;
   }
   let i = id.y * w + id.x;
-  var v = f32_of_sample(sample(i));
-  if (BIT_DEPTH != 8u) {
-    v = f32_mul(v, params.scale_bits); // s / 2^k: exact
-  }
-  images[params.dst_word + i] = f32_add(v, MINUS_128);
+  images[params.dst_word + i] = luma_float(i);
 }
 
 // float-filter.h's mirror: -1 -> 1, n -> n - 2.

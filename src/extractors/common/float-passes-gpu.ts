@@ -1,0 +1,226 @@
+/**
+ * The binding work shared by the float extractors whose GPU part is a fixed list of passes
+ * over the luma in one scratch buffer, ended by one pass that writes the frame's accumulators
+ * (float_ansnr, float_motion): the size checks, the scratch and constants buffers, the
+ * pipelines, the bind groups (cached per picture and output buffer) and the encoding. Each
+ * extractor keeps what differs: its WGSL, its params words, its passes and which picture a
+ * to_float pass reads.
+ *
+ * Every pass's params are a uniform of PARAMS_WORDS u32; bindings: 0 the picture, 1 the
+ * scratch, 2 the output, 3 the params, 4 the float constants (filter weights).
+ */
+import { BackendError } from '../../errors.js';
+import type { GpuExtractorContext, GpuPicture } from '../../kernels/gpu/gpu-extractor.js';
+import type { StatsSlot } from '../../kernels/gpu/frame-kernel.js';
+import { loadWgsl } from '../../kernels/gpu/wgsl.js';
+
+export const PARAMS_WORDS = 12;
+/** The image passes' workgroup side and the row passes' workgroup width, as the WGSL has them. */
+const WORKGROUP = 16;
+const ROWS_WORKGROUP = 64;
+
+const f32 = new Float32Array(1);
+const f32Bits = new Uint32Array(f32.buffer);
+/** The bits of `x` rounded to a float, as the WGSL's soft float reads them. */
+export function floatBits(x: number): number {
+  f32[0] = x;
+  return f32Bits[0]!;
+}
+
+export interface FloatPass<E extends string, P extends string> {
+  entry: E;
+  params: GPUBuffer;
+  /** Workgroups in x and y. */
+  groups: [number, number];
+  /** to_float: which picture it reads. */
+  of?: P;
+}
+
+/** What a create() gives the extractor's pass list. */
+export interface FloatPassesBuilder {
+  /** A params uniform holding `words` (zero-padded to PARAMS_WORDS), freed with the kernel. */
+  uniform(words: readonly number[]): GPUBuffer;
+  /** Workgroups covering the luma (image passes) and its rows (row passes). */
+  image: [number, number];
+  rows: [number, number];
+  /** The luma's float scale (1 at 8 bits, 2^-(depth - 8) above), as float bits. */
+  scale: number;
+}
+
+export interface FloatPassesSpec<E extends string, P extends string> {
+  /** The extractor's name, for labels and errors. */
+  name: string;
+  /** Its WGSL, relative to WGSL_ROOT. */
+  source: string;
+  /** Every entry point the passes and the output passes use. */
+  entries: readonly E[];
+  /** Scratch words. */
+  workWords: number;
+  /** Float constants bound at 4 for the entries in `constantsFor`. */
+  constants: readonly number[];
+  constantsFor: readonly E[];
+  /** The output passes that read the scratch (binding 1). */
+  outReadsWork: readonly E[];
+  /** The output passes' params, but the output word at `outWordAt` (set per output slot). */
+  outWords: readonly number[];
+  outWordAt: number;
+  passes(build: FloatPassesBuilder): FloatPass<E, P>[];
+}
+
+export class FloatPasses<E extends string, P extends string> {
+  readonly #name: string;
+  readonly #device: GPUDevice;
+  readonly #pipelines: Map<E, GPUComputePipeline>;
+  readonly #passes: FloatPass<E, P>[];
+  readonly #work: GPUBuffer;
+  readonly #constants: GPUBuffer;
+  readonly #constantsFor: ReadonlySet<E>;
+  readonly #outReadsWork: ReadonlySet<E>;
+  /** The output passes' params, per output word (one per rendition block). */
+  readonly #outParams = new Map<number, GPUBuffer>();
+  readonly #outWords: readonly number[];
+  readonly #outWordAt: number;
+  readonly #bindGroups = new Map<string, GPUBindGroup>();
+  readonly #ids = new WeakMap<GPUBuffer, number>();
+  #nextId = 0;
+
+  private constructor(spec: FloatPassesSpec<E, P>, device: GPUDevice, pipelines: Map<E, GPUComputePipeline>, passes: FloatPass<E, P>[], work: GPUBuffer, constants: GPUBuffer) {
+    this.#name = spec.name;
+    this.#device = device;
+    this.#pipelines = pipelines;
+    this.#passes = passes;
+    this.#work = work;
+    this.#constants = constants;
+    this.#constantsFor = new Set(spec.constantsFor);
+    this.#outReadsWork = new Set(spec.outReadsWork);
+    this.#outWords = spec.outWords;
+    this.#outWordAt = spec.outWordAt;
+  }
+
+  static async create<E extends string, P extends string>(ctx: GpuExtractorContext, spec: FloatPassesSpec<E, P>): Promise<FloatPasses<E, P>> {
+    const { gpu, layout } = ctx;
+    const { name } = spec;
+    const luma = layout.planes[0]!;
+    const { width: w, height: h } = luma;
+    const d = gpu.device;
+    const made: GPUBuffer[] = [];
+    const uniform = (words: readonly number[]): GPUBuffer => {
+      const b = d.createBuffer({ size: 4 * PARAMS_WORDS, usage: GPUBufferUsage.UNIFORM, mappedAtCreation: true, label: `${name} params` });
+      made.push(b);
+      new Uint32Array(b.getMappedRange()).set(words);
+      b.unmap();
+      return b;
+    };
+    try {
+      const maxGroups = gpu.limits.maxComputeWorkgroupsPerDimension;
+      if (Math.ceil(w / WORKGROUP) > maxGroups || Math.ceil(h / WORKGROUP) > maxGroups || Math.ceil(h / ROWS_WORKGROUP) > maxGroups) {
+        throw new BackendError('E_GPU', `${name}: ${w}x${h} exceeds the adapter's ${maxGroups} workgroups per dimension`);
+      }
+      const words = spec.workWords;
+      if (4 * words > gpu.limits.maxStorageBufferBindingSize) {
+        throw new BackendError('E_GPU', `${name}: ${4 * words} bytes of scratch exceed the adapter's storage binding limit (${gpu.limits.maxStorageBufferBindingSize})`);
+      }
+      const work = d.createBuffer({ size: 4 * words, usage: GPUBufferUsage.STORAGE, label: `${name} work` });
+      made.push(work);
+      const constants = d.createBuffer({ size: 4 * spec.constants.length, usage: GPUBufferUsage.STORAGE, mappedAtCreation: true, label: `${name} constants` });
+      made.push(constants);
+      new Uint32Array(constants.getMappedRange()).set(spec.constants.map(floatBits));
+      constants.unmap();
+      const passes = spec.passes({
+        uniform,
+        image: [Math.ceil(w / WORKGROUP), Math.ceil(h / WORKGROUP)],
+        rows: [Math.ceil(h / ROWS_WORKGROUP), 1],
+        scale: floatBits(layout.bitDepth === 8 ? 1 : 2 ** -(layout.bitDepth - 8)),
+      });
+      const code = loadWgsl(spec.source);
+      const pipelines = await Promise.all(
+        spec.entries.map((entry) => gpu.createComputePipeline(code, { label: `${name} ${entry} ${layout.bitDepth}-bit`, entryPoint: entry, constants: { BIT_DEPTH: layout.bitDepth } })),
+      );
+      return new FloatPasses(spec, d, new Map(spec.entries.map((e, i) => [e, pipelines[i]!] as const)), passes, work, constants);
+    } catch (e) {
+      for (const b of made) b.destroy();
+      throw e;
+    }
+  }
+
+  /**
+   * One compute pass: the passes (unless `picture` is undefined: then only the output pass),
+   * each to_float reading `picture(of)`, then `last` writing the accumulators to `out`.
+   */
+  encode(encoder: GPUCommandEncoder, out: StatsSlot, picture: ((of: P) => GpuPicture) | undefined, last: E): void {
+    if (out.offset % 8 !== 0) throw new BackendError('E_GPU', `${this.#name}: output offset ${out.offset} is not a multiple of 8`);
+    const pass = encoder.beginComputePass({ label: this.#name });
+    if (picture) {
+      // Each dispatch is its own usage scope: the later passes see the earlier ones' writes.
+      for (const p of this.#passes) {
+        pass.setPipeline(this.#pipelines.get(p.entry)!);
+        pass.setBindGroup(0, this.#bindGroup(p, p.of === undefined ? undefined : picture(p.of)));
+        pass.dispatchWorkgroups(p.groups[0], p.groups[1]);
+      }
+    }
+    pass.setPipeline(this.#pipelines.get(last)!);
+    pass.setBindGroup(0, this.#outBindGroup(last, out));
+    pass.dispatchWorkgroups(1);
+    pass.end();
+  }
+
+  destroy(): void {
+    for (const p of this.#passes) p.params.destroy();
+    for (const b of this.#outParams.values()) b.destroy();
+    this.#outParams.clear();
+    this.#work.destroy();
+    this.#constants.destroy();
+    this.#bindGroups.clear();
+  }
+
+  #id(b: GPUBuffer): number {
+    let id = this.#ids.get(b);
+    if (id === undefined) this.#ids.set(b, (id = this.#nextId++));
+    return id;
+  }
+
+  #cached(key: string, make: () => GPUBindGroup): GPUBindGroup {
+    let group = this.#bindGroups.get(key);
+    if (group) return group;
+    group = make();
+    // The rings a backend cycles through are small; a stray caller's buffers are not kept forever.
+    if (this.#bindGroups.size >= 256) this.#bindGroups.clear();
+    this.#bindGroups.set(key, group);
+    return group;
+  }
+
+  #bindGroup(p: FloatPass<E, P>, picture: GpuPicture | undefined): GPUBindGroup {
+    const index = this.#passes.indexOf(p);
+    return this.#cached(picture ? `${index},${this.#id(picture.buffer)}` : String(index), () => {
+      const entries: GPUBindGroupEntry[] = [
+        { binding: 1, resource: { buffer: this.#work } },
+        { binding: 3, resource: { buffer: p.params } },
+      ];
+      if (picture) entries.push({ binding: 0, resource: { buffer: picture.buffer } });
+      if (this.#constantsFor.has(p.entry)) entries.push({ binding: 4, resource: { buffer: this.#constants } });
+      return this.#device.createBindGroup({ label: `${this.#name} ${p.entry}`, layout: this.#pipelines.get(p.entry)!.getBindGroupLayout(0), entries });
+    });
+  }
+
+  #outBindGroup(entry: E, out: StatsSlot): GPUBindGroup {
+    const word = out.offset / 4;
+    let params = this.#outParams.get(word);
+    if (!params) {
+      params = this.#device.createBuffer({ size: 4 * PARAMS_WORDS, usage: GPUBufferUsage.UNIFORM, mappedAtCreation: true, label: `${this.#name} out params` });
+      const values = this.#outWords.slice();
+      values[this.#outWordAt] = word;
+      new Uint32Array(params.getMappedRange()).set(values);
+      params.unmap();
+      this.#outParams.set(word, params);
+    }
+    const buffer = params;
+    return this.#cached(`${entry},${this.#id(out.buffer)},${word}`, () => {
+      const entries: GPUBindGroupEntry[] = [
+        { binding: 2, resource: { buffer: out.buffer } },
+        { binding: 3, resource: { buffer } },
+      ];
+      if (this.#outReadsWork.has(entry)) entries.push({ binding: 1, resource: { buffer: this.#work } });
+      return this.#device.createBindGroup({ label: `${this.#name} ${entry}`, layout: this.#pipelines.get(entry)!.getBindGroupLayout(0), entries });
+    });
+  }
+}

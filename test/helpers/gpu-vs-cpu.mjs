@@ -1,0 +1,97 @@
+// Shared by the tests that score a pair on the gpu backend and the cpu backend and compare
+// (gpu-float-vif, gpu-float-extractors, gpu-extractors, gpu-adm-extractor, gpu-ssim,
+// gpu-psnr-hvs): one scoring run collected, the bit-for-bit frame comparison, the
+// nothing-ran-on-the-host check, and y4m pairs written from generated samples.
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { lastValueFrom, toArray } from 'rxjs';
+import { score, scoreLadder } from '../../dist/index.js';
+
+/** A fresh temporary folder, removed after the file's tests (call at a test file's top level). */
+export function scratchDir(prefix) {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  after(() => rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+/** score()'s options with the warnings (and, when asked, the aggregates) collected into `into`. */
+function collecting(options, into, aggregates) {
+  into.warnings = [];
+  if (aggregates) into.aggregates = {};
+  return {
+    threads: 2,
+    ...options,
+    onWarning: (m) => into.warnings.push(m),
+    ...(aggregates ? { onAggregate: (name, metrics) => (into.aggregates[name] = metrics) } : {}),
+  };
+}
+
+/**
+ * One score() run, every frame collected: { frames, warnings }, and `aggregates` (name ->
+ * metrics) when asked for. Two threads unless `options` says otherwise.
+ */
+export async function scoreRun(ref, dis, options, { aggregates = false } = {}) {
+  const run = {};
+  run.frames = await lastValueFrom(score(ref, dis, collecting(options, run, aggregates)).pipe(toArray()));
+  return run;
+}
+
+/** One scoreLadder() run: { by: rendition name -> its frames, warnings }, and `aggregates` when asked for. */
+export async function ladderRun(ref, renditions, options, { aggregates = false } = {}) {
+  const run = {};
+  const out = await lastValueFrom(scoreLadder(ref, renditions, collecting(options, run, aggregates)).pipe(toArray()));
+  run.by = {};
+  for (const { rendition, result } of out) (run.by[rendition] ??= []).push(result);
+  return run;
+}
+
+/**
+ * Every frame's every value identical (Object.is: NaN equals NaN, -0 differs from 0), same
+ * keys in the same order; `field` the frames' map compared ('features' or 'scores'); `index`
+ * also compares the frame indices.
+ */
+export function assertSameFrames(got, want, what, { field = 'features', index = false } = {}) {
+  assert.equal(got.length, want.length, `${what}: ${got.length} frames, want ${want.length}`);
+  for (let i = 0; i < want.length; i++) {
+    if (index) assert.equal(got[i].index, want[i].index, `${what}: frame ${i}`);
+    assert.deepEqual(Object.keys(got[i][field]), Object.keys(want[i][field]), `${what}: frame ${i} keys`);
+    for (const [k, v] of Object.entries(want[i][field])) {
+      assert.ok(Object.is(got[i][field][k], v), `${what}: frame ${want[i].index} ${k}: gpu ${got[i][field][k]} cpu ${v}`);
+    }
+  }
+}
+
+/** The run's warnings that some extractor ran on the host. */
+export const onHost = (warnings) => warnings.filter((w) => /host's cpu|run on the host/.test(w));
+
+/** Nothing ran on the host: every extractor had its gpu kernel. */
+export function assertOnGpu(warnings, what) {
+  assert.deepEqual(onHost(warnings), [], `${what}: ${warnings.join('\n')}`);
+}
+
+/** The y4m C tag of `chroma` ('420', '422', '444') at `bitDepth`: 420jpeg, 422, 420p10, ... */
+export function y4mTag(chroma, bitDepth) {
+  return bitDepth === 8 ? (chroma === '420' ? '420jpeg' : chroma) : `${chroma}p${bitDepth}`;
+}
+
+/**
+ * Writes `dir/name-0.y4m` (reference) and `dir/name-1.y4m` (distorted) and returns their
+ * paths. `frames`: one [ref, dis] per frame, each the frame's samples (Uint8Array at 8 bits,
+ * Uint16Array above) as one array of all planes or a list of plane arrays.
+ */
+export function writeFramePair(dir, name, { width, height, bitDepth, chroma = '420' }, frames) {
+  const header = Buffer.from(`YUV4MPEG2 W${width} H${height} F25:1 Ip A1:1 C${y4mTag(chroma, bitDepth)}\n`, 'latin1');
+  const parts = [[header], [header]];
+  for (const pair of frames) {
+    for (const [k, samples] of pair.entries()) {
+      parts[k].push(Buffer.from('FRAME\n', 'latin1'), ...[samples].flat().map((p) => Buffer.from(p.buffer, p.byteOffset, p.byteLength)));
+    }
+  }
+  return parts.map((p, k) => {
+    const file = join(dir, `${name}-${k}.y4m`);
+    writeFileSync(file, Buffer.concat(p));
+    return file;
+  });
+}
