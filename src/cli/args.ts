@@ -109,7 +109,7 @@ vmaf-stream's own:
                             options for ffmpeg before each -i it decodes, split at spaces
                             (hardware decoding with your ffmpeg: '-hwaccel cuda')
  --decoders N|auto          ffmpeg decoders per compressed local file, over segments cut at
-                            keyframes (same frames as one); default auto: cores/2, at most 4
+                            keyframes (same frames as one); default 1; auto: cores/2, at most 4
  --protocols LIST           what inputs may be, comma separated: file (local paths), pipe
                             ('-'), URL schemes (https, ...); also ffmpeg's protocol whitelist
                             (e.g. --protocols file,https); default anything ffmpeg reads

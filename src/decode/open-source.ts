@@ -73,8 +73,9 @@ export interface OpenFrameSourceOptions {
   /**
    * ffmpeg decoders over one compressed local file (an input ffmpeg decodes that is a regular
    * file, not y4m or raw): 2 or more cut it at keyframes and decode the segments at once (see
-   * SegmentedFfmpegSource; the frames are those of one decoder). 'auto' (default): half the
-   * cores, at most 4 (1 on a machine of 2 or 3 cores). Pipes, URLs, y4m and raw: always one.
+   * SegmentedFfmpegSource; the frames are those of one decoder). Default 1: ffmpeg's own threads
+   * already take every core for H.264/HEVC (measured on the H100 machine, see the README).
+   * 'auto': half the cores, at most 4. Pipes, URLs, y4m and raw: always one.
    */
   decoders?: number | 'auto';
   /**
@@ -376,7 +377,8 @@ async function openPath(file: string, route: Route): Promise<FrameSource> {
 
 /** The decoders option as a count (UsageError for anything but 'auto' or a whole number from 1 to 64). */
 export function resolveDecoders(decoders: number | 'auto' | undefined, label: string): number {
-  if (decoders === undefined || decoders === 'auto') return autoDecoders();
+  if (decoders === undefined) return 1;
+  if (decoders === 'auto') return autoDecoders();
   if (!Number.isInteger(decoders) || decoders < 1 || decoders > 64) {
     throw new UsageError(`${label}: decoders must be 'auto' or a whole number from 1 to 64, got ${String(decoders)}`);
   }
