@@ -99,7 +99,7 @@ fn reflect(i: i32, n: i32) -> u32 {
 fn taps4(f: array<u32, 4>, s: array<u32, 4>) -> u32 {
   var acc = 0u;
   for (var k = 0u; k < 4u; k = k + 1u) {
-    acc = f32_add(acc, f32_mul(f[k], s[k]));
+    acc = f32_add_serial(acc, f32_mul(f[k], s[k]));
   }
   return acc;
 }
@@ -264,17 +264,17 @@ fn threshold(masker: u32, flt: u32, i: u32, j: u32) -> u32 {
     let r1 = f + i * w;
     let r2 = f + yp * w;
     var sum = 0u;
-    sum = f32_add(sum, csf[r0 + xm]);
-    sum = f32_add(sum, csf[r0 + j]);
-    sum = f32_add(sum, csf[r0 + xp]);
-    sum = f32_add(sum, csf[r1 + xm]);
+    sum = f32_add_serial(sum, csf[r0 + xm]);
+    sum = f32_add_serial(sum, csf[r0 + j]);
+    sum = f32_add_serial(sum, csf[r0 + xp]);
+    sum = f32_add_serial(sum, csf[r1 + xm]);
     let centre = abs32(csf[(masker + b) * m + i * w + j]);
     sum = f32_from_f64(f64_add(f64_from_f32_bits(sum), f64_mul(ONE_BY_15, f64_from_f32_bits(centre))));
-    sum = f32_add(sum, csf[r1 + xp]);
-    sum = f32_add(sum, csf[r2 + xm]);
-    sum = f32_add(sum, csf[r2 + j]);
-    sum = f32_add(sum, csf[r2 + xp]);
-    thr = f32_add(thr, sum);
+    sum = f32_add_serial(sum, csf[r1 + xp]);
+    sum = f32_add_serial(sum, csf[r2 + xm]);
+    sum = f32_add_serial(sum, csf[r2 + j]);
+    sum = f32_add_serial(sum, csf[r2 + xp]);
+    thr = f32_add_serial(thr, sum);
   }
   return thr;
 }

@@ -96,12 +96,12 @@ fn vertical(@builtin(global_invocation_id) id: vec3<u32>) {
     let a = images[params.src_word + row * w + id.x];
     let b = images[params.src2_word + row * w + id.x];
     let f = filters[params.filter_at + k];
-    acc[0] = f32_add(acc[0], f32_mul(f, a));
-    acc[1] = f32_add(acc[1], f32_mul(f, b));
+    acc[0] = f32_add_serial(acc[0], f32_mul(f, a));
+    acc[1] = f32_add_serial(acc[1], f32_mul(f, b));
     if (nq == 5u) {
-      acc[2] = f32_add(acc[2], f32_mul(f, f32_mul(a, a)));
-      acc[3] = f32_add(acc[3], f32_mul(f, f32_mul(b, b)));
-      acc[4] = f32_add(acc[4], f32_mul(f, f32_mul(a, b)));
+      acc[2] = f32_add_serial(acc[2], f32_mul(f, f32_mul(a, a)));
+      acc[3] = f32_add_serial(acc[3], f32_mul(f, f32_mul(b, b)));
+      acc[4] = f32_add_serial(acc[4], f32_mul(f, f32_mul(a, b)));
     }
   }
   let plane = params.out_height * w;
@@ -118,7 +118,7 @@ fn horizontal(q: u32, y: u32, x: u32) -> u32 {
   var acc = 0u;
   for (var k = 0u; k < params.taps; k = k + 1u) {
     let col = mirror(i32(x) - radius + i32(k), i32(w));
-    acc = f32_add(acc, f32_mul(filters[params.filter_at + k], vert[base + col]));
+    acc = f32_add_serial(acc, f32_mul(filters[params.filter_at + k], vert[base + col]));
   }
   return acc;
 }

@@ -75,7 +75,7 @@ fn f32_add(a: u32, b: u32) -> u32 {
   return f32_from_f64(f64_add(f64_from_f32_bits(a), f64_from_f32_bits(b)));
 }
 
-// f32_add for long serial sums (a row's terms in column order): the GPU's own float add
+// f32_add for sums (a row's terms in column order, a filter's taps): the GPU's own float add
 // where it is the correctly rounded sum, the integer way elsewhere, same bits either way.
 // Vulkan makes a float add correctly rounded to nearest even but lets an implementation flush
 // subnormal inputs and results to zero (and leaves a NaN's payload free), so the native sum
