@@ -1,8 +1,8 @@
 // #include "../../kernels/gpu/lib/f32.wgsl"
 //
-// A picture's luma as the float extractors' C++ reads it (float_ansnr.wgsl, float_motion.wgsl,
-// float_vif.wgsl; each declares BIT_DEPTH, `pic` and a `params` with src_word and scale_bits,
-// and keeps its own to_float pass, which writes luma_float(i) into its own buffer):
+// A picture's luma as the float extractors' C++ reads it (float_adm.wgsl, float_ansnr.wgsl,
+// float_motion.wgsl, float_vif.wgsl; each declares BIT_DEPTH, `pic` and a `params` with
+// src_word and scale_bits, and keeps its own to_float pass, which writes luma_float(i) into its own buffer):
 //   luma_float(i): sample i on the 8-bit scale, offset by -128, as a float (integer-exact
 //                  lib/f32.wgsl: the scaling is by a power of two, so exact)
 

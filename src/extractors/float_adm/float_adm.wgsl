@@ -1,3 +1,4 @@
+// #include "../common/float-luma.wgsl"
 // #include "../../kernels/gpu/lib/f32.wgsl"
 //
 // float_adm's per-pixel work (float_adm.cpp's dwt(), decouple(), csf(), denominator() and
@@ -22,7 +23,6 @@
 
 const EPS: u32 = 0x0da24260u; // 1e-30f
 const ONE: u32 = 0x3f800000u;
-const MINUS_128: u32 = 0xc3000000u;
 // libvmaf's FLOAT_ONE_BY_30 and _15 (doubles).
 const ONE_BY_30: vec2<u32> = vec2<u32>(0x203e01fcu, 0x3fa11111u);
 const ONE_BY_15: vec2<u32> = vec2<u32>(0x1fd00e7du, 0x3fb11111u);
@@ -62,14 +62,6 @@ struct Params {
 @group(0) @binding(5) var<uniform> params: Params;
 @group(0) @binding(6) var<storage, read> rcp_table: array<u32>;
 
-fn sample(i: u32) -> u32 {
-  let at = params.src_word;
-  if (BIT_DEPTH == 8u) {
-    return (pic[at + (i >> 2u)] >> ((i & 3u) * 8u)) & 0xffu;
-  }
-  return (pic[at + (i >> 1u)] >> ((i & 1u) * 16u)) & 0xffffu;
-}
-
 @compute @workgroup_size(16, 16)
 fn to_float(@builtin(global_invocation_id) id: vec3<u32>) {
   let w = params.width;
@@ -77,11 +69,7 @@ fn to_float(@builtin(global_invocation_id) id: vec3<u32>) {
     return;
   }
   let i = id.y * w + id.x;
-  var v = f32_of_sample(sample(i));
-  if (BIT_DEPTH != 8u) {
-    v = f32_mul(v, params.scale_bits); // s / 2^k: exact
-  }
-  planes[params.dst_word + i] = f32_add(v, MINUS_128);
+  planes[params.dst_word + i] = luma_float(i);
 }
 
 // The DWT's mirror: -1 -> 1, n -> n - 1.
