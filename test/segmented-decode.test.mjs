@@ -45,6 +45,12 @@ async function frameHashes(source) {
   return out;
 }
 
+
+/** Waits (polling, at most 10 s) until cond() holds; the caller's assertions then say what is wrong. */
+async function until(cond, ms = 10_000) {
+  for (const end = Date.now() + ms; !cond() && Date.now() < end; ) await sleep(50);
+}
+
 describe('several decoders over segments of a compressed file', function () {
   this.timeout(120000);
   let ffmpeg;
@@ -225,8 +231,9 @@ describe('several decoders over segments of a compressed file', function () {
     const it = seg[Symbol.asyncIterator]();
     const first = await it.next();
     first.value.release();
-    await sleep(300);
-    // The third segment's decoder (ahead, waiting on its pool).
+    // The third segment's decoder (ahead, waiting on its pool), once it has started: a loaded
+    // machine can take longer than a fixed pause to spawn three ffmpegs.
+    await until(() => seg.decoderPids.filter(running).length === 3);
     const victim = seg.decoderPids[2];
     assert.ok(victim && running(victim), 'the decoder ahead waits, still running (backpressure)');
     assert.equal(seg.decoderPids.filter(running).length, 3);
@@ -259,7 +266,7 @@ describe('several decoders over segments of a compressed file', function () {
     const it = seg[Symbol.asyncIterator]();
     const first = await it.next();
     first.value.release();
-    await sleep(300);
+    await until(() => seg.decoderPids.filter(running).length === 3);
     const pids = [...seg.decoderPids];
     process.kill(pids[0], 'SIGSTOP');
     let error;
