@@ -591,53 +591,68 @@ class Cambi final : public Extractor {
     out[2] = std::min(diff < 0 ? 0.0 : diff, s_.maxValue);
   }
 
-  // The GPU kernel (cambi-gpu.ts, distorted only, at the frame's size) pools each scale
-  // itself (cambi-pool.wgsl): accumulator 0 counts samples above the bit depth's range, 1 is
-  // the frame's value buffer (bit 63: the host pooled the scales, below), then per scale four:
-  // the k-th largest c value T (float bits) | how many exceed it << 32; the sums of the low
-  // and high 32-bit halves of those values in units of 2^-40; 1024 - the smallest (biased
-  // exponent + trailing zeros) among them (0: none) | how many lie outside the units' range
-  // << 32. Where the host pooled a scale from the values (poolScale, the frames where
-  // gpuPooled() cannot prove the sum exact), its second accumulator holds the mean's bits.
-  size_t statsCount() const override {
-    if (s_.fullRef) return 0;
-    return 2 + 4 * kScales;
-  }
+  // The GPU kernel (cambi-gpu.ts) pools each scale itself (cambi-pool.wgsl): accumulator 0
+  // counts samples above the bit depth's range (in either picture), 1 is the frame's value
+  // buffer (bit 63: the host pooled the scales, below), then per scale of the distorted and
+  // (full_ref) of the reference four: the k-th largest c value T (float bits) | how many
+  // exceed it << 32; the sums of the low and high 32-bit halves of those values in units of
+  // 2^-40; 1024 - the smallest (biased exponent + trailing zeros) among them (0: none) | how
+  // many lie outside the units' range << 32. Where the host pooled the scales from the values
+  // (poolScale, the frames where gpuPooled() cannot prove a sum exact), each scale's second
+  // accumulator holds its mean's bits.
+  size_t statsCount() const override { return 2 + 4 * kScales * (s_.fullRef ? 2 : 1); }
   void finishStats(const uint64_t* stats, double* out) const override {
     if (stats[0] != 0) throw std::runtime_error(outOfRange(bitDepth_));
     const bool hostPooled = (stats[1] >> 63) != 0;
-    int sw[kScales], sh[kScales];
-    scaleSizes(s_.encWidth, s_.encHeight, s_.halveFirst, sw, sh);
-    double pooled[kScales];
-    for (int scale = 0; scale < kScales; scale++) {
-      const uint64_t* a = stats + 2 + 4 * scale;
-      if (hostPooled) {
-        std::memcpy(&pooled[scale], &a[1], sizeof(double));
-      } else if (!gpuPooled(a, sw[scale] * sh[scale], s_.topk, &pooled[scale])) {
-        // Not provably libvmaf's order-dependent sum: cambi-gpu.ts pools this frame from the
-        // values and asks again.
-        out[0] = std::nan("");
-        return;
-      }
+    double dis, src = 0;
+    if (!pooledScore(stats + 2, hostPooled, s_.encWidth, s_.encHeight, s_.window, &dis) ||
+        (s_.fullRef && !pooledScore(stats + 2 + 4 * kScales, hostPooled, s_.srcWidth, s_.srcHeight, s_.srcWindow, &src))) {
+      // Not provably libvmaf's order-dependent sums: cambi-gpu.ts pools this frame from the
+      // values and asks again.
+      for (size_t i = 0; i < outputCount(); i++) out[i] = std::nan("");
+      return;
     }
-    out[0] = std::min(combineScales(pooled, s_.window), s_.maxValue);
+    out[0] = std::min(dis, s_.maxValue);
+    if (!s_.fullRef) return;
+    out[1] = std::min(src, s_.maxValue);
+    const double diff = dis - src;
+    out[2] = std::min(diff < 0 ? 0.0 : diff, s_.maxValue);
   }
-  // encWidth, encHeight, window, halveFirst, diffs, lowestLuma, bandBase, bandSize,
-  // encBitDepth, the mask threshold, visible[diffs], the 4226 reciprocals, then the frame's
-  // column and row each encode-size sample is picked from (encWidth, then encHeight).
+  // Per picture (the distorted, then with full_ref the reference): its width, height, window,
+  // mask threshold, then the frame column and row each of its samples is picked from (width,
+  // then height entries). Before them: halveFirst, diffs, lowestLuma, bandBase, bandSize,
+  // encBitDepth, the number of pictures, visible[diffs], the 4226 reciprocals.
   std::vector<double> gpuParams() const override {
-    std::vector<double> p = {static_cast<double>(s_.encWidth), static_cast<double>(s_.encHeight), static_cast<double>(s_.window),
-                             s_.halveFirst ? 1.0 : 0.0, static_cast<double>(s_.diffs), static_cast<double>(s_.lowestLuma),
+    std::vector<double> p = {s_.halveFirst ? 1.0 : 0.0, static_cast<double>(s_.diffs), static_cast<double>(s_.lowestLuma),
                              static_cast<double>(s_.bandBase), static_cast<double>(s_.bandSize), static_cast<double>(s_.encBitDepth),
-                             static_cast<double>(maskThreshold(s_.encWidth, s_.encHeight))};
+                             s_.fullRef ? 2.0 : 1.0};
     for (int v : s_.visible) p.push_back(v);
     for (float r : s_.reciprocal) p.push_back(r);
-    for (int c : nearestPicks(s_.frameWidth, s_.encWidth)) p.push_back(c);
-    for (int r : nearestPicks(s_.frameHeight, s_.encHeight)) p.push_back(r);
+    const auto picture = [&](int w, int h, int window) {
+      p.insert(p.end(), {static_cast<double>(w), static_cast<double>(h), static_cast<double>(window), static_cast<double>(maskThreshold(w, h))});
+      for (int c : nearestPicks(s_.frameWidth, w)) p.push_back(c);
+      for (int r : nearestPicks(s_.frameHeight, h)) p.push_back(r);
+    };
+    picture(s_.encWidth, s_.encHeight, s_.window);
+    if (s_.fullRef) picture(s_.srcWidth, s_.srcHeight, s_.srcWindow);
     return p;
   }
 
  private:
+  // One picture's score from its 4 * kScales accumulators (finishStats' layout); false where
+  // a scale's GPU sum is not provably libvmaf's.
+  bool pooledScore(const uint64_t* a, bool hostPooled, int w, int h, int window, double* score) const {
+    int sw[kScales], sh[kScales];
+    scaleSizes(w, h, s_.halveFirst, sw, sh);
+    double pooled[kScales];
+    for (int scale = 0; scale < kScales; scale++, a += 4) {
+      if (hostPooled) std::memcpy(&pooled[scale], &a[1], sizeof(double));
+      else if (!gpuPooled(a, sw[scale] * sh[scale], s_.topk, &pooled[scale])) return false;
+    }
+    *score = combineScales(pooled, window);
+    return true;
+  }
+
   Settings s_;
   int bitDepth_;
   std::unique_ptr<Heatmaps> heatmaps_;
