@@ -4,7 +4,7 @@
 // gpu == cpu at odd sizes and extreme content (flat frames where every c ties at 0, stripes
 // where thousands of c values tie, topk 1 and the smallest topk, an encode size below the
 // frame's), both ways of pooling; and
-// finishStats' proof of exactness on hand-made accumulators.
+// finishStats' proof of exactness on hand-made accumulators (one picture, and full_ref's two).
 // XDG_RUNTIME_DIR must be set for Mesa's lavapipe (any writable folder).
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -95,6 +95,36 @@ describe('cambi pooling on the GPU', function () {
     const f64 = (v) => new BigUint64Array(Float64Array.of(v).buffer)[0];
     [0.25, 1.5, 3, 0, 7.75].forEach((v, s) => (given[2 + 4 * s + 1] = f64(v)));
     assert.equal(native.finishExtractor(h, given)[0], (0.25 * 16 + 1.5 * 8 + 3 * 4 + 0 * 2 + 7.75) / 121);
+  });
+
+  it('finishStats with full_ref: 20 accumulators per picture (distorted, then reference) give cambi, cambi_source and their clipped difference; one unprovable sum makes all three NaN', () => {
+    const native = loadNative();
+    const options = { ...Object.fromEntries(cambi.options.map((o) => [o.name, o.default])), full_ref: true };
+    const h = native.createExtractor('cambi', options, { width: 640, height: 360, bitDepth: 8, chromaWidth: 320, chromaHeight: 180 });
+    assert.equal(native.extractorStatsCount(h), 42);
+    const f32 = (v) => BigInt(new Uint32Array(Float32Array.of(v).buffer)[0]);
+    const stats = new BigUint64Array(42);
+    // Scale 0 of each picture: every one of its k values is T.
+    stats[2] = f32(0.5);
+    stats[22] = f32(0.25);
+    assert.deepEqual([...native.finishExtractor(h, stats)], [(0.5 * 16) / 121, (0.25 * 16) / 121, (0.5 * 16) / 121 - (0.25 * 16) / 121]);
+    // The reference bands more: the difference is clipped at 0.
+    stats[22] = f32(1);
+    assert.deepEqual([...native.finishExtractor(h, stats)], [(0.5 * 16) / 121, 16 / 121, 0]);
+    // The reference's scale 1 beyond a double's 2^53 multiples: the host pools the frame.
+    stats[26] = 1000n << 32n;
+    stats[28] = 1n << 40n;
+    stats[29] = BigInt(1024 - 126);
+    assert.ok([...native.finishExtractor(h, stats)].every(Number.isNaN));
+    // Pooled by the host: each scale's second accumulator is its mean, in both pictures.
+    const given = new BigUint64Array(42);
+    given[1] = 1n << 63n;
+    const f64 = (v) => new BigUint64Array(Float64Array.of(v).buffer)[0];
+    [0.25, 1.5, 3, 0, 7.75].forEach((v, s) => (given[2 + 4 * s + 1] = f64(v)));
+    [0.5, 0.5, 1, 0, 0.25].forEach((v, s) => (given[22 + 4 * s + 1] = f64(v)));
+    const dis = (0.25 * 16 + 1.5 * 8 + 3 * 4 + 0 * 2 + 7.75) / 121;
+    const src = (0.5 * 16 + 0.5 * 8 + 1 * 4 + 0 * 2 + 0.25) / 121;
+    assert.deepEqual([...native.finishExtractor(h, given)], [dis, src, dis - src]);
   });
 
   it('randomized: odd sizes, flat frames, stripes of tied values, topk 1 and 0.0001; gpu == cpu, pooled on the GPU and on the host', async () => {
