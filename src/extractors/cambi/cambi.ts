@@ -3,7 +3,7 @@
  * distorted luma, measured at the encode's size and bit depth: `cambi`; with full_ref also
  * the reference's (`cambi_source`, at src_width x src_height) and how much more banding the
  * distorted has (`cambi_full_reference`). Each frame alone. C++: cambi.cpp; GPU: cambi-gpu.ts
- * (the per-pixel stages, finished by cambi.cpp).
+ * with cambi-picture.ts per picture (the per-pixel stages and pooling, finished by cambi.cpp).
  */
 import { UsageError, VmafError } from '../../errors.js';
 import type { FrameFormat } from '../../types.js';
