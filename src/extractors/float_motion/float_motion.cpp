@@ -18,6 +18,7 @@
 #include "../common/float-filter.h"
 #include "../common/float-picture.h"
 #include "../common/float-scale.h"
+#include "../common/float-simd.h"
 
 namespace vmafs {
 namespace {
@@ -26,19 +27,134 @@ constexpr float kFilter5[5] = {0.054488685f, 0.244201342f, 0.402619947f, 0.24420
 constexpr float kFilter3[3] = {0.166378498f, 0.667243004f, 0.166378498f};
 constexpr float kIdentity5[5] = {0.0f, 0.0f, 1.0f, 0.0f, 0.0f};
 
-// Sum of |a - b| per row (each |.| added in double, as fabs is, and kept in float), then the
-// mean as a float division.
-float meanAbsDiff(const float* a, const float* b, int w, int h) {
-  float accum = 0.0f;
-  for (int i = 0; i < h; ++i) {
+// Per row, the float sum of |a - b| in column order (libvmaf adds fabs(a - b), a double, to
+// a float accumulator: float(row + double(|d|)), which is the float sum row + |d| exactly,
+// since a double has more than 2 * 24 + 2 bits and so rounding twice is the same as once).
+// Rows [i, h) one after another.
+void absRowSumsScalar(const float* a, const float* b, int w, int i, int h, float* rowSums) {
+  for (; i < h; ++i) {
+    const float* pa = a + static_cast<size_t>(i) * w;
+    const float* pb = b + static_cast<size_t>(i) * w;
     float row = 0.0f;
-    for (int j = 0; j < w; ++j) {
-      const size_t o = static_cast<size_t>(i) * w + j;
-      row = static_cast<float>(row + std::fabs(static_cast<double>(a[o] - b[o])));
-    }
-    accum += row;
+    for (int j = 0; j < w; ++j) row = static_cast<float>(row + std::fabs(static_cast<double>(pa[j] - pb[j])));
+    rowSums[i] = row;
   }
+}
+
+#if defined(VMAFS_FLOAT_SIMD)
+// The same for blocks of four rows at once, one row per lane: each 4x4 tile of |a - b| is
+// transposed so that each add takes the next column of every row (each lane's adds stay in
+// column order); the columns past the last whole tile finish each row one by one. Gives
+// the rows done.
+int absRowSumsSse2(const float* a, const float* b, int w, int h, float* rowSums) {
+  const __m128 absMask = _mm_castsi128_ps(_mm_set1_epi32(0x7FFFFFFF));
+  int i = 0;
+  for (; i + 4 <= h; i += 4) {
+    const size_t base = static_cast<size_t>(i) * w;
+    __m128 acc = _mm_setzero_ps();
+    int j = 0;
+    for (; j + 4 <= w; j += 4) {
+      __m128 d[4];
+      for (int r = 0; r < 4; r++) {
+        const size_t o = base + static_cast<size_t>(r) * w + j;
+        d[r] = _mm_and_ps(_mm_sub_ps(_mm_loadu_ps(a + o), _mm_loadu_ps(b + o)), absMask);
+      }
+      _MM_TRANSPOSE4_PS(d[0], d[1], d[2], d[3]);
+      for (int c = 0; c < 4; c++) acc = _mm_add_ps(acc, d[c]);
+    }
+    float rows[4];
+    _mm_storeu_ps(rows, acc);
+    for (int r = 0; r < 4; r++) {
+      const size_t o = base + static_cast<size_t>(r) * w;
+      for (int x = j; x < w; x++) rows[r] += std::fabs(a[o + x] - b[o + x]);
+      rowSums[i + r] = rows[r];
+    }
+  }
+  return i;
+}
+
+// Eight rows at once (8x8 tiles), for the AVX2 and AVX-512 copies.
+__attribute__((target("avx2"))) int absRowSumsAvx2(const float* a, const float* b, int w, int h, float* rowSums) {
+  const __m256 absMask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7FFFFFFF));
+  int i = 0;
+  for (; i + 8 <= h; i += 8) {
+    const size_t base = static_cast<size_t>(i) * w;
+    __m256 acc = _mm256_setzero_ps();
+    int j = 0;
+    for (; j + 8 <= w; j += 8) {
+      __m256 d[8];
+      for (int r = 0; r < 8; r++) {
+        const size_t o = base + static_cast<size_t>(r) * w + j;
+        d[r] = _mm256_and_ps(_mm256_sub_ps(_mm256_loadu_ps(a + o), _mm256_loadu_ps(b + o)), absMask);
+      }
+      // Transpose: t[c] lane r = d[r] lane c.
+      const __m256 u0 = _mm256_unpacklo_ps(d[0], d[1]), u1 = _mm256_unpackhi_ps(d[0], d[1]);
+      const __m256 u2 = _mm256_unpacklo_ps(d[2], d[3]), u3 = _mm256_unpackhi_ps(d[2], d[3]);
+      const __m256 u4 = _mm256_unpacklo_ps(d[4], d[5]), u5 = _mm256_unpackhi_ps(d[4], d[5]);
+      const __m256 u6 = _mm256_unpacklo_ps(d[6], d[7]), u7 = _mm256_unpackhi_ps(d[6], d[7]);
+      const __m256 v0 = _mm256_shuffle_ps(u0, u2, 0x44), v1 = _mm256_shuffle_ps(u0, u2, 0xEE);
+      const __m256 v2 = _mm256_shuffle_ps(u1, u3, 0x44), v3 = _mm256_shuffle_ps(u1, u3, 0xEE);
+      const __m256 v4 = _mm256_shuffle_ps(u4, u6, 0x44), v5 = _mm256_shuffle_ps(u4, u6, 0xEE);
+      const __m256 v6 = _mm256_shuffle_ps(u5, u7, 0x44), v7 = _mm256_shuffle_ps(u5, u7, 0xEE);
+      const __m256 t[8] = {_mm256_permute2f128_ps(v0, v4, 0x20), _mm256_permute2f128_ps(v1, v5, 0x20),
+                           _mm256_permute2f128_ps(v2, v6, 0x20), _mm256_permute2f128_ps(v3, v7, 0x20),
+                           _mm256_permute2f128_ps(v0, v4, 0x31), _mm256_permute2f128_ps(v1, v5, 0x31),
+                           _mm256_permute2f128_ps(v2, v6, 0x31), _mm256_permute2f128_ps(v3, v7, 0x31)};
+      for (int c = 0; c < 8; c++) acc = _mm256_add_ps(acc, t[c]);
+    }
+    float rows[8];
+    _mm256_storeu_ps(rows, acc);
+    for (int r = 0; r < 8; r++) {
+      const size_t o = base + static_cast<size_t>(r) * w;
+      for (int x = j; x < w; x++) rows[r] += std::fabs(a[o + x] - b[o + x]);
+      rowSums[i + r] = rows[r];
+    }
+  }
+  return i;
+}
+#endif
+
+// The mean of |a - b|: the row sums added in row order in float, divided as a float.
+float meanAbsDiff(const float* a, const float* b, int w, int h, fsimd::Isa isa) {
+  std::vector<float> rowSums(static_cast<size_t>(h));
+  int i = 0;
+#if defined(VMAFS_FLOAT_SIMD)
+  if (isa == fsimd::Isa::kAvx2 || isa == fsimd::Isa::kAvx512) i = absRowSumsAvx2(a, b, w, h, rowSums.data());
+  else if (isa == fsimd::Isa::kSse2) i = absRowSumsSse2(a, b, w, h, rowSums.data());
+#endif
+  absRowSumsScalar(a, b, w, i, h, rowSums.data());
+  float accum = 0.0f;
+  for (float row : rowSums) accum += row;
   return accum / (w * h);
+}
+
+// float-filter.h's filterPlane, one copy per instruction set.
+#define VMAFS_BLUR_COPY(NAME, ATTR, OPS)                                                               \
+  ATTR void NAME(const float* filter, int taps, const float* src, float* dst, int w, int h) {          \
+    fsimd::FilterScratch scratch;                                                                     \
+    fsimd::filterPlaneT<OPS>(filter, taps, src, dst, w, h, scratch);                                  \
+  }
+#if defined(__GNUC__) || defined(__clang__)
+VMAFS_BLUR_COPY(blurScalar, __attribute__((flatten)), fsimd::Scalar)
+#else
+VMAFS_BLUR_COPY(blurScalar, , fsimd::Scalar)
+#endif
+#if defined(VMAFS_FLOAT_SIMD)
+VMAFS_BLUR_COPY(blurSse2, __attribute__((flatten)), fsimd::Sse2)
+VMAFS_BLUR_COPY(blurAvx2, __attribute__((target("avx2"), flatten)), fsimd::Avx2)
+VMAFS_BLUR_COPY(blurAvx512, __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl"), flatten)), fsimd::Avx512)
+#endif
+#undef VMAFS_BLUR_COPY
+
+void blur(fsimd::Isa isa, const float* filter, int taps, const float* src, float* dst, int w, int h) {
+  switch (isa) {
+#if defined(VMAFS_FLOAT_SIMD)
+    case fsimd::Isa::kAvx512: return blurAvx512(filter, taps, src, dst, w, h);
+    case fsimd::Isa::kAvx2: return blurAvx2(filter, taps, src, dst, w, h);
+    case fsimd::Isa::kSse2: return blurSse2(filter, taps, src, dst, w, h);
+#endif
+    default: return blurScalar(filter, taps, src, dst, w, h);
+  }
 }
 
 class FloatMotion final : public Extractor {
@@ -106,25 +222,25 @@ class FloatMotion final : public Extractor {
     out[k++] = score;
   }
 
-  std::vector<float> blurred(const PlaneView& plane, int bitDepth, std::vector<float>& tmp) const {
+  std::vector<float> blurred(const PlaneView& plane, int bitDepth, fsimd::Isa isa) const {
     const std::vector<float> samples = floatPlane(plane, bitDepth, -128);
     std::vector<float> out(samples.size());
-    filterPlane(filter_.data(), static_cast<int>(filter_.size()), samples.data(), out.data(), plane.width, plane.height, tmp);
+    blur(isa, filter_.data(), static_cast<int>(filter_.size()), samples.data(), out.data(), plane.width, plane.height);
     return out;
   }
 
   double planeScore(const PlaneView& cur, const PlaneView& prev, int bitDepth) const {
-    std::vector<float> tmp;
-    const std::vector<float> a = blurred(prev, bitDepth, tmp);
-    const std::vector<float> b = blurred(cur, bitDepth, tmp);
+    const fsimd::Isa isa = fsimd::floatIsa();
+    const std::vector<float> a = blurred(prev, bitDepth, isa);
+    const std::vector<float> b = blurred(cur, bitDepth, isa);
     const int w = cur.width, h = cur.height;
-    const float scale0 = meanAbsDiff(a.data(), b.data(), w, h);
+    const float scale0 = meanAbsDiff(a.data(), b.data(), w, h, isa);
     if (!addScale1_) return scale0;
     const int sw = static_cast<int>(w * 0.5 + 0.5), sh = static_cast<int>(h * 0.5 + 0.5);
     std::vector<float> as(static_cast<size_t>(sw) * sh), bs(static_cast<size_t>(sw) * sh);
     scalePlane(ScaleMethod::kBilinear, a.data(), w, h, as.data(), sw, sh);
     scalePlane(ScaleMethod::kBilinear, b.data(), w, h, bs.data(), sw, sh);
-    const float scale1 = meanAbsDiff(as.data(), bs.data(), sw, sh);
+    const float scale1 = meanAbsDiff(as.data(), bs.data(), sw, sh, isa);
     return scale0 + scale1;
   }
 
