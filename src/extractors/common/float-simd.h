@@ -210,6 +210,87 @@ struct Avx512 {
 #undef VMAFS_AVX512_FN
 #endif  // VMAFS_FLOAT_SIMD
 
+// ---- Row sums: each row's floats added in column order to a sum from 0 ----
+//
+// A float sum along a row is one chain of dependent adds; rows are independent, so blocks
+// of rows go one per lane: each square tile is transposed so that one vector add takes the
+// next column of every row of the block (each lane's adds stay in column order).
+
+#if defined(VMAFS_FLOAT_SIMD)
+// acc + column 0 + column 1 + ... of the 4x4 tile d (lane r: row r).
+inline __m128 addColumns4(__m128 acc, __m128 d0, __m128 d1, __m128 d2, __m128 d3) {
+  _MM_TRANSPOSE4_PS(d0, d1, d2, d3);
+  return _mm_add_ps(_mm_add_ps(_mm_add_ps(_mm_add_ps(acc, d0), d1), d2), d3);
+}
+
+// The same for an 8x8 tile.
+__attribute__((target("avx2"))) inline __m256 addColumns8(__m256 acc, const __m256* d) {
+  const __m256 u0 = _mm256_unpacklo_ps(d[0], d[1]), u1 = _mm256_unpackhi_ps(d[0], d[1]);
+  const __m256 u2 = _mm256_unpacklo_ps(d[2], d[3]), u3 = _mm256_unpackhi_ps(d[2], d[3]);
+  const __m256 u4 = _mm256_unpacklo_ps(d[4], d[5]), u5 = _mm256_unpackhi_ps(d[4], d[5]);
+  const __m256 u6 = _mm256_unpacklo_ps(d[6], d[7]), u7 = _mm256_unpackhi_ps(d[6], d[7]);
+  const __m256 v0 = _mm256_shuffle_ps(u0, u2, 0x44), v1 = _mm256_shuffle_ps(u0, u2, 0xEE);
+  const __m256 v2 = _mm256_shuffle_ps(u1, u3, 0x44), v3 = _mm256_shuffle_ps(u1, u3, 0xEE);
+  const __m256 v4 = _mm256_shuffle_ps(u4, u6, 0x44), v5 = _mm256_shuffle_ps(u4, u6, 0xEE);
+  const __m256 v6 = _mm256_shuffle_ps(u5, u7, 0x44), v7 = _mm256_shuffle_ps(u5, u7, 0xEE);
+  // Column c of the tile: lane r holds d[r] lane c.
+  acc = _mm256_add_ps(acc, _mm256_permute2f128_ps(v0, v4, 0x20));
+  acc = _mm256_add_ps(acc, _mm256_permute2f128_ps(v1, v5, 0x20));
+  acc = _mm256_add_ps(acc, _mm256_permute2f128_ps(v2, v6, 0x20));
+  acc = _mm256_add_ps(acc, _mm256_permute2f128_ps(v3, v7, 0x20));
+  acc = _mm256_add_ps(acc, _mm256_permute2f128_ps(v0, v4, 0x31));
+  acc = _mm256_add_ps(acc, _mm256_permute2f128_ps(v1, v5, 0x31));
+  acc = _mm256_add_ps(acc, _mm256_permute2f128_ps(v2, v6, 0x31));
+  return _mm256_add_ps(acc, _mm256_permute2f128_ps(v3, v7, 0x31));
+}
+
+// Rows [0, 8) of x (row r at x + r * stride, w floats each) summed into out[0 .. 8).
+__attribute__((target("avx2"))) inline void rowSums8(const float* x, size_t stride, int w, float* out) {
+  __m256 acc = _mm256_setzero_ps();
+  int j = 0;
+  for (; j + 8 <= w; j += 8) {
+    __m256 d[8];
+    for (int r = 0; r < 8; r++) d[r] = _mm256_loadu_ps(x + r * stride + j);
+    acc = addColumns8(acc, d);
+  }
+  _mm256_storeu_ps(out, acc);
+  for (int r = 0; r < 8; r++) {
+    for (int c = j; c < w; c++) out[r] += x[r * stride + c];
+  }
+}
+
+inline void rowSums4(const float* x, size_t stride, int w, float* out) {
+  __m128 acc = _mm_setzero_ps();
+  int j = 0;
+  for (; j + 4 <= w; j += 4) {
+    acc = addColumns4(acc, _mm_loadu_ps(x + j), _mm_loadu_ps(x + stride + j), _mm_loadu_ps(x + 2 * stride + j),
+                      _mm_loadu_ps(x + 3 * stride + j));
+  }
+  _mm_storeu_ps(out, acc);
+  for (int r = 0; r < 4; r++) {
+    for (int c = j; c < w; c++) out[r] += x[r * stride + c];
+  }
+}
+#endif
+
+// Rows [0, rows) of x summed into out[], blocks of V's tile height first.
+template <class V>
+void rowSums(const float* x, size_t stride, int w, int rows, float* out) {
+  int r = 0;
+#if defined(VMAFS_FLOAT_SIMD)
+  if constexpr (V::N >= 8) {
+    for (; r + 8 <= rows; r += 8) rowSums8(x + r * stride, stride, w, out + r);
+  } else if constexpr (V::N == 4) {
+    for (; r + 4 <= rows; r += 4) rowSums4(x + r * stride, stride, w, out + r);
+  }
+#endif
+  for (; r < rows; r++) {
+    float sum = 0.0f;
+    for (int c = 0; c < w; c++) sum += x[r * stride + c];
+    out[r] = sum;
+  }
+}
+
 // ---- Separable filtering, row by row (float-filter.h's arithmetic, lane per pixel) ----
 //
 // A row's vertical pass goes into a padded row (`radius` mirrored samples either side), so
@@ -235,8 +316,24 @@ inline void mirrorPad(float* padded, int w, int radius) {
 }
 
 // out[j] for j in [j, w): each tap's product added in filter order to a sum from 0.
+// (Four vectors at a time where they fit: their sums are independent, so the adds overlap.)
 template <class V>
 int verticalPlain(const float* const* rows, const float* filter, int taps, int j, int w, float* out) {
+  for (; j + 4 * V::N <= w; j += 4 * V::N) {
+    typename V::F a0 = V::zero(), a1 = V::zero(), a2 = V::zero(), a3 = V::zero();
+    for (int k = 0; k < taps; k++) {
+      const typename V::F f = V::set1(filter[k]);
+      const float* r = rows[k] + j;
+      a0 = V::add(a0, V::mul(f, V::load(r)));
+      a1 = V::add(a1, V::mul(f, V::load(r + V::N)));
+      a2 = V::add(a2, V::mul(f, V::load(r + 2 * V::N)));
+      a3 = V::add(a3, V::mul(f, V::load(r + 3 * V::N)));
+    }
+    V::store(out + j, a0);
+    V::store(out + j + V::N, a1);
+    V::store(out + j + 2 * V::N, a2);
+    V::store(out + j + 3 * V::N, a3);
+  }
   for (; j + V::N <= w; j += V::N) {
     typename V::F acc = V::zero();
     for (int k = 0; k < taps; k++) acc = V::add(acc, V::mul(V::set1(filter[k]), V::load(rows[k] + j)));
@@ -247,6 +344,21 @@ int verticalPlain(const float* const* rows, const float* filter, int taps, int j
 
 template <class V>
 int horizontal(const float* padded, const float* filter, int taps, int j, int w, float* out) {
+  for (; j + 4 * V::N <= w; j += 4 * V::N) {
+    typename V::F a0 = V::zero(), a1 = V::zero(), a2 = V::zero(), a3 = V::zero();
+    for (int k = 0; k < taps; k++) {
+      const typename V::F f = V::set1(filter[k]);
+      const float* r = padded + j + k;
+      a0 = V::add(a0, V::mul(f, V::load(r)));
+      a1 = V::add(a1, V::mul(f, V::load(r + V::N)));
+      a2 = V::add(a2, V::mul(f, V::load(r + 2 * V::N)));
+      a3 = V::add(a3, V::mul(f, V::load(r + 3 * V::N)));
+    }
+    V::store(out + j, a0);
+    V::store(out + j + V::N, a1);
+    V::store(out + j + 2 * V::N, a2);
+    V::store(out + j + 3 * V::N, a3);
+  }
   for (; j + V::N <= w; j += V::N) {
     typename V::F acc = V::zero();
     for (int k = 0; k < taps; k++) acc = V::add(acc, V::mul(V::set1(filter[k]), V::load(padded + j + k)));

@@ -42,10 +42,9 @@ void absRowSumsScalar(const float* a, const float* b, int w, int i, int h, float
 }
 
 #if defined(VMAFS_FLOAT_SIMD)
-// The same for blocks of four rows at once, one row per lane: each 4x4 tile of |a - b| is
-// transposed so that each add takes the next column of every row (each lane's adds stay in
-// column order); the columns past the last whole tile finish each row one by one. Gives
-// the rows done.
+// The same for blocks of four (SSE2) or eight (AVX2, AVX-512) rows at once, one row per
+// lane, through fsimd's transposed tiles; the columns past the last whole tile finish each
+// row one by one. Gives the rows done.
 int absRowSumsSse2(const float* a, const float* b, int w, int h, float* rowSums) {
   const __m128 absMask = _mm_castsi128_ps(_mm_set1_epi32(0x7FFFFFFF));
   int i = 0;
@@ -59,8 +58,7 @@ int absRowSumsSse2(const float* a, const float* b, int w, int h, float* rowSums)
         const size_t o = base + static_cast<size_t>(r) * w + j;
         d[r] = _mm_and_ps(_mm_sub_ps(_mm_loadu_ps(a + o), _mm_loadu_ps(b + o)), absMask);
       }
-      _MM_TRANSPOSE4_PS(d[0], d[1], d[2], d[3]);
-      for (int c = 0; c < 4; c++) acc = _mm_add_ps(acc, d[c]);
+      acc = fsimd::addColumns4(acc, d[0], d[1], d[2], d[3]);
     }
     float rows[4];
     _mm_storeu_ps(rows, acc);
@@ -73,7 +71,6 @@ int absRowSumsSse2(const float* a, const float* b, int w, int h, float* rowSums)
   return i;
 }
 
-// Eight rows at once (8x8 tiles), for the AVX2 and AVX-512 copies.
 __attribute__((target("avx2"))) int absRowSumsAvx2(const float* a, const float* b, int w, int h, float* rowSums) {
   const __m256 absMask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7FFFFFFF));
   int i = 0;
@@ -87,20 +84,7 @@ __attribute__((target("avx2"))) int absRowSumsAvx2(const float* a, const float* 
         const size_t o = base + static_cast<size_t>(r) * w + j;
         d[r] = _mm256_and_ps(_mm256_sub_ps(_mm256_loadu_ps(a + o), _mm256_loadu_ps(b + o)), absMask);
       }
-      // Transpose: t[c] lane r = d[r] lane c.
-      const __m256 u0 = _mm256_unpacklo_ps(d[0], d[1]), u1 = _mm256_unpackhi_ps(d[0], d[1]);
-      const __m256 u2 = _mm256_unpacklo_ps(d[2], d[3]), u3 = _mm256_unpackhi_ps(d[2], d[3]);
-      const __m256 u4 = _mm256_unpacklo_ps(d[4], d[5]), u5 = _mm256_unpackhi_ps(d[4], d[5]);
-      const __m256 u6 = _mm256_unpacklo_ps(d[6], d[7]), u7 = _mm256_unpackhi_ps(d[6], d[7]);
-      const __m256 v0 = _mm256_shuffle_ps(u0, u2, 0x44), v1 = _mm256_shuffle_ps(u0, u2, 0xEE);
-      const __m256 v2 = _mm256_shuffle_ps(u1, u3, 0x44), v3 = _mm256_shuffle_ps(u1, u3, 0xEE);
-      const __m256 v4 = _mm256_shuffle_ps(u4, u6, 0x44), v5 = _mm256_shuffle_ps(u4, u6, 0xEE);
-      const __m256 v6 = _mm256_shuffle_ps(u5, u7, 0x44), v7 = _mm256_shuffle_ps(u5, u7, 0xEE);
-      const __m256 t[8] = {_mm256_permute2f128_ps(v0, v4, 0x20), _mm256_permute2f128_ps(v1, v5, 0x20),
-                           _mm256_permute2f128_ps(v2, v6, 0x20), _mm256_permute2f128_ps(v3, v7, 0x20),
-                           _mm256_permute2f128_ps(v0, v4, 0x31), _mm256_permute2f128_ps(v1, v5, 0x31),
-                           _mm256_permute2f128_ps(v2, v6, 0x31), _mm256_permute2f128_ps(v3, v7, 0x31)};
-      for (int c = 0; c < 8; c++) acc = _mm256_add_ps(acc, t[c]);
+      acc = fsimd::addColumns8(acc, d);
     }
     float rows[8];
     _mm256_storeu_ps(rows, acc);

@@ -194,8 +194,11 @@ void computeT(const std::vector<float>* filters, int firstScale, const StatConst
     }
     scratch.reserve(w, taps, 5);
     out.resize(static_cast<size_t>(5) * w);
-    num.resize(static_cast<size_t>(w));
-    den.resize(static_cast<size_t>(w));
+    // The terms of kBlock rows, then their row sums (fsimd::rowSums: one row per lane).
+    constexpr int kBlock = 8;
+    num.resize(static_cast<size_t>(kBlock) * w);
+    den.resize(static_cast<size_t>(kBlock) * w);
+    float numSums[kBlock], denSums[kBlock];
     float* padded[5];
     float* moments[5];
     for (int k = 0; k < 5; k++) {
@@ -214,14 +217,18 @@ void computeT(const std::vector<float>* filters, int firstScale, const StatConst
         j = fsimd::horizontal<V>(scratch.row(k), filter, taps, 0, w, moments[k]);
         fsimd::horizontal<fsimd::Scalar>(scratch.row(k), filter, taps, j, w, moments[k]);
       }
-      j = statPixels<V>(moments, 0, w, c, num.data(), den.data());
-      statPixels<fsimd::Scalar>(moments, j, w, c, num.data(), den.data());
-      float rowNum = 0, rowDen = 0;
-      for (int x = 0; x < w; ++x) {
-        rowNum += num[x];
-        rowDen += den[x];
+      float* rowNum = num.data() + static_cast<size_t>(i % kBlock) * w;
+      float* rowDen = den.data() + static_cast<size_t>(i % kBlock) * w;
+      j = statPixels<V>(moments, 0, w, c, rowNum, rowDen);
+      statPixels<fsimd::Scalar>(moments, j, w, c, rowNum, rowDen);
+      if (i % kBlock == kBlock - 1 || i == h - 1) {
+        const int first = i - i % kBlock, count = i % kBlock + 1;
+        fsimd::rowSums<V>(num.data(), static_cast<size_t>(w), w, count, numSums);
+        fsimd::rowSums<V>(den.data(), static_cast<size_t>(w), w, count, denSums);
+        for (int r = 0; r < count; r++) {
+          rows[first + r] = static_cast<uint64_t>(bitsOf(denSums[r])) << 32 | bitsOf(numSums[r]);
+        }
       }
-      rows[i] = static_cast<uint64_t>(bitsOf(rowDen)) << 32 | bitsOf(rowNum);
     }
     rows += h;
   }
@@ -272,12 +279,16 @@ class FloatVif final : public Extractor {
   size_t outputCount() const override { return debug_ ? 15 : 4; }
 
   void extract(const FrameWindow& f, double* out) const override {
-    const std::vector<float> refFull = floatPlane(f.ref->plane[0], f.ref->bitDepth, -128);
-    const std::vector<float> disFull = floatPlane(f.dis->plane[0], f.dis->bitDepth, -128);
-    const size_t n = static_cast<size_t>(scaledWidth_) * scaledHeight_;
-    std::vector<float> ref(n), dis(n);
-    scalePlane(method_, refFull.data(), width_, height_, ref.data(), scaledWidth_, scaledHeight_);
-    scalePlane(method_, disFull.data(), width_, height_, dis.data(), scaledWidth_, scaledHeight_);
+    std::vector<float> ref = floatPlane(f.ref->plane[0], f.ref->bitDepth, -128);
+    std::vector<float> dis = floatPlane(f.dis->plane[0], f.dis->bitDepth, -128);
+    if (scaledWidth_ != width_ || scaledHeight_ != height_) {  // (at the same size scalePlane is a copy)
+      const size_t n = static_cast<size_t>(scaledWidth_) * scaledHeight_;
+      std::vector<float> refScaled(n), disScaled(n);
+      scalePlane(method_, ref.data(), width_, height_, refScaled.data(), scaledWidth_, scaledHeight_);
+      scalePlane(method_, dis.data(), width_, height_, disScaled.data(), scaledWidth_, scaledHeight_);
+      ref.swap(refScaled);
+      dis.swap(disScaled);
+    }
     std::vector<uint64_t> rows(statsCount());
     compute(std::move(ref), std::move(dis), rows.data());
     finishStats(rows.data(), out);
