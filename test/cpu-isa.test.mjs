@@ -110,7 +110,7 @@ describe('cpu float extractors: every instruction set gives the same values', fu
   const CASES = [
     ['float_vif', { debug: true }],
     ['float_vif', { debug: true, vif_kernelscale: 0.5, vif_sigma_nsq: 1.7, vif_enhn_gain_limit: 1.2 }],
-    ['float_vif', { debug: true, vif_skip_scale0: true, vif_kernelscale: 1.5, vif_prescale: 1.5, vif_prescale_method: 'bicubic' }],
+    ['float_vif', { debug: true, vif_skip_scale0: true, vif_kernelscale: 1.5, vif_prescale: 1.5, vif_prescale_method: 'bicubic', vif_sigma_nsq: 0.25 }],
     ['float_motion', { debug: true }],
     ['float_motion', { debug: true, motion_add_scale1: true, motion_add_uv: true, motion_filter_size: 3 }],
   ];

@@ -45,6 +45,12 @@ typename V::F fastLog2(typename V::F x) {
 // float s that is s < nsqFloat, the least float not below the double (so lanes compare in float).
 struct StatConsts {
   double nsq;
+  // 1 / nsq where nsq is a power of two (else 0): then for the lanes whose value is used
+  // (sigma1_sq >= nsq) double(s) / nsq is exact and a float, s * invNsqPow2 in float, and
+  // float(1.0 + it) is the float sum 1.0f + it (a double's 53 bits exceed 2 * 24 + 2, so
+  // rounding twice equals rounding once): the SIMD copies skip a double division. The
+  // scalar copy keeps the double steps; cpu-isa compares them.
+  float invNsqPow2;
   float nsqFloat;
   float sigmaMaxInv;
   float gainLimit;
@@ -57,6 +63,10 @@ StatConsts statConsts(double nsq, double gainLimit) {
   if (static_cast<double>(f) < nsq) f = std::nextafter(f, INFINITY);
   while (static_cast<double>(std::nextafter(f, -INFINITY)) >= nsq) f = std::nextafter(f, -INFINITY);
   c.nsqFloat = f;
+  int exponent = 0;
+  const bool pow2 = nsq > 0 && std::isfinite(nsq) && std::frexp(nsq, &exponent) == 0.5;
+  const double inv = 1.0 / nsq;
+  c.invNsqPow2 = pow2 && static_cast<double>(static_cast<float>(inv)) == inv ? static_cast<float>(inv) : 0.0f;
   c.sigmaMaxInv = static_cast<float>(::powf(static_cast<float>(nsq), 2.0f) / (255.0 * 255.0));
   c.gainLimit = static_cast<float>(gainLimit);
   return c;
@@ -93,7 +103,8 @@ int statPixels(const float* const* q, int j, int w, const StatConsts& c, float* 
     svSq = V::select(V::lt(svSq, eps), eps, svSq);
     g = V::select(V::lt(gainLimit, g), gainLimit, g);
     F numVal = fastLog2<V>(V::onePlusRatio(V::mul(V::mul(g, g), sigma1Sq), svSq, c.nsq));
-    F denVal = fastLog2<V>(V::onePlusRatio(sigma1Sq, c.nsq));
+    F denVal = fastLog2<V>(V::N > 1 && c.invNsqPow2 != 0.0f ? V::add(one, V::mul(sigma1Sq, V::set1(c.invNsqPow2)))
+                                                             : V::onePlusRatio(sigma1Sq, c.nsq));
     numVal = V::select(V::lt(sigma12, zero), zero, numVal);
     const M low = V::lt(sigma1Sq, nsqFloat);
     numVal = V::select(low, V::sub(one, V::mul(sigma2Sq, sigmaMaxInv)), numVal);
