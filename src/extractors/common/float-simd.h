@@ -392,17 +392,24 @@ int verticalMoments(const float* const* ref, const float* const* dis, const floa
   return j;
 }
 
-// One filtered row of a plane into out[0 .. w); `padded` holds w + taps - 1 floats.
+// One filtered row into out[0 .. w) from the rows its vertical taps read; `padded` holds
+// w + taps - 1 floats.
 template <class V>
-void filterRow(const float* filter, int taps, const float* plane, int w, int h, int row, float* padded, float* out,
-               const float** rowPtrs) {
+void filterRowFrom(const float* const* rowPtrs, const float* filter, int taps, int w, float* padded, float* out) {
   const int radius = taps / 2;
-  tapRows(plane, w, h, row, taps, rowPtrs);
   int j = verticalPlain<V>(rowPtrs, filter, taps, 0, w, padded + radius);
   verticalPlain<Scalar>(rowPtrs, filter, taps, j, w, padded + radius);
   mirrorPad(padded, w, radius);
   j = horizontal<V>(padded, filter, taps, 0, w, out);
   horizontal<Scalar>(padded, filter, taps, j, w, out);
+}
+
+// One filtered row of a plane.
+template <class V>
+void filterRow(const float* filter, int taps, const float* plane, int w, int h, int row, float* padded, float* out,
+               const float** rowPtrs) {
+  tapRows(plane, w, h, row, taps, rowPtrs);
+  filterRowFrom<V>(rowPtrs, filter, taps, w, padded, out);
 }
 
 // Row buffers for the filters: `count` padded rows and the tap pointers.

@@ -112,6 +112,95 @@ float meanAbsDiff(const float* a, const float* b, int w, int h, fsimd::Isa isa) 
   return accum / (w * h);
 }
 
+// Rows [0, h) of a block: the ISA's row blocks, then the rest one by one.
+template <class V>
+void absRowSums(const float* a, const float* b, int w, int h, float* rowSums) {
+  int i = 0;
+#if defined(VMAFS_FLOAT_SIMD)
+  if constexpr (V::N >= 8) i = absRowSumsAvx2(a, b, w, h, rowSums);
+  else if constexpr (V::N == 4) i = absRowSumsSse2(a, b, w, h, rowSums);
+#endif
+  absRowSumsScalar(a, b, w, i, h, rowSums);
+}
+
+// A plane's rows as floats (floatRow, offset -128) where the vertical taps read them, each
+// converted once into a ring of `taps` rows: the rows one output row reads (mirrored at
+// the edges) lie within `taps` consecutive rows, so their slots (row % taps) differ.
+class RowRing {
+ public:
+  RowRing(const PlaneView& plane, int bitDepth, int taps)
+      : plane_(plane), bitDepth_(bitDepth), taps_(taps), rows_(static_cast<size_t>(taps) * plane.width), tag_(taps, -1) {}
+  const float* row(int y) {
+    const int slot = y % taps_;
+    float* p = rows_.data() + static_cast<size_t>(slot) * plane_.width;
+    if (tag_[slot] != y) {
+      floatRow(plane_, bitDepth_, y, p, -128);
+      tag_[slot] = y;
+    }
+    return p;
+  }
+
+ private:
+  const PlaneView& plane_;
+  int bitDepth_, taps_;
+  std::vector<float> rows_;
+  std::vector<int> tag_;
+};
+
+// The scale-0 score without whole-plane buffers: blocks of eight rows of both planes
+// blurred (filterPlane's values, row by row), their |a - b| row sums, added in row order
+// and divided as meanAbsDiff does.
+template <class V>
+float scale0MeanT(const PlaneView& prev, const PlaneView& cur, int bitDepth, const float* filter, int taps) {
+  const int w = cur.width, h = cur.height, radius = taps / 2;
+  constexpr int kBlock = 8;
+  RowRing ringA(prev, bitDepth, taps), ringB(cur, bitDepth, taps);
+  std::vector<float> blockA(static_cast<size_t>(kBlock) * w), blockB(static_cast<size_t>(kBlock) * w);
+  std::vector<float> padded(static_cast<size_t>(w) + taps);
+  std::vector<const float*> ptrs(static_cast<size_t>(taps));
+  float sums[kBlock];
+  float accum = 0.0f;
+  for (int i0 = 0; i0 < h; i0 += kBlock) {
+    const int count = std::min(kBlock, h - i0);
+    for (int r = 0; r < count; r++) {
+      for (int k = 0; k < taps; k++) ptrs[k] = ringA.row(fsimd::mirrorClamped(i0 + r - radius + k, h));
+      fsimd::filterRowFrom<V>(ptrs.data(), filter, taps, w, padded.data(), blockA.data() + static_cast<size_t>(r) * w);
+      for (int k = 0; k < taps; k++) ptrs[k] = ringB.row(fsimd::mirrorClamped(i0 + r - radius + k, h));
+      fsimd::filterRowFrom<V>(ptrs.data(), filter, taps, w, padded.data(), blockB.data() + static_cast<size_t>(r) * w);
+    }
+    absRowSums<V>(blockA.data(), blockB.data(), w, count, sums);
+    for (int r = 0; r < count; r++) accum += sums[r];
+  }
+  return accum / (w * h);
+}
+
+#define VMAFS_SCALE0_COPY(NAME, ATTR, OPS)                                                                  \
+  ATTR float NAME(const PlaneView& prev, const PlaneView& cur, int bitDepth, const float* filter, int taps) { \
+    return scale0MeanT<OPS>(prev, cur, bitDepth, filter, taps);                                            \
+  }
+#if defined(__GNUC__) || defined(__clang__)
+VMAFS_SCALE0_COPY(scale0Scalar, __attribute__((flatten)), fsimd::Scalar)
+#else
+VMAFS_SCALE0_COPY(scale0Scalar, , fsimd::Scalar)
+#endif
+#if defined(VMAFS_FLOAT_SIMD)
+VMAFS_SCALE0_COPY(scale0Sse2, __attribute__((flatten)), fsimd::Sse2)
+VMAFS_SCALE0_COPY(scale0Avx2, __attribute__((target("avx2"), flatten)), fsimd::Avx2)
+VMAFS_SCALE0_COPY(scale0Avx512, __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl"), flatten)), fsimd::Avx512)
+#endif
+#undef VMAFS_SCALE0_COPY
+
+float scale0Mean(fsimd::Isa isa, const PlaneView& prev, const PlaneView& cur, int bitDepth, const float* filter, int taps) {
+  switch (isa) {
+#if defined(VMAFS_FLOAT_SIMD)
+    case fsimd::Isa::kAvx512: return scale0Avx512(prev, cur, bitDepth, filter, taps);
+    case fsimd::Isa::kAvx2: return scale0Avx2(prev, cur, bitDepth, filter, taps);
+    case fsimd::Isa::kSse2: return scale0Sse2(prev, cur, bitDepth, filter, taps);
+#endif
+    default: return scale0Scalar(prev, cur, bitDepth, filter, taps);
+  }
+}
+
 // float-filter.h's filterPlane, one copy per instruction set.
 #define VMAFS_BLUR_COPY(NAME, ATTR, OPS)                                                               \
   ATTR void NAME(const float* filter, int taps, const float* src, float* dst, int w, int h) {          \
@@ -215,6 +304,9 @@ class FloatMotion final : public Extractor {
 
   double planeScore(const PlaneView& cur, const PlaneView& prev, int bitDepth) const {
     const fsimd::Isa isa = fsimd::floatIsa();
+    const int taps = static_cast<int>(filter_.size());
+    if (!addScale1_) return scale0Mean(isa, prev, cur, bitDepth, filter_.data(), taps);
+    // With the scale-1 term the blurred planes are kept whole (it resamples them).
     const std::vector<float> a = blurred(prev, bitDepth, isa);
     const std::vector<float> b = blurred(cur, bitDepth, isa);
     const int w = cur.width, h = cur.height;
