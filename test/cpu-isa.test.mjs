@@ -1,8 +1,10 @@
 // Every instruction-set copy of the cpu kernels (scalar, baseline SSE2, AVX2, AVX-512, AVX-512
 // with VNNI, as far as this CPU has them) gives the same VIF/ADM stats and motion SAD, bit for bit, on
-// random and structured frames of every bit depth and of odd sizes.
+// random and structured frames of every bit depth and of odd sizes; and so do the float
+// extractors with SIMD copies (float_vif, float_motion), every output, at several options.
 import assert from 'node:assert/strict';
 import { loadNative } from '../dist/kernels/native.js';
+import { EXTRACTORS } from '../dist/extractors/registry.js';
 
 const LEVELS = ['scalar', 'baseline', 'avx2', 'avx512', 'avx512vnni'];
 
@@ -71,6 +73,78 @@ describe('cpu kernels: every instruction set gives the same results', function (
           for (const r of rest) {
             assert.deepEqual(r.stats, scalar.stats, `${r.level} stats equal the scalar ones`);
             assert.equal(r.sad, scalar.sad, `${r.level} SAD equals the scalar one`);
+          }
+        });
+      }
+    }
+  }
+});
+
+/** Planes of `kind` content: noise, smooth, or flat blocks (equal in ref and dis where flat). */
+function floatFrames(width, height, bitDepth, kind, seed) {
+  if (kind !== 'flat') return frames(width, height, bitDepth, kind, seed);
+  const next = random(seed);
+  const max = (1 << bitDepth) - 1;
+  const Samples = bitDepth === 8 ? Uint8Array : Uint16Array;
+  const ref = new Samples(width * height);
+  const dis = new Samples(width * height);
+  const prev = new Samples(width * height);
+  for (let i = 0; i < ref.length; i++) {
+    const x = i % width;
+    const y = Math.floor(i / width);
+    const block = ((x >> 4) * 7 + (y >> 4) * 13) % 5;
+    ref[i] = Math.round((block / 4) * max);
+    dis[i] = block === 2 ? next() % (max + 1) : ref[i];
+    prev[i] = block === 3 ? max - ref[i] : ref[i];
+  }
+  return { ref, dis, prev };
+}
+
+describe('cpu float extractors: every instruction set gives the same values', function () {
+  const native = loadNative();
+  const { detected } = native.limitIsa();
+  const levels = LEVELS.slice(0, LEVELS.indexOf(detected) + 1);
+  after(() => native.limitIsa());
+  const byName = Object.fromEntries(EXTRACTORS.map((x) => [x.name, x]));
+  const optionsOf = (name, given) => Object.fromEntries(byName[name].options.map((o) => [o.name, given[o.name] ?? o.default]));
+  const CASES = [
+    ['float_vif', { debug: true }],
+    ['float_vif', { debug: true, vif_kernelscale: 0.5, vif_sigma_nsq: 1.7, vif_enhn_gain_limit: 1.2 }],
+    ['float_vif', { debug: true, vif_skip_scale0: true, vif_kernelscale: 1.5, vif_prescale: 1.5, vif_prescale_method: 'bicubic', vif_sigma_nsq: 0.25 }],
+    ['float_motion', { debug: true }],
+    ['float_motion', { debug: true, motion_add_scale1: true, motion_add_uv: true, motion_filter_size: 3 }],
+  ];
+
+  for (const bitDepth of [8, 10, 12]) {
+    for (const [width, height] of [
+      [65, 37],
+      [97, 61],
+      [333, 177],
+    ]) {
+      for (const kind of ['noise', 'smooth', 'flat']) {
+        it(`${width}x${height}, ${bitDepth}-bit, ${kind}`, async function () {
+          const cw = Math.ceil(width / 2);
+          const ch = Math.ceil(height / 2);
+          const seed = width * 31 + bitDepth * 5 + kind.length;
+          const y = floatFrames(width, height, bitDepth, kind, seed);
+          const u = floatFrames(cw, ch, bitDepth, kind, seed + 1);
+          const v = floatFrames(cw, ch, bitDepth, kind, seed + 2);
+          const picture = (key) => [y[key], u[key], v[key]];
+          const geometry = { width, height, bitDepth, chromaWidth: cw, chromaHeight: ch };
+          for (const [name, given] of CASES) {
+            const results = [];
+            for (const level of levels) {
+              assert.equal(native.limitIsa(level).active, level);
+              const h = native.createExtractor(byName[name].implementation.native, optionsOf(name, given), geometry);
+              const previous = name === 'float_motion' ? [picture('prev')] : [];
+              results.push({ level, values: [...(await native.runExtractor(h, picture('ref'), picture('dis'), previous, previous))] });
+            }
+            native.limitIsa();
+            const [scalar, ...rest] = results;
+            const what = `${name} ${JSON.stringify(given)}`;
+            assert.ok(scalar.values.length > 0 && scalar.values.every((x) => Number.isFinite(x)), `${what}: finite values ${scalar.values}`);
+            assert.ok(scalar.values.some((x) => x !== 0), `${what}: non-zero values`);
+            for (const r of rest) assert.deepEqual(r.values, scalar.values, `${what}: ${r.level} equals scalar`);
           }
         });
       }

@@ -18,6 +18,7 @@
 #include "../common/float-filter.h"
 #include "../common/float-picture.h"
 #include "../common/float-scale.h"
+#include "../common/float-simd.h"
 
 namespace vmafs {
 namespace {
@@ -26,19 +27,207 @@ constexpr float kFilter5[5] = {0.054488685f, 0.244201342f, 0.402619947f, 0.24420
 constexpr float kFilter3[3] = {0.166378498f, 0.667243004f, 0.166378498f};
 constexpr float kIdentity5[5] = {0.0f, 0.0f, 1.0f, 0.0f, 0.0f};
 
-// Sum of |a - b| per row (each |.| added in double, as fabs is, and kept in float), then the
-// mean as a float division.
-float meanAbsDiff(const float* a, const float* b, int w, int h) {
-  float accum = 0.0f;
-  for (int i = 0; i < h; ++i) {
+// Per row, the float sum of |a - b| in column order (libvmaf adds fabs(a - b), a double, to
+// a float accumulator: float(row + double(|d|)), which is the float sum row + |d| exactly,
+// since a double has more than 2 * 24 + 2 bits and so rounding twice is the same as once).
+// Rows [i, h) one after another.
+void absRowSumsScalar(const float* a, const float* b, int w, int i, int h, float* rowSums) {
+  for (; i < h; ++i) {
+    const float* pa = a + static_cast<size_t>(i) * w;
+    const float* pb = b + static_cast<size_t>(i) * w;
     float row = 0.0f;
-    for (int j = 0; j < w; ++j) {
-      const size_t o = static_cast<size_t>(i) * w + j;
-      row = static_cast<float>(row + std::fabs(static_cast<double>(a[o] - b[o])));
+    for (int j = 0; j < w; ++j) row = static_cast<float>(row + std::fabs(static_cast<double>(pa[j] - pb[j])));
+    rowSums[i] = row;
+  }
+}
+
+#if defined(VMAFS_FLOAT_SIMD)
+// The same for blocks of four (SSE2) or eight (AVX2, AVX-512) rows at once, one row per
+// lane, through fsimd's transposed tiles; the columns past the last whole tile finish each
+// row one by one. Gives the rows done.
+int absRowSumsSse2(const float* a, const float* b, int w, int h, float* rowSums) {
+  const __m128 absMask = _mm_castsi128_ps(_mm_set1_epi32(0x7FFFFFFF));
+  int i = 0;
+  for (; i + 4 <= h; i += 4) {
+    const size_t base = static_cast<size_t>(i) * w;
+    __m128 acc = _mm_setzero_ps();
+    int j = 0;
+    for (; j + 4 <= w; j += 4) {
+      __m128 d[4];
+      for (int r = 0; r < 4; r++) {
+        const size_t o = base + static_cast<size_t>(r) * w + j;
+        d[r] = _mm_and_ps(_mm_sub_ps(_mm_loadu_ps(a + o), _mm_loadu_ps(b + o)), absMask);
+      }
+      acc = fsimd::addColumns4(acc, d[0], d[1], d[2], d[3]);
     }
-    accum += row;
+    float rows[4];
+    _mm_storeu_ps(rows, acc);
+    for (int r = 0; r < 4; r++) {
+      const size_t o = base + static_cast<size_t>(r) * w;
+      for (int x = j; x < w; x++) rows[r] += std::fabs(a[o + x] - b[o + x]);
+      rowSums[i + r] = rows[r];
+    }
+  }
+  return i;
+}
+
+__attribute__((target("avx2"))) int absRowSumsAvx2(const float* a, const float* b, int w, int h, float* rowSums) {
+  const __m256 absMask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7FFFFFFF));
+  int i = 0;
+  for (; i + 8 <= h; i += 8) {
+    const size_t base = static_cast<size_t>(i) * w;
+    __m256 acc = _mm256_setzero_ps();
+    int j = 0;
+    for (; j + 8 <= w; j += 8) {
+      __m256 d[8];
+      for (int r = 0; r < 8; r++) {
+        const size_t o = base + static_cast<size_t>(r) * w + j;
+        d[r] = _mm256_and_ps(_mm256_sub_ps(_mm256_loadu_ps(a + o), _mm256_loadu_ps(b + o)), absMask);
+      }
+      acc = fsimd::addColumns8(acc, d);
+    }
+    float rows[8];
+    _mm256_storeu_ps(rows, acc);
+    for (int r = 0; r < 8; r++) {
+      const size_t o = base + static_cast<size_t>(r) * w;
+      for (int x = j; x < w; x++) rows[r] += std::fabs(a[o + x] - b[o + x]);
+      rowSums[i + r] = rows[r];
+    }
+  }
+  return i;
+}
+#endif
+
+// The mean of |a - b|: the row sums added in row order in float, divided as a float.
+float meanAbsDiff(const float* a, const float* b, int w, int h, fsimd::Isa isa) {
+  std::vector<float> rowSums(static_cast<size_t>(h));
+  int i = 0;
+#if defined(VMAFS_FLOAT_SIMD)
+  if (isa == fsimd::Isa::kAvx2 || isa == fsimd::Isa::kAvx512) i = absRowSumsAvx2(a, b, w, h, rowSums.data());
+  else if (isa == fsimd::Isa::kSse2) i = absRowSumsSse2(a, b, w, h, rowSums.data());
+#endif
+  absRowSumsScalar(a, b, w, i, h, rowSums.data());
+  float accum = 0.0f;
+  for (float row : rowSums) accum += row;
+  return accum / (w * h);
+}
+
+// Rows [0, h) of a block: the ISA's row blocks, then the rest one by one.
+template <class V>
+void absRowSums(const float* a, const float* b, int w, int h, float* rowSums) {
+  int i = 0;
+#if defined(VMAFS_FLOAT_SIMD)
+  if constexpr (V::N >= 8) i = absRowSumsAvx2(a, b, w, h, rowSums);
+  else if constexpr (V::N == 4) i = absRowSumsSse2(a, b, w, h, rowSums);
+#endif
+  absRowSumsScalar(a, b, w, i, h, rowSums);
+}
+
+// A plane's rows as floats (floatRow, offset -128) where the vertical taps read them, each
+// converted once into a ring of `taps` rows: the rows one output row reads (mirrored at
+// the edges) lie within `taps` consecutive rows, so their slots (row % taps) differ.
+class RowRing {
+ public:
+  RowRing(const PlaneView& plane, int bitDepth, int taps)
+      : plane_(plane), bitDepth_(bitDepth), taps_(taps), rows_(static_cast<size_t>(taps) * plane.width), tag_(taps, -1) {}
+  const float* row(int y) {
+    const int slot = y % taps_;
+    float* p = rows_.data() + static_cast<size_t>(slot) * plane_.width;
+    if (tag_[slot] != y) {
+      floatRow(plane_, bitDepth_, y, p, -128);
+      tag_[slot] = y;
+    }
+    return p;
+  }
+
+ private:
+  const PlaneView& plane_;
+  int bitDepth_, taps_;
+  std::vector<float> rows_;
+  std::vector<int> tag_;
+};
+
+// The scale-0 score without whole-plane buffers: blocks of eight rows of both planes
+// blurred (filterPlane's values, row by row), their |a - b| row sums, added in row order
+// and divided as meanAbsDiff does.
+template <class V>
+float scale0MeanT(const PlaneView& prev, const PlaneView& cur, int bitDepth, const float* filter, int taps) {
+  const int w = cur.width, h = cur.height, radius = taps / 2;
+  constexpr int kBlock = 8;
+  RowRing ringA(prev, bitDepth, taps), ringB(cur, bitDepth, taps);
+  std::vector<float> blockA(static_cast<size_t>(kBlock) * w), blockB(static_cast<size_t>(kBlock) * w);
+  std::vector<float> padded(static_cast<size_t>(w) + taps);
+  std::vector<const float*> ptrs(static_cast<size_t>(taps));
+  float sums[kBlock];
+  float accum = 0.0f;
+  for (int i0 = 0; i0 < h; i0 += kBlock) {
+    const int count = std::min(kBlock, h - i0);
+    for (int r = 0; r < count; r++) {
+      for (int k = 0; k < taps; k++) ptrs[k] = ringA.row(fsimd::mirrorClamped(i0 + r - radius + k, h));
+      fsimd::filterRowFrom<V>(ptrs.data(), filter, taps, w, padded.data(), blockA.data() + static_cast<size_t>(r) * w);
+      for (int k = 0; k < taps; k++) ptrs[k] = ringB.row(fsimd::mirrorClamped(i0 + r - radius + k, h));
+      fsimd::filterRowFrom<V>(ptrs.data(), filter, taps, w, padded.data(), blockB.data() + static_cast<size_t>(r) * w);
+    }
+    absRowSums<V>(blockA.data(), blockB.data(), w, count, sums);
+    for (int r = 0; r < count; r++) accum += sums[r];
   }
   return accum / (w * h);
+}
+
+#define VMAFS_SCALE0_COPY(NAME, ATTR, OPS)                                                                  \
+  ATTR float NAME(const PlaneView& prev, const PlaneView& cur, int bitDepth, const float* filter, int taps) { \
+    return scale0MeanT<OPS>(prev, cur, bitDepth, filter, taps);                                            \
+  }
+#if defined(__GNUC__) || defined(__clang__)
+VMAFS_SCALE0_COPY(scale0Scalar, __attribute__((flatten)), fsimd::Scalar)
+#else
+VMAFS_SCALE0_COPY(scale0Scalar, , fsimd::Scalar)
+#endif
+#if defined(VMAFS_FLOAT_SIMD)
+VMAFS_SCALE0_COPY(scale0Sse2, __attribute__((flatten)), fsimd::Sse2)
+VMAFS_SCALE0_COPY(scale0Avx2, __attribute__((target("avx2"), flatten)), fsimd::Avx2)
+VMAFS_SCALE0_COPY(scale0Avx512, __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl"), flatten)), fsimd::Avx512)
+#endif
+#undef VMAFS_SCALE0_COPY
+
+float scale0Mean(fsimd::Isa isa, const PlaneView& prev, const PlaneView& cur, int bitDepth, const float* filter, int taps) {
+  switch (isa) {
+#if defined(VMAFS_FLOAT_SIMD)
+    case fsimd::Isa::kAvx512: return scale0Avx512(prev, cur, bitDepth, filter, taps);
+    case fsimd::Isa::kAvx2: return scale0Avx2(prev, cur, bitDepth, filter, taps);
+    case fsimd::Isa::kSse2: return scale0Sse2(prev, cur, bitDepth, filter, taps);
+#endif
+    default: return scale0Scalar(prev, cur, bitDepth, filter, taps);
+  }
+}
+
+// float-filter.h's filterPlane, one copy per instruction set.
+#define VMAFS_BLUR_COPY(NAME, ATTR, OPS)                                                               \
+  ATTR void NAME(const float* filter, int taps, const float* src, float* dst, int w, int h) {          \
+    fsimd::FilterScratch scratch;                                                                     \
+    fsimd::filterPlaneT<OPS>(filter, taps, src, dst, w, h, scratch);                                  \
+  }
+#if defined(__GNUC__) || defined(__clang__)
+VMAFS_BLUR_COPY(blurScalar, __attribute__((flatten)), fsimd::Scalar)
+#else
+VMAFS_BLUR_COPY(blurScalar, , fsimd::Scalar)
+#endif
+#if defined(VMAFS_FLOAT_SIMD)
+VMAFS_BLUR_COPY(blurSse2, __attribute__((flatten)), fsimd::Sse2)
+VMAFS_BLUR_COPY(blurAvx2, __attribute__((target("avx2"), flatten)), fsimd::Avx2)
+VMAFS_BLUR_COPY(blurAvx512, __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl"), flatten)), fsimd::Avx512)
+#endif
+#undef VMAFS_BLUR_COPY
+
+void blur(fsimd::Isa isa, const float* filter, int taps, const float* src, float* dst, int w, int h) {
+  switch (isa) {
+#if defined(VMAFS_FLOAT_SIMD)
+    case fsimd::Isa::kAvx512: return blurAvx512(filter, taps, src, dst, w, h);
+    case fsimd::Isa::kAvx2: return blurAvx2(filter, taps, src, dst, w, h);
+    case fsimd::Isa::kSse2: return blurSse2(filter, taps, src, dst, w, h);
+#endif
+    default: return blurScalar(filter, taps, src, dst, w, h);
+  }
 }
 
 class FloatMotion final : public Extractor {
@@ -106,25 +295,28 @@ class FloatMotion final : public Extractor {
     out[k++] = score;
   }
 
-  std::vector<float> blurred(const PlaneView& plane, int bitDepth, std::vector<float>& tmp) const {
+  std::vector<float> blurred(const PlaneView& plane, int bitDepth, fsimd::Isa isa) const {
     const std::vector<float> samples = floatPlane(plane, bitDepth, -128);
     std::vector<float> out(samples.size());
-    filterPlane(filter_.data(), static_cast<int>(filter_.size()), samples.data(), out.data(), plane.width, plane.height, tmp);
+    blur(isa, filter_.data(), static_cast<int>(filter_.size()), samples.data(), out.data(), plane.width, plane.height);
     return out;
   }
 
   double planeScore(const PlaneView& cur, const PlaneView& prev, int bitDepth) const {
-    std::vector<float> tmp;
-    const std::vector<float> a = blurred(prev, bitDepth, tmp);
-    const std::vector<float> b = blurred(cur, bitDepth, tmp);
+    const fsimd::Isa isa = fsimd::floatIsa();
+    const int taps = static_cast<int>(filter_.size());
+    if (!addScale1_) return scale0Mean(isa, prev, cur, bitDepth, filter_.data(), taps);
+    // With the scale-1 term the blurred planes are kept whole (it resamples them).
+    const std::vector<float> a = blurred(prev, bitDepth, isa);
+    const std::vector<float> b = blurred(cur, bitDepth, isa);
     const int w = cur.width, h = cur.height;
-    const float scale0 = meanAbsDiff(a.data(), b.data(), w, h);
+    const float scale0 = meanAbsDiff(a.data(), b.data(), w, h, isa);
     if (!addScale1_) return scale0;
     const int sw = static_cast<int>(w * 0.5 + 0.5), sh = static_cast<int>(h * 0.5 + 0.5);
     std::vector<float> as(static_cast<size_t>(sw) * sh), bs(static_cast<size_t>(sw) * sh);
     scalePlane(ScaleMethod::kBilinear, a.data(), w, h, as.data(), sw, sh);
     scalePlane(ScaleMethod::kBilinear, b.data(), w, h, bs.data(), sw, sh);
-    const float scale1 = meanAbsDiff(as.data(), bs.data(), sw, sh);
+    const float scale1 = meanAbsDiff(as.data(), bs.data(), sw, sh, isa);
     return scale0 + scale1;
   }
 

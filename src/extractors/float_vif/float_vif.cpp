@@ -20,29 +20,99 @@
 #include "../common/float-filter.h"
 #include "../common/float-picture.h"
 #include "../common/float-scale.h"
+#include "../common/float-simd.h"
 
 namespace vmafs {
 namespace {
 
 // libvmaf's VIF_OPT_FAST_LOG2 approximation: exponent plus a degree-8 polynomial of the
-// mantissa, evaluated in float by Horner's rule.
-float fastLog2(float x) {
-  static const float kPoly[9] = {-0.012671635276421f, 0.064841182402670f, -0.157048836463065f,
-                                 0.257167726303123f,  -0.353800560300520f, 0.480131410397451f,
-                                 -0.721314327952201f, 1.442694803896991f,  0.0f};
-  if (x == 0) return -INFINITY;
-  if (x < 0) return NAN;
-  uint32_t bits;
-  std::memcpy(&bits, &x, sizeof bits);
-  const uint32_t exponent = (bits & 0x7F800000u) >> 23;
-  const uint32_t mantissaOne = (bits & 0x007FFFFFu) | 0x3F800000u;
-  float m;
-  std::memcpy(&m, &mantissaOne, sizeof m);
-  const float t = m - 1.0f;
-  float v = 0;
-  for (float c : kPoly) v = v * t + c;
-  const float base = static_cast<float>(static_cast<int32_t>(exponent) - 127);
-  return base + v;
+// mantissa, evaluated in float by Horner's rule (lane-wise: fsimd's ops).
+constexpr float kLog2Poly[9] = {-0.012671635276421f, 0.064841182402670f, -0.157048836463065f,
+                                0.257167726303123f,  -0.353800560300520f, 0.480131410397451f,
+                                -0.721314327952201f, 1.442694803896991f,  0.0f};
+
+template <class V>
+typename V::F fastLog2(typename V::F x) {
+  const typename V::F t = V::sub(V::mantissaOf(x), V::set1(1.0f));
+  typename V::F v = V::zero();
+  for (float c : kLog2Poly) v = V::add(V::mul(v, t), V::set1(c));
+  typename V::F r = V::add(V::exponentOf(x), v);
+  r = V::select(V::lt(x, V::zero()), V::set1(NAN), r);
+  return V::select(V::eq(x, V::zero()), V::set1(-INFINITY), r);
+}
+
+// The statistic's constants. sigma1_sq < sigma_nsq compares a float with a double: for a
+// float s that is s < nsqFloat, the least float not below the double (so lanes compare in float).
+struct StatConsts {
+  double nsq;
+  // 1 / nsq where nsq is a power of two (else 0): then for the lanes whose value is used
+  // (sigma1_sq >= nsq) double(s) / nsq is exact and a float, s * invNsqPow2 in float, and
+  // float(1.0 + it) is the float sum 1.0f + it (a double's 53 bits exceed 2 * 24 + 2, so
+  // rounding twice equals rounding once): the SIMD copies skip a double division. The
+  // scalar copy keeps the double steps; cpu-isa compares them.
+  float invNsqPow2;
+  float nsqFloat;
+  float sigmaMaxInv;
+  float gainLimit;
+};
+
+StatConsts statConsts(double nsq, double gainLimit) {
+  StatConsts c;
+  c.nsq = nsq;
+  float f = static_cast<float>(nsq);
+  if (static_cast<double>(f) < nsq) f = std::nextafter(f, INFINITY);
+  while (static_cast<double>(std::nextafter(f, -INFINITY)) >= nsq) f = std::nextafter(f, -INFINITY);
+  c.nsqFloat = f;
+  int exponent = 0;
+  const bool pow2 = nsq > 0 && std::isfinite(nsq) && std::frexp(nsq, &exponent) == 0.5;
+  const double inv = 1.0 / nsq;
+  c.invNsqPow2 = pow2 && static_cast<double>(static_cast<float>(inv)) == inv ? static_cast<float>(inv) : 0.0f;
+  c.sigmaMaxInv = static_cast<float>(::powf(static_cast<float>(nsq), 2.0f) / (255.0 * 255.0));
+  c.gainLimit = static_cast<float>(gainLimit);
+  return c;
+}
+
+// The "matching_matlab" statistic of pixels [j, w) of a row into num[] and den[] (libvmaf's
+// vif_statistic_s, per pixel, in its order; conditions as selects, std::max(a, b) as
+// a < b ? b : a and std::min(a, b) as b < a ? b : a).
+template <class V>
+int statPixels(const float* const* q, int j, int w, const StatConsts& c, float* num, float* den) {
+  using F = typename V::F;
+  using M = typename V::M;
+  const F zero = V::zero(), one = V::set1(1.0f), eps = V::set1(1.0e-10f);
+  const F gainLimit = V::set1(c.gainLimit), nsqFloat = V::set1(c.nsqFloat), sigmaMaxInv = V::set1(c.sigmaMaxInv);
+  for (; j + V::N <= w; j += V::N) {
+    const F m1 = V::load(q[0] + j), m2 = V::load(q[1] + j);
+    F sigma1Sq = V::sub(V::load(q[2] + j), V::mul(m1, m1));
+    F sigma2Sq = V::sub(V::load(q[3] + j), V::mul(m2, m2));
+    const F sigma12 = V::sub(V::load(q[4] + j), V::mul(m1, m2));
+    sigma1Sq = V::select(V::lt(sigma1Sq, zero), zero, sigma1Sq);
+    sigma2Sq = V::select(V::lt(sigma2Sq, zero), zero, sigma2Sq);
+    F g = V::div(sigma12, V::add(sigma1Sq, eps));
+    F svSq = V::sub(sigma2Sq, V::mul(g, sigma12));
+    const M flat1 = V::lt(sigma1Sq, eps);
+    g = V::select(flat1, zero, g);
+    svSq = V::select(flat1, sigma2Sq, svSq);
+    sigma1Sq = V::select(flat1, zero, sigma1Sq);
+    const M flat2 = V::lt(sigma2Sq, eps);
+    g = V::select(flat2, zero, g);
+    svSq = V::select(flat2, zero, svSq);
+    const M negative = V::lt(g, zero);
+    svSq = V::select(negative, sigma2Sq, svSq);
+    g = V::select(negative, zero, g);
+    svSq = V::select(V::lt(svSq, eps), eps, svSq);
+    g = V::select(V::lt(gainLimit, g), gainLimit, g);
+    F numVal = fastLog2<V>(V::onePlusRatio(V::mul(V::mul(g, g), sigma1Sq), svSq, c.nsq));
+    F denVal = fastLog2<V>(V::N > 1 && c.invNsqPow2 != 0.0f ? V::add(one, V::mul(sigma1Sq, V::set1(c.invNsqPow2)))
+                                                             : V::onePlusRatio(sigma1Sq, c.nsq));
+    numVal = V::select(V::lt(sigma12, zero), zero, numVal);
+    const M low = V::lt(sigma1Sq, nsqFloat);
+    numVal = V::select(low, V::sub(one, V::mul(sigma2Sq, sigmaMaxInv)), numVal);
+    denVal = V::select(low, one, denVal);
+    V::store(num + j, numVal);
+    V::store(den + j, denVal);
+  }
+  return j;
 }
 
 uint32_t bitsOf(float x) {
@@ -94,6 +164,105 @@ std::vector<float> gaussian(int scale, float ks) {
   return out;
 }
 
+struct VifPlanes {
+  std::vector<float>* ref;
+  std::vector<float>* dis;
+  int width, height;
+};
+
+// Every computed scale's per-row sums (FloatVif::statsCount's layout), row by row: scales
+// 1-3 first blur the previous scale's planes and keep every second sample of every second
+// row (only those rows are filtered); then each row's five filtered moments (float-filter.h's
+// filterSeparable values) and the statistic, the row's terms summed in column order in float.
+template <class V>
+void computeT(const std::vector<float>* filters, int firstScale, const StatConsts& c, const VifPlanes& planes,
+              uint64_t* rows) {
+  std::vector<float>& ref = *planes.ref;
+  std::vector<float>& dis = *planes.dis;
+  int w = planes.width, h = planes.height;
+  fsimd::FilterScratch scratch;
+  std::vector<float> nextRef, nextDis, out, num, den;
+  for (int scale = firstScale; scale < 4; ++scale) {
+    const float* filter = filters[scale].data();
+    const int taps = static_cast<int>(filters[scale].size());
+    const int radius = taps / 2;
+    if (scale > 0) {
+      const int hw = w / 2, hh = h / 2;
+      nextRef.resize(static_cast<size_t>(hw) * hh);
+      nextDis.resize(static_cast<size_t>(hw) * hh);
+      out.resize(static_cast<size_t>(w));
+      scratch.reserve(w, taps, 1);
+      for (int i = 0; i < hh; i++) {
+        fsimd::filterRow<V>(filter, taps, ref.data(), w, h, 2 * i, scratch.row(0), out.data(), scratch.ptrs.data());
+        for (int j = 0; j < hw; j++) nextRef[static_cast<size_t>(i) * hw + j] = out[2 * static_cast<size_t>(j)];
+        fsimd::filterRow<V>(filter, taps, dis.data(), w, h, 2 * i, scratch.row(0), out.data(), scratch.ptrs.data());
+        for (int j = 0; j < hw; j++) nextDis[static_cast<size_t>(i) * hw + j] = out[2 * static_cast<size_t>(j)];
+      }
+      ref.swap(nextRef);
+      dis.swap(nextDis);
+      w = hw;
+      h = hh;
+    }
+    scratch.reserve(w, taps, 5);
+    out.resize(static_cast<size_t>(5) * w);
+    // The terms of kBlock rows, then their row sums (fsimd::rowSums: one row per lane).
+    constexpr int kBlock = 8;
+    num.resize(static_cast<size_t>(kBlock) * w);
+    den.resize(static_cast<size_t>(kBlock) * w);
+    float numSums[kBlock], denSums[kBlock];
+    float* padded[5];
+    float* moments[5];
+    for (int k = 0; k < 5; k++) {
+      padded[k] = scratch.row(k) + radius;
+      moments[k] = out.data() + static_cast<size_t>(k) * w;
+    }
+    const float** refRows = scratch.ptrs.data();
+    const float** disRows = refRows + taps;
+    for (int i = 0; i < h; ++i) {
+      fsimd::tapRows(ref.data(), w, h, i, taps, refRows);
+      fsimd::tapRows(dis.data(), w, h, i, taps, disRows);
+      int j = fsimd::verticalMoments<V>(refRows, disRows, filter, taps, 0, w, padded);
+      fsimd::verticalMoments<fsimd::Scalar>(refRows, disRows, filter, taps, j, w, padded);
+      for (int k = 0; k < 5; k++) {
+        fsimd::mirrorPad(scratch.row(k), w, radius);
+        j = fsimd::horizontal<V>(scratch.row(k), filter, taps, 0, w, moments[k]);
+        fsimd::horizontal<fsimd::Scalar>(scratch.row(k), filter, taps, j, w, moments[k]);
+      }
+      float* rowNum = num.data() + static_cast<size_t>(i % kBlock) * w;
+      float* rowDen = den.data() + static_cast<size_t>(i % kBlock) * w;
+      j = statPixels<V>(moments, 0, w, c, rowNum, rowDen);
+      statPixels<fsimd::Scalar>(moments, j, w, c, rowNum, rowDen);
+      if (i % kBlock == kBlock - 1 || i == h - 1) {
+        const int first = i - i % kBlock, count = i % kBlock + 1;
+        fsimd::rowSums<V>(num.data(), static_cast<size_t>(w), w, count, numSums);
+        fsimd::rowSums<V>(den.data(), static_cast<size_t>(w), w, count, denSums);
+        for (int r = 0; r < count; r++) {
+          rows[first + r] = static_cast<uint64_t>(bitsOf(denSums[r])) << 32 | bitsOf(numSums[r]);
+        }
+      }
+    }
+    rows += h;
+  }
+}
+
+// One copy per instruction set (flatten: fsimd's ops inline into each, compiled for its target).
+#define VMAFS_VIF_COPY(NAME, ATTR, OPS)                                                                             \
+  ATTR void NAME(const std::vector<float>* filters, int firstScale, const StatConsts& c, const VifPlanes& planes, \
+                 uint64_t* rows) {                                                                                \
+    computeT<OPS>(filters, firstScale, c, planes, rows);                                                          \
+  }
+#if defined(__GNUC__) || defined(__clang__)
+VMAFS_VIF_COPY(computeScalar, __attribute__((flatten)), fsimd::Scalar)
+#else
+VMAFS_VIF_COPY(computeScalar, , fsimd::Scalar)
+#endif
+#if defined(VMAFS_FLOAT_SIMD)
+VMAFS_VIF_COPY(computeSse2, __attribute__((flatten)), fsimd::Sse2)
+VMAFS_VIF_COPY(computeAvx2, __attribute__((target("avx2"), flatten)), fsimd::Avx2)
+VMAFS_VIF_COPY(computeAvx512, __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl"), flatten)), fsimd::Avx512)
+#endif
+#undef VMAFS_VIF_COPY
+
 class FloatVif final : public Extractor {
  public:
   FloatVif(const ExtractorOptions& o, const ExtractorGeometry& g)
@@ -121,12 +290,16 @@ class FloatVif final : public Extractor {
   size_t outputCount() const override { return debug_ ? 15 : 4; }
 
   void extract(const FrameWindow& f, double* out) const override {
-    const std::vector<float> refFull = floatPlane(f.ref->plane[0], f.ref->bitDepth, -128);
-    const std::vector<float> disFull = floatPlane(f.dis->plane[0], f.dis->bitDepth, -128);
-    const size_t n = static_cast<size_t>(scaledWidth_) * scaledHeight_;
-    std::vector<float> ref(n), dis(n);
-    scalePlane(method_, refFull.data(), width_, height_, ref.data(), scaledWidth_, scaledHeight_);
-    scalePlane(method_, disFull.data(), width_, height_, dis.data(), scaledWidth_, scaledHeight_);
+    std::vector<float> ref = floatPlane(f.ref->plane[0], f.ref->bitDepth, -128);
+    std::vector<float> dis = floatPlane(f.dis->plane[0], f.dis->bitDepth, -128);
+    if (scaledWidth_ != width_ || scaledHeight_ != height_) {  // (at the same size scalePlane is a copy)
+      const size_t n = static_cast<size_t>(scaledWidth_) * scaledHeight_;
+      std::vector<float> refScaled(n), disScaled(n);
+      scalePlane(method_, ref.data(), width_, height_, refScaled.data(), scaledWidth_, scaledHeight_);
+      scalePlane(method_, dis.data(), width_, height_, disScaled.data(), scaledWidth_, scaledHeight_);
+      ref.swap(refScaled);
+      dis.swap(disScaled);
+    }
     std::vector<uint64_t> rows(statsCount());
     compute(std::move(ref), std::move(dis), rows.data());
     finishStats(rows.data(), out);
@@ -195,82 +368,15 @@ class FloatVif final : public Extractor {
  private:
   // The per-row sums of every computed scale into `rows` (statsCount() of them, in order).
   void compute(std::vector<float> ref, std::vector<float> dis, uint64_t* rows) const {
-    int w = scaledWidth_, h = scaledHeight_;
-    const size_t n = static_cast<size_t>(w) * h;
-    std::vector<float> mu1(n), mu2(n), xx(n), yy(n), xy(n), tmp;
-    for (int scale = skipScale0_ ? 1 : 0; scale < 4; ++scale) {
-      const float* filter = filters_[scale].data();
-      const int taps = static_cast<int>(filters_[scale].size());
-      if (scale > 0) {
-        // Blur with this scale's filter, then keep every second sample of every second row.
-        filterPlane(filter, taps, ref.data(), mu1.data(), w, h, tmp);
-        filterPlane(filter, taps, dis.data(), mu2.data(), w, h, tmp);
-        const int hw = w / 2, hh = h / 2;
-        for (int i = 0; i < hh; i++) {
-          for (int j = 0; j < hw; j++) {
-            ref[static_cast<size_t>(i) * hw + j] = mu1[static_cast<size_t>(2 * i) * w + 2 * j];
-            dis[static_cast<size_t>(i) * hw + j] = mu2[static_cast<size_t>(2 * i) * w + 2 * j];
-          }
-        }
-        w = hw;
-        h = hh;
-      }
-      filterPlane(filter, taps, ref.data(), mu1.data(), w, h, tmp);
-      filterPlane(filter, taps, dis.data(), mu2.data(), w, h, tmp);
-      filterSeparable(filter, taps, TapSquare{ref.data()}, xx.data(), w, h, tmp);
-      filterSeparable(filter, taps, TapSquare{dis.data()}, yy.data(), w, h, tmp);
-      filterSeparable(filter, taps, TapProduct{ref.data(), dis.data()}, xy.data(), w, h, tmp);
-      statistic(mu1.data(), mu2.data(), xx.data(), yy.data(), xy.data(), w, h, rows);
-      rows += h;
-    }
-  }
-
-  // Per row: the float sums of the numerator and denominator terms, in column order.
-  void statistic(const float* mu1, const float* mu2, const float* xxf, const float* yyf, const float* xyf, int w, int h,
-                 uint64_t* rows) const {
-    const double nsq = sigmaNsq_;
-    const float sigmaMaxInv = static_cast<float>(::powf(static_cast<float>(nsq), 2.0f) / (255.0 * 255.0));
-    const float eps = 1.0e-10f;
-    const float gainLimit = static_cast<float>(gainLimit_);
-    for (int i = 0; i < h; ++i) {
-      float rowNum = 0, rowDen = 0;
-      for (int j = 0; j < w; ++j) {
-        const size_t p = static_cast<size_t>(i) * w + j;
-        const float m1 = mu1[p], m2 = mu2[p];
-        float sigma1Sq = xxf[p] - m1 * m1;
-        float sigma2Sq = yyf[p] - m2 * m2;
-        const float sigma12 = xyf[p] - m1 * m2;
-        sigma1Sq = std::max(sigma1Sq, 0.0f);
-        sigma2Sq = std::max(sigma2Sq, 0.0f);
-        float g = sigma12 / (sigma1Sq + eps);
-        float svSq = sigma2Sq - g * sigma12;
-        if (sigma1Sq < eps) {
-          g = 0.0f;
-          svSq = sigma2Sq;
-          sigma1Sq = 0.0f;
-        }
-        if (sigma2Sq < eps) {
-          g = 0.0f;
-          svSq = 0.0f;
-        }
-        if (g < 0.0f) {
-          svSq = sigma2Sq;
-          g = 0.0f;
-        }
-        svSq = std::max(svSq, eps);
-        g = std::min(g, gainLimit);
-        // (sv_sq + nsq) and (sigma1_sq / nsq) are double in libvmaf: nsq is a double.
-        float numVal = fastLog2(static_cast<float>(1.0f + (g * g * sigma1Sq) / (svSq + nsq)));
-        float denVal = fastLog2(static_cast<float>(1.0f + sigma1Sq / nsq));
-        if (sigma12 < 0.0f) numVal = 0.0f;
-        if (sigma1Sq < nsq) {
-          numVal = 1.0f - sigma2Sq * sigmaMaxInv;
-          denVal = 1.0f;
-        }
-        rowNum += numVal;
-        rowDen += denVal;
-      }
-      rows[i] = static_cast<uint64_t>(bitsOf(rowDen)) << 32 | bitsOf(rowNum);
+    const StatConsts c = statConsts(sigmaNsq_, gainLimit_);
+    const VifPlanes p{&ref, &dis, scaledWidth_, scaledHeight_};
+    switch (fsimd::floatIsa()) {
+#if defined(VMAFS_FLOAT_SIMD)
+      case fsimd::Isa::kAvx512: return computeAvx512(filters_, firstScale(), c, p, rows);
+      case fsimd::Isa::kAvx2: return computeAvx2(filters_, firstScale(), c, p, rows);
+      case fsimd::Isa::kSse2: return computeSse2(filters_, firstScale(), c, p, rows);
+#endif
+      default: return computeScalar(filters_, firstScale(), c, p, rows);
     }
   }
 
