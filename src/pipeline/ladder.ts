@@ -291,7 +291,7 @@ export function runLadder(reference: FrameInput, renditions: readonly ResolvedRe
       finalize(() => {
         void ref?.close().catch(() => undefined);
         for (const source of dis) void source?.close().catch(() => undefined);
-        void backend?.close().catch(() => undefined);
+        if (!options.exitsAfterRun) void backend?.close().catch(() => undefined);
       }),
     );
   });
