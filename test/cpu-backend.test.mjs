@@ -244,6 +244,28 @@ describe('orderedMergeMap', function () {
     assert.equal(peak, 3);
   });
 
+  it('takes promise projections directly: in input order, at most `concurrency` at once, nothing after unsubscribing', async function () {
+    let running = 0;
+    let peak = 0;
+    const delays = [20, 1, 12, 3, 8, 1, 15, 2];
+    const project = async (ms, i) => {
+      running++;
+      peak = Math.max(peak, running);
+      await new Promise((r) => setTimeout(r, ms));
+      running--;
+      return i;
+    };
+    const out = await lastValueFrom(from(delays).pipe(orderedMergeMap(project, 3), toArray()));
+    assert.deepEqual(out, delays.map((_, i) => i));
+    assert.equal(peak, 3);
+    const seen = [];
+    const sub = from([30, 1, 1]).pipe(orderedMergeMap(project, 3)).subscribe((v) => seen.push(v));
+    await new Promise((r) => setTimeout(r, 5));
+    sub.unsubscribe();
+    await new Promise((r) => setTimeout(r, 40));
+    assert.deepEqual(seen, []);
+  });
+
   it('handles synchronous projections and multi-value inners in order', async function () {
     const out = await lastValueFrom(
       from([1, 2, 3, 4]).pipe(

@@ -3,12 +3,15 @@
 // and refusal of bad model files. Exact equality is asserted: the model code reproduces
 // libvmaf's floating-point operations (and glibc's exp) bit for bit.
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, writeFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { BUILTIN_MODELS, loadModel, parseModelSpec } from '../dist/pipeline/model/index.js';
-import { expGlibc, fmaEmulated } from '../dist/pipeline/model/exp.js';
+import { expGlibc, expTableWords, fmaEmulated } from '../dist/pipeline/model/exp.js';
+import { parseModelFile } from '../dist/pipeline/model/model-file.js';
+import { useNativeRbf } from '../dist/pipeline/model/svm.js';
+import { loadNative } from '../dist/kernels/native.js';
 import { ModelError, UsageError } from '../dist/errors.js';
 import { carriedClipNames, goldenClips } from './helpers/golden.mjs';
 import { CARRIED_CLIPS } from './helpers/carried-clips.mjs';
@@ -233,6 +236,48 @@ describe('models: exp as glibc rounds it', function () {
     assert.equal(fmaEmulated(c, c, 2 ** -53), 1 + 2 ** -26 + 2 ** -52);
     assert.equal(c * c + 2 ** -53, 1 + 2 ** -26);
     assert.equal(fmaEmulated(0, 5, 3), 3);
+  });
+
+  it("the addon's RBF sum (exp natively) matches glibc exp() bit for bit", () => {
+    const addon = loadNative();
+    addon.setExpTable(Uint32Array.from(expTableWords().flat()));
+    // One support vector at 0, x = [1]: the sum is 1 * exp(negGamma * 1), negGamma = x exactly.
+    const one = new Float64Array([1]);
+    for (const [x, y] of rows) {
+      const got = addon.rbfSum(new Float64Array([x, 1, 1, 1, 0]), one);
+      assert.ok(Object.is(got, 0 + y), `exp(${x}): ${got} vs glibc ${y}`);
+    }
+  });
+
+  it("the addon's SVM predictions equal the JS ones bit for bit (every shipped model)", () => {
+    let seed = 12345;
+    const rnd = () => (seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 2 ** 32;
+    const svms = function* (o) {
+      if (o && typeof o === 'object') {
+        if (typeof o.predict === 'function' && 'gamma' in o) yield o;
+        else for (const v of Object.values(o)) yield* svms(v);
+      }
+    };
+    let compared = 0;
+    try {
+      for (const name of readdirSync(builtinDir).filter((f) => f.endsWith('.json'))) {
+        for (const svm of svms(parseModelFile(readFileSync(join(builtinDir, name), 'utf8'), name))) {
+          for (let k = 0; k < 500; k++) {
+            const x = new Float64Array(k % 11 === 0 ? svm.dimension - 1 : svm.dimension);
+            for (let j = 0; j < x.length; j++) x[j] = k % 5 === 0 ? (rnd() - 0.5) * 60 : rnd() * 1.2 - 0.1;
+            useNativeRbf(false);
+            const js = svm.predict(x);
+            useNativeRbf(true);
+            const native = svm.predict(x);
+            assert.ok(Object.is(native, js), `${name}: ${native} vs ${js} for ${x}`);
+            compared++;
+          }
+        }
+      }
+    } finally {
+      useNativeRbf(true);
+    }
+    assert.ok(compared >= 5000, `compared ${compared}`);
   });
 });
 

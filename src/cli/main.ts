@@ -68,7 +68,8 @@ export async function main(argv: string[]): Promise<number> {
       case 'run': {
         if (command.args.verbose) showDawnDiagnostics(true);
         logsToStdout = command.args.output === '-';
-        const outcome = await run(command.args);
+        // bin/vmaf-stream exits once main() resolves: the backend's device goes with the process.
+        const outcome = await run(command.args, { exitsAfter: true });
         return outcome.interruptedBy ? EXIT_STATUS[outcome.interruptedBy] : EXIT_STATUS.done;
       }
     }
@@ -252,6 +253,7 @@ async function runUntilStopped(args: CliArgs, hooks: RunHooks, outcome: RunOutco
       {
         ...args.score,
         ...qc,
+        exitsAfterRun: hooks.exitsAfter === true,
         // Stopping (a signal, a log that failed) cuts the inputs short: "ended before" is
         // then the stop, not news.
         onWarning: (message) => {

@@ -150,6 +150,10 @@ export interface NativeAddon {
    * synchronously. Optional: an addon built before it existed lacks it.
    */
   copyBytes?(dst: Uint8Array, src: Uint8Array | Uint16Array): Promise<void>;
+  /** The exp table of pipeline/model/exp.ts (expTableWords, flattened), for rbfSum. */
+  setExpTable?(words: Uint32Array): void;
+  /** The SVM's RBF sum (pipeline/model/svm.ts): model [-gamma, dim, count, coefs, vectors], x of dim values. */
+  rbfSum?(model: Float64Array, x: Float64Array): number;
   /**
    * An instance of a registered C++ extractor (src/kernels/cpu/extractor.h) for one run's
    * options (every option, defaults filled in) and geometry. Throws a TypeError for an

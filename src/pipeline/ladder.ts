@@ -28,6 +28,7 @@ import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { Observable, catchError, defer, finalize, map, mergeMap, tap, throwError } from '../rx.js';
+import { flatMapSync } from './flat-map-sync.js';
 import { backendErrorAt, hangDevice, loseDevice, testDeviceHangAt, testDeviceLossAt } from './backend-fault.js';
 import type { FeatureBackend } from '../kernels/backend.js';
 import { createPlanBackend } from '../kernels/create-backend.js';
@@ -269,7 +270,7 @@ export function runLadder(reference: FrameInput, renditions: readonly ResolvedRe
             if (hangAt !== undefined && nextFrame === hangAt) hangDevice(opened.backend);
           }),
           catchError((error: unknown) => throwError(() => backendErrorAt(error, inputs, nextFrame))),
-          mergeMap((group): Array<Delivery<LadderResult>> => {
+          flatMapSync((group): Array<Delivery<LadderResult>> => {
             const present = group.renditions.flatMap((frame, k) => (frame ? [{ frame, k }] : []));
             // The group's credit comes back once each of its results has been delivered.
             if (present.length === 0) {
@@ -291,7 +292,7 @@ export function runLadder(reference: FrameInput, renditions: readonly ResolvedRe
       finalize(() => {
         void ref?.close().catch(() => undefined);
         for (const source of dis) void source?.close().catch(() => undefined);
-        void backend?.close().catch(() => undefined);
+        if (!options.exitsAfterRun) void backend?.close().catch(() => undefined);
       }),
     );
   });

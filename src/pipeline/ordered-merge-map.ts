@@ -56,6 +56,25 @@ export function orderedMergeMap<T, R>(
           fail(error);
           return;
         }
+        if (isPromiseLike(input)) {
+          // A promise (the backends' projections, one per frame): its value and completion
+          // at once, as from(promise) delivers them, without an Observable and subscriber
+          // per frame.
+          let cancelled = false;
+          slot.subscription = { unsubscribe: () => void (cancelled = true) } as Subscription;
+          input.then(
+            (result) => {
+              if (cancelled) return;
+              slot.buffered.push(result);
+              slot.done = true;
+              pump();
+            },
+            (error: unknown) => {
+              if (!cancelled) fail(error);
+            },
+          );
+          return;
+        }
         slot.subscription = from(input).subscribe({
           next: (result) => {
             slot.buffered.push(result);
@@ -128,4 +147,9 @@ export function orderedMergeMap<T, R>(
         waiting.length = 0;
       };
     });
+}
+
+/** A native Promise (what async projections return); other inputs go through from(). */
+function isPromiseLike<R>(input: ObservableInput<R>): input is Promise<R> {
+  return input instanceof Promise;
 }

@@ -620,6 +620,139 @@ Napi::Value CopyBytes(const Napi::CallbackInfo& info) {
   return promise;
 }
 
+// ---- The SVM's RBF sum (pipeline/model/svm.ts), natively ------------------------------
+// The same arithmetic as svm.ts's loop and exp.ts's expGlibc, operation for operation:
+// fma() is correctly rounded by definition (as exp.ts's exact emulation is), the build has
+// no contraction (-ffp-contract=off) nor reassociation, so every rounding is the same and
+// so is every bit of the result. The 2^(i/128) table comes from exp.ts (setExpTable).
+
+namespace {
+
+double gExpTail[128];
+uint64_t gExpSbits[128];
+bool gExpTableSet = false;
+
+inline double bitsToDouble(uint64_t b) {
+  double d;
+  std::memcpy(&d, &b, sizeof d);
+  return d;
+}
+
+inline uint64_t doubleToBits(double d) {
+  uint64_t b;
+  std::memcpy(&b, &d, sizeof b);
+  return b;
+}
+
+// exp.ts's expGlibc (see its comments): the constants as exact hex floats.
+double expGlibcNative(double x) {
+  constexpr double kInvLn2N = 0x1.71547652b82fep0 * 128;
+  constexpr double kNegLn2HiN = -0x1.62e42fefa0000p-8;
+  constexpr double kNegLn2LoN = -0x1.cf79abc9e3b3ap-47;
+  constexpr double kShift = 0x1.8p52;
+  constexpr double kC2 = 0x1.ffffffffffdbdp-2;
+  constexpr double kC3 = 0x1.555555555543cp-3;
+  constexpr double kC4 = 0x1.55555cf172b91p-5;
+  constexpr double kC5 = 0x1.1111167a4d017p-7;
+  uint32_t abstop = static_cast<uint32_t>(doubleToBits(x) >> 52) & 0x7ff;
+  if (abstop - 0x3c9u >= 0x408u - 0x3c9u) {
+    if (abstop < 0x3c9) return 1.0 + x;
+    if (abstop >= 0x409) {
+      if (x == -INFINITY) return 0;
+      if (abstop >= 0x7ff) return 1.0 + x;
+      return x < 0 ? 0 : INFINITY;
+    }
+    abstop = 0;
+  }
+  const double kdShifted = std::fma(kInvLn2N, x, kShift);
+  const uint64_t ki = doubleToBits(kdShifted);
+  const double kd = kdShifted - kShift;
+  const double r = std::fma(kd, kNegLn2LoN, std::fma(kd, kNegLn2HiN, x));
+  const uint32_t idx = static_cast<uint32_t>(ki) & 127u;
+  const uint64_t top = ki << 45;
+  const double tail = gExpTail[idx];
+  uint64_t sbits = gExpSbits[idx] + top;
+  const double r2 = r * r;
+  const double a = std::fma(r, kC3, kC2);
+  const double b = std::fma(r, kC5, kC4);
+  const double c = std::fma(a, r2, r + tail);
+  const double tmp = std::fma(r2 * r2, b, c);
+  if (abstop == 0) {
+    if ((ki & 0x80000000u) == 0) {
+      sbits -= 1009ull << 52;
+      const double scale = bitsToDouble(sbits);
+      return 0x1p1009 * std::fma(scale, tmp, scale);
+    }
+    sbits += 1022ull << 52;
+    const double scale = bitsToDouble(sbits);
+    const double p = scale * tmp;
+    double y = scale + p;
+    if (y < 1.0) {
+      const double hi = 1.0 + y;
+      double lo = (scale - y) + p;
+      lo = ((1.0 - hi) + y) + lo;
+      y = (hi + lo) - 1.0;
+      if (y == 0) y = 0;
+    }
+    return 0x1p-1022 * y;
+  }
+  const double scale = bitsToDouble(sbits);
+  return std::fma(scale, tmp, scale);
+}
+
+}  // namespace
+
+// setExpTable(words: Uint32Array(4 * 128)): exp.ts's table, per entry tail hi, tail lo,
+// scale bits hi, scale bits lo (expTableWords()).
+Napi::Value SetExpTable(const Napi::CallbackInfo& info) {
+  const Napi::Env env = info.Env();
+  if (info.Length() < 1 || !info[0].IsTypedArray() || info[0].As<Napi::TypedArray>().TypedArrayType() != napi_uint32_array ||
+      info[0].As<Napi::TypedArray>().ElementLength() != 4 * 128) {
+    throwType(env, "setExpTable: words must be a Uint32Array of 512");
+  }
+  const Napi::Uint32Array w = info[0].As<Napi::Uint32Array>();
+  for (size_t i = 0; i < 128; i++) {
+    gExpTail[i] = bitsToDouble((static_cast<uint64_t>(w[4 * i]) << 32) | w[4 * i + 1]);
+    gExpSbits[i] = (static_cast<uint64_t>(w[4 * i + 2]) << 32) | w[4 * i + 3];
+  }
+  gExpTableSet = true;
+  return env.Undefined();
+}
+
+// rbfSum(model: Float64Array [negGamma, dim, count, coefs[count], vectors[count * dim]],
+// x: Float64Array(dim)): sum over support vectors of coef * exp(negGamma * |x - sv|^2),
+// in svm.ts's order.
+Napi::Value RbfSum(const Napi::CallbackInfo& info) {
+  const Napi::Env env = info.Env();
+  if (!gExpTableSet) throwType(env, "rbfSum: setExpTable first");
+  if (info.Length() < 2 || !info[0].IsTypedArray() || info[0].As<Napi::TypedArray>().TypedArrayType() != napi_float64_array ||
+      !info[1].IsTypedArray() || info[1].As<Napi::TypedArray>().TypedArrayType() != napi_float64_array) {
+    throwType(env, "rbfSum: model and x must be Float64Arrays");
+  }
+  const Napi::Float64Array m = info[0].As<Napi::Float64Array>();
+  const Napi::Float64Array xa = info[1].As<Napi::Float64Array>();
+  const size_t length = m.ElementLength();
+  if (length < 3) throwType(env, "rbfSum: bad model");
+  const double* model = m.Data();
+  const double negGamma = model[0];
+  const size_t dim = static_cast<size_t>(model[1]);
+  const size_t count = static_cast<size_t>(model[2]);
+  if (length != 3 + count + count * dim || xa.ElementLength() != dim) throwType(env, "rbfSum: bad model or x length");
+  const double* coefs = model + 3;
+  const double* sv = coefs + count;
+  const double* x = xa.Data();
+  double sum = 0;
+  for (size_t i = 0; i < count; i++, sv += dim) {
+    double dist = 0;
+    for (size_t j = 0; j < dim; j++) {
+      const double d = x[j] - sv[j];
+      dist += d * d;
+    }
+    sum += coefs[i] * expGlibcNative(negGamma * dist);
+  }
+  return Napi::Number::New(env, sum);
+}
+
 // setCpuMask(mask): libvmaf's cpumask (bits of the SIMD paths not to use), process-wide, as
 // a cap on the kernels' level: bit 3 (AVX2) leaves the baseline paths, bit 4 (AVX-512) AVX2.
 Napi::Value SetCpuMask(const Napi::CallbackInfo& info) {
@@ -639,6 +772,8 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("motionSad", Napi::Function::New(env, MotionSad, "motionSad"));
   exports.Set("finishFeatures", Napi::Function::New(env, FinishFeatures, "finishFeatures"));
   exports.Set("copyBytes", Napi::Function::New(env, CopyBytes, "copyBytes"));
+  exports.Set("setExpTable", Napi::Function::New(env, SetExpTable, "setExpTable"));
+  exports.Set("rbfSum", Napi::Function::New(env, RbfSum, "rbfSum"));
   exports.Set("computeAdmStats", Napi::Function::New(env, ComputeAdmStats, "computeAdmStats"));
   exports.Set("finishAdm", Napi::Function::New(env, FinishAdm, "finishAdm"));
   exports.Set("admKernelParams", Napi::Function::New(env, AdmKernelParams, "admKernelParams"));

@@ -29,6 +29,18 @@ export interface FrameKernel {
   readonly statsLength: number;
   /** Records the passes that compute this frame's accumulators into `out`. */
   encode(encoder: GPUCommandEncoder, planes: LumaPlanes, out: StatsSlot): void;
+  /**
+   * Optional, with encodeInPass: what encode() records outside a compute pass, recorded
+   * before the pass that encodeInPass fills is begun (motion: its accumulator's clear).
+   */
+  encodeBefore?(encoder: GPUCommandEncoder, planes: LumaPlanes, out: StatsSlot): void;
+  /**
+   * Optional: encode()'s dispatches (after encodeBefore, where there is one) into a compute
+   * pass the caller has begun and ends, so that several kernels share one pass: fewer
+   * native calls per frame. Dispatches of one pass run in order, each seeing the writes of
+   * the ones before it, as separate passes do.
+   */
+  encodeInPass?(pass: GPUComputePassEncoder, planes: LumaPlanes, out: StatsSlot): void;
   destroy(): void;
 }
 

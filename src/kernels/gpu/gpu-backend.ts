@@ -102,7 +102,7 @@ import { withGroupMotion, type MotionEntry, type MotionGroup } from '../../pipel
 import { DEFAULT_MOTION_INSTANCE, type MotionInstance } from '../../extractors/integer_motion/motion-options.js';
 import { DEFAULT_FENCE_TIMEOUT_MS, DEFAULT_STAGING_DEPTH, StagingPool, type ReadbackSlot, type UploadSlot } from '../../pool/staging-ring.js';
 import { openGpuDevice, type GpuDevice } from './device.js';
-import type { FrameGeometry, FrameKernel } from './frame-kernel.js';
+import type { FrameGeometry, FrameKernel, LumaPlanes, StatsSlot } from './frame-kernel.js';
 import { statsLayout, type StatsLayout } from './stats-layout.js';
 import type { GpuExtractorSet } from './gpu-extractors.js';
 import { withExtractorLookahead, type GroupOwnValues } from './extractor-lookahead.js';
@@ -850,6 +850,7 @@ class GpuStream {
       const frameBytes = L.bytes + (timing ? TIMESTAMPS * 8 : 0);
       const d = this.#gpu.device;
       const core = batch[0]!.st.kernels.core;
+      const shared = core !== undefined && sharesPass(core);
       const picture = this.#picture!;
       const extractors = this.#extractors;
       const refs: Array<{ prevRef: boolean; prevRef2: boolean }> = [];
@@ -869,32 +870,80 @@ class GpuStream {
           refSlot.encodeCopy(enc, refBuf);
           for (const [k, disBuf] of disBufs.entries()) if (disBuf) disSlots[k]!.encodeCopy(enc, disBuf);
           if (queries) marker(enc, queries.set, 1);
-          for (const [k, disBuf] of disBufs.entries()) {
-            if (!disBuf) continue;
-            const planes = prevRef ? { ref: refBuf, dis: disBuf, prevRef } : { ref: refBuf, dis: disBuf };
-            if (core?.vif) {
-              core.vif.encode(enc, planes, { buffer: stats, offset: k * L.blockBytes });
-              this.#backend.countRuns('vif');
+          if (shared) {
+            // The core kernels' dispatches in one compute pass per group (fewer native calls
+            // per frame than a pass each); motion's clears go before it. The registered
+            // extractors, which write their own blocks, follow in passes of their own.
+            const motion = core.motion && L.motionOffset !== undefined ? core.motion : undefined;
+            const motionPlanes: LumaPlanes = prevRef ? { ref: refBuf, dis: refBuf, prevRef } : { ref: refBuf, dis: refBuf };
+            const motionOut: StatsSlot | undefined = motion ? { buffer: stats, offset: L.motionOffset! } : undefined;
+            const motion2Planes: LumaPlanes | undefined = motion && L.motion2Offset !== undefined ? (prevRef2 ? { ref: refBuf, dis: refBuf, prevRef: prevRef2 } : { ref: refBuf, dis: refBuf }) : undefined;
+            const motion2Out: StatsSlot | undefined = motion2Planes ? { buffer: stats, offset: L.motion2Offset! } : undefined;
+            if (motion) {
+              motion.encodeBefore!(enc, motionPlanes, motionOut!);
+              if (motion2Planes) motion.encodeBefore!(enc, motion2Planes, motion2Out!);
             }
-            if (core?.adm) {
-              core.adm.encode(enc, planes, { buffer: stats, offset: k * L.blockBytes + L.admInBlock });
-              this.#backend.countRuns('adm');
+            const pass = enc.beginComputePass({ label: 'core' });
+            for (let k = 0; k < disBufs.length; k++) {
+              const disBuf = disBufs[k];
+              if (!disBuf) continue;
+              const planes: LumaPlanes = prevRef ? { ref: refBuf, dis: disBuf, prevRef } : { ref: refBuf, dis: disBuf };
+              if (core.vif) {
+                core.vif.encodeInPass!(pass, planes, { buffer: stats, offset: k * L.blockBytes });
+                this.#backend.countRuns('vif');
+              }
+              if (core.adm) {
+                core.adm.encodeInPass!(pass, planes, { buffer: stats, offset: k * L.blockBytes + L.admInBlock });
+                this.#backend.countRuns('adm');
+              }
             }
-            extractors?.encode(enc, { ref: { buffer: refBuf, layout: picture }, dis: { buffer: disBuf, layout: picture } }, { buffer: stats, offset: k * L.blockBytes + L.extractorsInBlock });
-          }
-          if (extractors?.referenceOnly) {
-            // Extractors of the reference alone (float_motion): once per group, scored or not, into the first block.
-            const previousRef = prevRef ? { buffer: prevRef, layout: picture } : undefined;
-            extractors.encodeReference(enc, { ref: { buffer: refBuf, layout: picture }, previousRef }, { buffer: stats, offset: L.extractorsInBlock });
-          }
-          if (core?.motion && L.motionOffset !== undefined) {
-            // Motion reads the reference planes only: once per group.
-            core.motion.encode(enc, prevRef ? { ref: refBuf, dis: refBuf, prevRef } : { ref: refBuf, dis: refBuf }, { buffer: stats, offset: L.motionOffset });
-            this.#backend.countRuns('motion');
-            if (L.motion2Offset !== undefined) {
-              // The five-frame window's SAD: the same kernel against the reference two frames back.
-              core.motion.encode(enc, prevRef2 ? { ref: refBuf, dis: refBuf, prevRef: prevRef2 } : { ref: refBuf, dis: refBuf }, { buffer: stats, offset: L.motion2Offset });
+            if (motion) {
+              motion.encodeInPass!(pass, motionPlanes, motionOut!);
               this.#backend.countRuns('motion');
+              if (motion2Planes) {
+                motion.encodeInPass!(pass, motion2Planes, motion2Out!);
+                this.#backend.countRuns('motion');
+              }
+            }
+            pass.end();
+            if (extractors) {
+              for (let k = 0; k < disBufs.length; k++) {
+                const disBuf = disBufs[k];
+                if (disBuf) extractors.encode(enc, { ref: { buffer: refBuf, layout: picture }, dis: { buffer: disBuf, layout: picture } }, { buffer: stats, offset: k * L.blockBytes + L.extractorsInBlock });
+              }
+              if (extractors.referenceOnly) {
+                const previousRef = prevRef ? { buffer: prevRef, layout: picture } : undefined;
+                extractors.encodeReference(enc, { ref: { buffer: refBuf, layout: picture }, previousRef }, { buffer: stats, offset: L.extractorsInBlock });
+              }
+            }
+          } else {
+            for (const [k, disBuf] of disBufs.entries()) {
+              if (!disBuf) continue;
+              const planes = prevRef ? { ref: refBuf, dis: disBuf, prevRef } : { ref: refBuf, dis: disBuf };
+              if (core?.vif) {
+                core.vif.encode(enc, planes, { buffer: stats, offset: k * L.blockBytes });
+                this.#backend.countRuns('vif');
+              }
+              if (core?.adm) {
+                core.adm.encode(enc, planes, { buffer: stats, offset: k * L.blockBytes + L.admInBlock });
+                this.#backend.countRuns('adm');
+              }
+              extractors?.encode(enc, { ref: { buffer: refBuf, layout: picture }, dis: { buffer: disBuf, layout: picture } }, { buffer: stats, offset: k * L.blockBytes + L.extractorsInBlock });
+            }
+            if (extractors?.referenceOnly) {
+              // Extractors of the reference alone (float_motion): once per group, scored or not, into the first block.
+              const previousRef = prevRef ? { buffer: prevRef, layout: picture } : undefined;
+              extractors.encodeReference(enc, { ref: { buffer: refBuf, layout: picture }, previousRef }, { buffer: stats, offset: L.extractorsInBlock });
+            }
+            if (core?.motion && L.motionOffset !== undefined) {
+              // Motion reads the reference planes only: once per group.
+              core.motion.encode(enc, prevRef ? { ref: refBuf, dis: refBuf, prevRef } : { ref: refBuf, dis: refBuf }, { buffer: stats, offset: L.motionOffset });
+              this.#backend.countRuns('motion');
+              if (L.motion2Offset !== undefined) {
+                // The five-frame window's SAD: the same kernel against the reference two frames back.
+                core.motion.encode(enc, prevRef2 ? { ref: refBuf, dis: refBuf, prevRef: prevRef2 } : { ref: refBuf, dis: refBuf }, { buffer: stats, offset: L.motion2Offset });
+                this.#backend.countRuns('motion');
+              }
             }
           }
           if (queries) marker(enc, queries.set, 2);
@@ -1024,6 +1073,18 @@ class GpuStream {
  */
 function maxBatch(depth: number): number {
   return Math.max(1, Math.floor(depth / 2));
+}
+
+/**
+ * Whether every core kernel can record into a pass shared with the others (encodeInPass;
+ * motion with its encodeBefore): the shipped kernels can, test stand-ins may not.
+ */
+function sharesPass(core: CoreKernels): boolean {
+  const { vif, adm, motion } = core;
+  if (vif && !vif.encodeInPass) return false;
+  if (adm && !adm.encodeInPass) return false;
+  if (motion && !(motion.encodeInPass && motion.encodeBefore)) return false;
+  return true;
 }
 
 /** An empty compute pass that only writes a timestamp. */

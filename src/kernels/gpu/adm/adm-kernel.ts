@@ -424,8 +424,14 @@ export class AdmKernel implements FrameKernel {
   encode(encoder: GPUCommandEncoder, planes: LumaPlanes, out: StatsSlot): void {
     this.#check(planes, out);
     const pass = encoder.beginComputePass({ label: 'adm' });
-    this.#record(planes, out, (_label, body) => body(pass));
+    this.#record(planes, out, pass, undefined);
     pass.end();
+  }
+
+  /** As encode(), into a compute pass the caller has begun (and ends): the backend records all core kernels in one. */
+  encodeInPass(pass: GPUComputePassEncoder, planes: LumaPlanes, out: StatsSlot): void {
+    this.#check(planes, out);
+    this.#record(planes, out, pass, undefined);
   }
 
   /**
@@ -436,15 +442,13 @@ export class AdmKernel implements FrameKernel {
   encodeProfiled(encoder: GPUCommandEncoder, planes: LumaPlanes, out: StatsSlot, querySet: GPUQuerySet, first = 0): string[] {
     this.#check(planes, out);
     const labels: string[] = [];
-    this.#record(planes, out, (label, body) => {
+    this.#record(planes, out, undefined, (label) => {
       const i = labels.length;
       labels.push(label);
-      const pass = encoder.beginComputePass({
+      return encoder.beginComputePass({
         label: `adm ${label}`,
         timestampWrites: { querySet, beginningOfPassWriteIndex: first + 2 * i, endOfPassWriteIndex: first + 2 * i + 1 },
       });
-      body(pass);
-      pass.end();
     });
     return labels;
   }
@@ -461,32 +465,36 @@ export class AdmKernel implements FrameKernel {
     }
   }
 
-  /** The dispatches, in order; `run` provides the pass each one is recorded into. */
-  #record(planes: LumaPlanes, out: StatsSlot, run: (label: string, body: (pass: GPUComputePassEncoder) => void) => void): void {
+  /**
+   * The dispatches, in order: all into `shared`, or (profiling) each into a pass of its own
+   * from `own`, ended after it. No closure per dispatch (this runs per frame), and the
+   * detail scales' shared pipeline is set once in a shared pass.
+   */
+  #record(planes: LumaPlanes, out: StatsSlot, shared: GPUComputePassEncoder | undefined, own: ((label: string) => GPUComputePassEncoder) | undefined): void {
     if (this.active) {
-      run('dwt 0', (pass) => {
-        pass.setPipeline(this.#p.dwt0);
-        pass.setBindGroup(0, this.#scale0Group(planes.ref, planes.dis));
-        pass.dispatchWorkgroups(this.#dispatch[0]![0], this.#dispatch[0]![1]);
-      });
+      let pass = shared ?? own!(DWT_LABELS[0]!);
+      pass.setPipeline(this.#p.dwt0);
+      pass.setBindGroup(0, this.#scale0Group(planes.ref, planes.dis));
+      pass.dispatchWorkgroups(this.#dispatch[0]![0], this.#dispatch[0]![1]);
+      if (!shared) pass.end();
       for (let s = 1; s < SCALES; s++) {
-        run(DWT_LABELS[s]!, (pass) => {
-          pass.setPipeline(this.#p.dwtn);
-          pass.setBindGroup(0, this.#detailGroups[s]!);
-          pass.dispatchWorkgroups(this.#dispatch[s]![0], this.#dispatch[s]![1]);
-        });
+        pass = shared ?? own!(DWT_LABELS[s]!);
+        if (!shared || s === 1) pass.setPipeline(this.#p.dwtn);
+        pass.setBindGroup(0, this.#detailGroups[s]!);
+        pass.dispatchWorkgroups(this.#dispatch[s]![0], this.#dispatch[s]![1]);
+        if (!shared) pass.end();
       }
-      run('mask', (pass) => {
-        pass.setPipeline(this.#p.mask);
-        pass.setBindGroup(0, this.#maskGroup!);
-        pass.dispatchWorkgroups(this.#totalRows);
-      });
+      pass = shared ?? own!('mask');
+      pass.setPipeline(this.#p.mask);
+      pass.setBindGroup(0, this.#maskGroup!);
+      pass.dispatchWorkgroups(this.#totalRows);
+      if (!shared) pass.end();
     }
-    run('final', (pass) => {
-      pass.setPipeline(this.#p.final);
-      pass.setBindGroup(0, this.#finalGroup(out));
-      pass.dispatchWorkgroups(ADM_STATS_LENGTH);
-    });
+    const pass = shared ?? own!('final');
+    pass.setPipeline(this.#p.final);
+    pass.setBindGroup(0, this.#finalGroup(out));
+    pass.dispatchWorkgroups(ADM_STATS_LENGTH);
+    if (!shared) pass.end();
   }
 
   destroy(): void {

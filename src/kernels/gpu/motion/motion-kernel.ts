@@ -55,15 +55,26 @@ export class MotionKernel implements FrameKernel {
    * planes.prevRef it records a 0.
    */
   encode(encoder: GPUCommandEncoder, planes: LumaPlanes, out: StatsSlot): void {
+    this.encodeBefore(encoder, planes, out);
+    if (!planes.prevRef || !this.#pipeline) return;
+    const pass = encoder.beginComputePass({ label: 'motion' });
+    this.encodeInPass(pass, planes, out);
+    pass.end();
+  }
+
+  /** encode() in two halves, for a compute pass shared with other kernels: this one (the accumulator's clear) before the pass is begun. */
+  encodeBefore(encoder: GPUCommandEncoder, _planes: LumaPlanes, out: StatsSlot): void {
     if (this.#destroyed) throw new BackendError('E_GPU', 'motion: the kernel is destroyed');
     if (out.offset % 8 !== 0) throw new BackendError('E_GPU', `motion: output offset ${out.offset} is not a multiple of 8`);
     encoder.clearBuffer(out.buffer, out.offset, 8);
+  }
+
+  /** encode()'s second half (after encodeBefore): the dispatch, into a pass the caller has begun; nothing without planes.prevRef. */
+  encodeInPass(pass: GPUComputePassEncoder, planes: LumaPlanes, out: StatsSlot): void {
     if (!planes.prevRef || !this.#pipeline) return;
-    const pass = encoder.beginComputePass({ label: 'motion' });
     pass.setPipeline(this.#pipeline);
     pass.setBindGroup(0, this.#bindGroup(planes.prevRef, planes.ref, out));
     pass.dispatchWorkgroups(this.geometry.height);
-    pass.end();
   }
 
   destroy(): void {

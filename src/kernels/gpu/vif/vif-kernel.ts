@@ -491,8 +491,13 @@ export class VifKernel implements FrameKernel {
 
   encode(encoder: GPUCommandEncoder, planes: LumaPlanes, out: StatsSlot): void {
     const pass = encoder.beginComputePass({ label: 'vif' });
-    this.#record(planes, out, (_label, body) => body(pass));
+    this.#record(planes, out, pass, undefined);
     pass.end();
+  }
+
+  /** As encode(), into a compute pass the caller has begun (and ends): the backend records all core kernels in one. */
+  encodeInPass(pass: GPUComputePassEncoder, planes: LumaPlanes, out: StatsSlot): void {
+    this.#record(planes, out, pass, undefined);
   }
 
   /**
@@ -502,21 +507,22 @@ export class VifKernel implements FrameKernel {
    */
   encodeProfiled(encoder: GPUCommandEncoder, planes: LumaPlanes, out: StatsSlot, querySet: GPUQuerySet, first = 0): string[] {
     const labels: string[] = [];
-    this.#record(planes, out, (label, body) => {
+    this.#record(planes, out, undefined, (label) => {
       const i = labels.length;
       labels.push(label);
-      const pass = encoder.beginComputePass({
+      return encoder.beginComputePass({
         label: `vif ${label}`,
         timestampWrites: { querySet, beginningOfPassWriteIndex: first + 2 * i, endOfPassWriteIndex: first + 2 * i + 1 },
       });
-      body(pass);
-      pass.end();
     });
     return labels;
   }
 
-  /** The dispatches, in order; `run` provides the pass each one is recorded into. */
-  #record(planes: LumaPlanes, out: StatsSlot, run: (label: string, body: (pass: GPUComputePassEncoder) => void) => void): void {
+  /**
+   * The dispatches, in order: all into `shared`, or (profiling) each into a pass of its own
+   * from `own`, ended after it. No closure per dispatch: this runs per frame.
+   */
+  #record(planes: LumaPlanes, out: StatsSlot, shared: GPUComputePassEncoder | undefined, own: ((label: string) => GPUComputePassEncoder) | undefined): void {
     if (this.#destroyed) throw new BackendError('E_GPU', 'vif: kernel used after destroy()');
     const reduceGroup = this.#reduceGroup(out);
     if (this.#active) {
@@ -528,23 +534,23 @@ export class VifKernel implements FrameKernel {
       const input = this.#inputGroup(planes.ref, planes.dis);
       for (let s = 0; s < SCALES; s++) {
         const g = this.#scales[s]!;
-        run(SCALE_LABELS[s]!, (pass) => {
-          pass.setPipeline(this.#statsPipelines[s]!);
-          pass.setBindGroup(0, s === 0 ? input : this.#scaleGroups[s]!);
-          pass.dispatchWorkgroups(g.tilesX, g.tilesY);
-        });
+        const pass = shared ?? own!(SCALE_LABELS[s]!);
+        pass.setPipeline(this.#statsPipelines[s]!);
+        pass.setBindGroup(0, s === 0 ? input : this.#scaleGroups[s]!);
+        pass.dispatchWorkgroups(g.tilesX, g.tilesY);
+        if (!shared) pass.end();
       }
-      run('gain', (pass) => {
-        pass.setPipeline(this.#gainPipeline);
-        pass.setBindGroup(0, this.#gainGroup!);
-        pass.dispatchWorkgroups(...this.#gainGroups);
-      });
+      const pass = shared ?? own!('gain');
+      pass.setPipeline(this.#gainPipeline);
+      pass.setBindGroup(0, this.#gainGroup!);
+      pass.dispatchWorkgroups(this.#gainGroups[0], this.#gainGroups[1]);
+      if (!shared) pass.end();
     }
-    run('reduce', (pass) => {
-      pass.setPipeline(this.#reducePipeline);
-      pass.setBindGroup(0, reduceGroup);
-      pass.dispatchWorkgroups(VIF_STATS_LEN);
-    });
+    const pass = shared ?? own!('reduce');
+    pass.setPipeline(this.#reducePipeline);
+    pass.setBindGroup(0, reduceGroup);
+    pass.dispatchWorkgroups(VIF_STATS_LEN);
+    if (!shared) pass.end();
   }
 
   destroy(): void {
