@@ -22,6 +22,7 @@ import { DEFAULT_SEARCH_RANGE } from '../align/align-pairs.js';
 import { UsageError, VmafError } from '../errors.js';
 import { VERSION, LIBVMAF_VERSION } from '../version.js';
 import { showDawnDiagnostics } from '../kernels/gpu/device.js';
+import { mark } from '../trace.js';
 
 /** The log's version field: libvmaf's schema version, and who wrote it. */
 const LOG_VERSION = `${LIBVMAF_VERSION}+vmaf-stream.${VERSION}`;
@@ -47,6 +48,7 @@ interface RunOutcome {
  * error, 2 usage, 130/143 interrupted by SIGINT/SIGTERM, 141 standard output closed).
  */
 export async function main(argv: string[]): Promise<number> {
+  mark('modules loaded');
   watchStandardStreams();
   let logsToStdout = false;
   try {
@@ -69,6 +71,7 @@ export async function main(argv: string[]): Promise<number> {
         if (command.args.verbose) showDawnDiagnostics(true);
         logsToStdout = command.args.output === '-';
         const outcome = await run(command.args);
+        mark('run done');
         return outcome.interruptedBy ? EXIT_STATUS[outcome.interruptedBy] : EXIT_STATUS.done;
       }
     }

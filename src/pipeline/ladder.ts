@@ -49,6 +49,7 @@ import { UsageError } from '../errors.js';
 import type { Delivery, LadderOptions, LadderResult, Rendition, RenditionInput, ResolvedRendition } from './ladder-types.js';
 import { alignSources } from '../align/align-pairs.js';
 import { RunQc } from './qc.js';
+import { mark } from '../trace.js';
 
 export type { Delivery, LadderOptions, LadderResult, Rendition, RenditionInput, ResolvedRendition } from './ladder-types.js';
 export { DEFAULT_MODEL, resolveModelSpecs } from './model-specs.js';
@@ -156,6 +157,7 @@ export function runLadder(reference: FrameInput, renditions: readonly ResolvedRe
 
     const run = (async (): Promise<Opened> => {
       const { plan, models } = await resolveRun(options);
+      mark('models and plan');
       if (options.cpumask !== undefined) loadNative().setCpuMask(options.cpumask);
       sourceOptions.planes = options.planes === 'all' ? 'all' : plan.planes;
       ref = openFrameSource(reference, { ...sourceOptions, label: labelOf(reference, 'reference') });
@@ -163,6 +165,7 @@ export function runLadder(reference: FrameInput, renditions: readonly ResolvedRe
       const kinds = await Promise.all([reference, ...renditions.map((r) => r.input)].map(inputKind));
       if (scale) renditions.forEach((_, k) => kinds[k + 1] !== 'stream' && open(k));
       const refFormat = await ref.format();
+      mark('reference format');
       options.onFormat?.(refFormat);
       if (scale) {
         const size = { width: refFormat.width, height: refFormat.height };
@@ -206,6 +209,7 @@ export function runLadder(reference: FrameInput, renditions: readonly ResolvedRe
         await backend.close();
         throw error;
       }
+      mark('backend open');
       options.onBackend?.(backend);
       // A live input may never end: never read one to its end just to count its frames.
       return { backend, models, countRemaining: kinds.every((kind) => kind === 'file') };

@@ -14,6 +14,7 @@ import { BackendError } from '../../errors.js';
 import { testDeviceHangStage } from '../../pipeline/backend-fault.js';
 import { loadNative } from '../native.js';
 import { pruneWgsl } from './wgsl-prune.js';
+import { mark, tracing } from '../../trace.js';
 
 /** One adapter Dawn can see. */
 export interface GpuAdapterEntry {
@@ -112,6 +113,7 @@ async function loadWebGpu(): Promise<WebGpuModule> {
     }
     const g = globalThis as Record<string, unknown>;
     for (const [k, v] of Object.entries(mod.globals)) if (!(k in g)) g[k] = v;
+    mark('webgpu loaded');
     return mod;
   })();
   try {
@@ -261,8 +263,10 @@ async function preferredAdapter(dawnFlags: readonly string[]): Promise<Preferred
   const key = flags.join('\n');
   let gpu = defaultInstances.get(key);
   if (!gpu) defaultInstances.set(key, (gpu = quietDawn(() => create(flags))));
+  mark('dawn instance');
   const instance = gpu;
   const adapter = await quietDawn(() => instance.requestAdapter({ powerPreference: 'high-performance' }));
+  mark('adapter');
   if (!adapter) return null;
   const info = adapter.info;
   const name = info.device || adapterId(info.description || info.vendor || 'unknown adapter');
@@ -448,6 +452,7 @@ export class GpuDevice {
       compute: { module, entryPoint, ...(options.constants ? { constants: options.constants } : {}) },
     });
     pipeline.catch(() => undefined);
+    if (tracing()) void pipeline.then(() => mark(`pipeline ready: ${options.label} (${code.length} characters)`), () => undefined);
     const [info, scopeError] = await this.guard(Promise.all([module.getCompilationInfo(), scope]), `compiling the ${options.label} kernel`);
     const errors = info.messages.filter((m) => m.type === 'error');
     if (errors.length > 0 || scopeError) {
@@ -624,6 +629,7 @@ export async function openGpuDevice(options: OpenGpuOptions = {}): Promise<GpuDe
     if (gpuTimeouts.has(cause as Error)) throw cause;
     throw new BackendError('E_GPU', `cannot open a WebGPU device on '${chosen.name}': ${message(cause)}`, { cause });
   }
+  mark('device');
   const result = new GpuDevice(gpu, device, chosen.name, info, isSoftware, timeoutMs);
   // The test hook's hang in compilation: the kernels' first waits (their compilation) see no answer.
   if (hangAt === 'compile') result.hangForTest();

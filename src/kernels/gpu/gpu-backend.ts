@@ -111,6 +111,7 @@ import { MotionKernel } from './motion/motion-kernel.js';
 import { VifKernel } from './vif/vif-kernel.js';
 import { AdmKernel } from './adm/adm-kernel.js';
 import { ALL_CORE_PARTS, anyCorePart, type CoreParts, type CoreRuns } from '../core-parts.js';
+import { mark } from '../../trace.js';
 
 export interface GpuBackendOptions {
   /** WebGPU adapter: a substring of its name (--gpu-adapter). Default: hardware first, else software. */
@@ -396,7 +397,8 @@ export class GpuBackend implements FeatureBackend {
         const f = this.#factories;
         // Only the parts that run are compiled.
         const parts = (['vif', 'adm', 'motion'] as const).filter((part) => this.parts[part]);
-        const made = await Promise.allSettled(parts.map((part) => f[part](this.gpu, g)));
+        mark('kernels: compiling');
+        const made = await Promise.allSettled(parts.map((part) => f[part](this.gpu, g).finally(() => mark(`kernels: ${part} compiled`))));
         const kernels = made.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
         try {
           const failed = made.find((r): r is PromiseRejectedResult => r.status === 'rejected');
@@ -436,7 +438,9 @@ export class GpuBackend implements FeatureBackend {
         s.value.core.motion?.destroy();
       }
     }
+    mark('backend close: destroying the device');
     this.gpu.destroy();
+    mark('backend close: device destroyed');
   }
 }
 
@@ -529,6 +533,8 @@ class GpuStream {
   /** Groups whose copies are done, in frame order, waiting for the next submit. */
   #ready: ReadyGroup[] = [];
   #flushScheduled = false;
+  /** Whether a batch was submitted (the trace's first submit). */
+  #submitted = false;
   #flushing = false;
   /** The flush loop under way (end() waits for it). */
   #flushed: Promise<void> = Promise.resolve();
@@ -568,6 +574,7 @@ class GpuStream {
 
   async run(job: Job): Promise<StreamStats> {
     this.#waiting.delete(job);
+    if (job.group.index === 0) mark('first group in');
     // Slots and copies (steps 1-2) start as soon as the previous group has its slots, so the
     // copies of several groups overlap; encode and submit (steps 3-4) stay in frame order.
     const staged = this.#stageChain.then(() => this.#stage(job));
@@ -585,6 +592,7 @@ class GpuStream {
     this.#reads.add(done);
     try {
       const [frames, gpuError] = await done;
+      if (s.index === 0) mark('first readback');
       const bytes = frames[s.at]!;
       if (gpuError) {
         throw new BackendError('E_GPU', `${this.#gpu.adapterName}: frame ${s.index}: ${gpuError.constructor?.name ?? 'GPUError'}: ${gpuError.message}`);
@@ -721,6 +729,7 @@ class GpuStream {
           await this.#extractors.compile(this.#gpu);
           this.#check();
         }
+        mark('kernels ready');
         this.#kernelSet = kernels;
       }
       if (!this.#pool) {
@@ -728,6 +737,7 @@ class GpuStream {
         // Under error scopes: a device out of memory for a frame this large says so here.
         this.#pool = await this.#gpu.withErrorScopes(`allocating the buffers for ${geometry.width}x${geometry.height} frames`, () => this.#makePool(geometry, L));
         this.#check();
+        mark('staging pool');
       }
       refSlot = await pool().refUpload.acquire();
       this.#check();
@@ -906,6 +916,8 @@ class GpuStream {
           }
         }
         d.queue.submit([enc.finish()]);
+        if (!this.#submitted) mark('first submit');
+        this.#submitted = true;
         this.#backend.countSubmit(batch.length);
       } finally {
         scope = d.popErrorScope();
