@@ -17,7 +17,6 @@ import { windowLine } from '../pipeline/windows.js';
 import { alertLine, type AlertEvent } from '../pipeline/alerts.js';
 import { alignmentLine, alignmentText, driftLine, driftText } from '../pipeline/qc.js';
 import type { QcOptions } from '../pipeline/qc.js';
-import { ReportBuilder } from '../report/index.js';
 import { DEFAULT_SEARCH_RANGE } from '../align/align-pairs.js';
 import { UsageError, VmafError } from '../errors.js';
 import { VERSION, LIBVMAF_VERSION } from '../version.js';
@@ -46,8 +45,10 @@ interface RunOutcome {
 /**
  * Runs the command line; resolves to the exit status (EXIT_STATUS: 0 done, 1 input/runtime
  * error, 2 usage, 130/143 interrupted by SIGINT/SIGTERM, 141 standard output closed).
+ * `exitAfter`: the caller ends the process once this resolves (bin/vmaf-stream), so a run
+ * leaves its GPU device to the exit rather than closing it first.
  */
-export async function main(argv: string[]): Promise<number> {
+export async function main(argv: string[], options: { exitAfter?: boolean } = {}): Promise<number> {
   mark('modules loaded');
   watchStandardStreams();
   let logsToStdout = false;
@@ -70,7 +71,7 @@ export async function main(argv: string[]): Promise<number> {
       case 'run': {
         if (command.args.verbose) showDawnDiagnostics(true);
         logsToStdout = command.args.output === '-';
-        const outcome = await run(command.args);
+        const outcome = await run(command.args, options.exitAfter ? { exitAfterRun: true } : {});
         mark('run done');
         return outcome.interruptedBy ? EXIT_STATUS[outcome.interruptedBy] : EXIT_STATUS.done;
       }
@@ -206,7 +207,8 @@ async function runUntilStopped(args: CliArgs, hooks: RunHooks, outcome: RunOutco
     if (!r.out) return;
     (writerFor(r) as NdjsonWriter).writeRecord(record);
   };
-  const report = args.report !== undefined ? new ReportBuilder() : undefined;
+  // The report's module (HTML, SVG) is loaded only by the runs that write one.
+  const report = args.report !== undefined ? new (await import('../report/index.js')).ReportBuilder() : undefined;
   if (args.report !== undefined) {
     // Fail now rather than after a long live run: the report's folder must take a file.
     await access(dirname(resolve(args.report)), constants.W_OK).catch((error: unknown) => {
@@ -267,6 +269,7 @@ async function runUntilStopped(args: CliArgs, hooks: RunHooks, outcome: RunOutco
         onBackend: (backend) => {
           backendText = backend.description;
         },
+        ...(hooks.exitAfterRun ? { exitAfterRun: true } : {}),
         // A queued title's length is known once planned: the progress line's ETA.
         ...(args.score.queue !== undefined ? { queue: { ...(typeof args.score.queue === 'string' ? { url: args.score.queue } : args.score.queue), onPlan: (plan) => progress?.expect(plan.frames) } } : {}),
       },

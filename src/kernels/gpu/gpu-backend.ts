@@ -385,6 +385,13 @@ export class GpuBackend implements FeatureBackend {
     t.hostWait += hostWait;
   }
 
+  /** Starts compiling the kernels for frames of this format (FeatureBackend.prepare). */
+  prepare(format: FrameFormat): void {
+    if (this.#closed) return;
+    // A failure is the first frame's to report (kernels() forgets a failed set).
+    this.kernels({ width: format.width, height: format.height, bitDepth: format.bitDepth }).catch(() => undefined);
+  }
+
   /** @internal The kernels for one frame size and bit depth, compiled once per backend. */
   kernels(geometry: FrameGeometry): Promise<KernelSet> {
     if (this.#closed) return Promise.reject(new BackendError('E_GPU', 'the gpu backend is closed'));
@@ -721,30 +728,36 @@ class GpuStream {
 
       // The stream's geometry is fixed by its first group (asserted above): its kernels and
       // compiled extractors are looked up once, not per group (a key string and two awaits).
+      // The first group's compile (the core's kernels, begun by prepare() where it was called,
+      // and the extractors', side by side) goes on while the pool is made and the frames are
+      // copied; only the encode needs them.
       let kernels = this.#kernelSet;
+      let compiling: Promise<KernelSet> | undefined;
       if (!kernels) {
-        kernels = await this.#backend.kernels(geometry);
+        const extractors = this.#extractors;
+        compiling = Promise.all([this.#backend.kernels(geometry), extractors?.compile(this.#gpu)]).then(([set]) => set);
+        compiling.catch(() => undefined);
+      }
+      try {
+        if (!this.#pool) {
+          this.#geometry = geometry;
+          // Under error scopes: a device out of memory for a frame this large says so here.
+          this.#pool = await this.#gpu.withErrorScopes(`allocating the buffers for ${geometry.width}x${geometry.height} frames`, () => this.#makePool(geometry, L));
+          this.#check();
+          mark('staging pool');
+        }
+        refSlot = await pool().refUpload.acquire();
         this.#check();
-        if (this.#extractors) {
-          await this.#extractors.compile(this.#gpu);
+        for (const [k, dis] of computed.entries()) {
+          if (!dis) continue;
+          disSlots[k] = await pool().disUpload.acquire();
           this.#check();
         }
-        mark('kernels ready');
-        this.#kernelSet = kernels;
-      }
-      if (!this.#pool) {
-        this.#geometry = geometry;
-        // Under error scopes: a device out of memory for a frame this large says so here.
-        this.#pool = await this.#gpu.withErrorScopes(`allocating the buffers for ${geometry.width}x${geometry.height} frames`, () => this.#makePool(geometry, L));
-        this.#check();
-        mark('staging pool');
-      }
-      refSlot = await pool().refUpload.acquire();
-      this.#check();
-      for (const [k, dis] of computed.entries()) {
-        if (!dis) continue;
-        disSlots[k] = await pool().disUpload.acquire();
-        this.#check();
+      } catch (error) {
+        // A compile that failed is the error to report: a device that stops answering while
+        // the kernels compile times out the pool's error scope too, a moment later.
+        if (compiling && error !== CANCELLED) await compiling;
+        throw error;
       }
 
       // Step 2: the host's part. The frames are released as soon as they are copied: the
@@ -779,7 +792,19 @@ class GpuStream {
       copied.catch(() => undefined);
       this.#copies.add(copied);
       void copied.finally(() => this.#copies.delete(copied)).catch(() => undefined);
-      const staged: Staged = { geometry, kernels, refSlot, disSlots: [...disSlots], refPts, renditions, computed, copied };
+      if (compiling) {
+        try {
+          kernels = await compiling;
+          mark('kernels ready');
+          this.#check();
+        } catch (error) {
+          // The slots go back only once their copies are over.
+          await copied.catch(() => undefined);
+          throw error;
+        }
+        this.#kernelSet = kernels;
+      }
+      const staged: Staged = { geometry, kernels: kernels!, refSlot, disSlots: [...disSlots], refPts, renditions, computed, copied };
       refSlot = undefined;
       disSlots.length = 0;
       return staged;
