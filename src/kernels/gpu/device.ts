@@ -435,6 +435,15 @@ export class GpuDevice {
    * errors come back as BackendError with line numbers of the compiled text.
    */
   async createComputePipeline(source: string, options: { label: string; entryPoint?: string; constants?: Record<string, number> }): Promise<GPUComputePipeline> {
+    const paced = paceDawnPolling();
+    try {
+      return await this.#createComputePipeline(source, options);
+    } finally {
+      paced();
+    }
+  }
+
+  async #createComputePipeline(source: string, options: { label: string; entryPoint?: string; constants?: Record<string, number> }): Promise<GPUComputePipeline> {
     this.throwIfFailed();
     const d = this.device;
     // The scope is popped before any await: kernels compile their pipelines concurrently, and
@@ -511,6 +520,39 @@ export class GpuDevice {
     this.device.destroy();
     // The instance stays held: Dawn objects of this device may still be collected later.
   }
+}
+
+// dawn.node learns that its work is done (a pipeline compiled, a buffer mapped) by polling
+// its instance: while any of its promises is pending, it schedules the poll again with
+// globalThis.setImmediate, every turn of the event loop, which keeps a core busy and fills
+// the young generation with the callbacks it makes. Pipelines compile on Dawn's own threads
+// (tens of ms on a GPU, seconds on lavapipe, the first frame waiting for them), so while
+// any compiles, dawn.node's polls (its callbacks are native functions) are spaced 1 ms
+// apart instead: the core goes to the compilers. On the 2-core box with lavapipe a 1-frame
+// run took about 0.5 s less CPU and less wall time. Frames are not affected: the spacing
+// ends with the last compile (its success, its error or its timeout).
+let pacing = 0;
+let pacedSetImmediate: typeof setImmediate | undefined;
+let plainSetImmediate: typeof setImmediate | undefined;
+
+/** Spaces dawn.node's polls 1 ms apart until the returned function is called (once or more). */
+function paceDawnPolling(): () => void {
+  if (pacing++ === 0) {
+    const plain = (plainSetImmediate = globalThis.setImmediate);
+    const toText = Function.prototype.toString;
+    pacedSetImmediate = ((callback: (...args: unknown[]) => void, ...args: unknown[]) =>
+      typeof callback === 'function' && toText.call(callback).endsWith('{ [native code] }')
+        ? setTimeout(callback, 1, ...args)
+        : plain(callback, ...args)) as unknown as typeof setImmediate;
+    globalThis.setImmediate = pacedSetImmediate;
+  }
+  let done = false;
+  return () => {
+    if (done) return;
+    done = true;
+    // Put back only what was put there (a test's fake timers installed since stay theirs).
+    if (--pacing === 0 && globalThis.setImmediate === pacedSetImmediate) globalThis.setImmediate = plainSetImmediate!;
+  };
 }
 
 /** The timeouts bounded() raised: opening gives up on them rather than trying another way. */
