@@ -307,6 +307,8 @@ export class GpuDevice {
   #hangHold: NodeJS.Timeout | undefined;
   #reject!: (e: BackendError) => void;
   #listeners = new Set<(e: BackendError) => void>();
+  /** Ends the spacing of dawn.node's polls a software device keeps for its life (paceDawnPolling). */
+  #unpace: (() => void) | undefined;
 
   /** Use openGpuDevice(). `instance` is the Dawn instance the device came from. */
   constructor(instance: GPU, device: GPUDevice, adapterName: string, info: GPUAdapterInfo, isSoftware: boolean, timeoutMs = DEFAULT_GPU_TIMEOUT_MS) {
@@ -323,6 +325,9 @@ export class GpuDevice {
       isFallbackAdapter: (info as { isFallbackAdapter?: boolean }).isFallbackAdapter === true,
     });
     this.isSoftware = isSoftware;
+    // On a software adapter the GPU's work is the CPU's: dawn.node's busy poll would take a
+    // core from it for the whole run, and a frame takes far longer than the 1 ms spacing.
+    if (isSoftware) this.#unpace = paceDawnPolling();
     this.features = new Set([...device.features].map(String));
     this.limits = device.limits;
     this.timeoutMs = timeoutMs;
@@ -516,6 +521,7 @@ export class GpuDevice {
     if (this.#destroyed) return;
     this.#destroyed = true;
     clearInterval(this.#hangHold);
+    this.#unpace?.();
     this.#listeners.clear();
     this.device.destroy();
     // The instance stays held: Dawn objects of this device may still be collected later.
@@ -530,7 +536,8 @@ export class GpuDevice {
 // any compiles, dawn.node's polls (its callbacks are native functions) are spaced 1 ms
 // apart instead: the core goes to the compilers. On the 2-core box with lavapipe a 1-frame
 // run took about 0.5 s less CPU and less wall time. Frames are not affected: the spacing
-// ends with the last compile (its success, its error or its timeout).
+// ends with the last compile (its success, its error or its timeout); only a software
+// device keeps it for its life (GpuDevice).
 let pacing = 0;
 let pacedSetImmediate: typeof setImmediate | undefined;
 let plainSetImmediate: typeof setImmediate | undefined;
