@@ -140,6 +140,7 @@ async function run(args: CliArgs, hooks: RunHooks = {}): Promise<RunOutcome> {
   // signal while the logs are being finished ends the process at once.
   const outcome: RunOutcome = {};
   let stopScoring: (() => void) | undefined;
+  let inputsClosed: Promise<void> | undefined;
   const onSignal = (signal: InterruptSignal) => {
     if (outcome.interruptedBy) process.exit(EXIT_STATUS[signal]);
     outcome.interruptedBy = signal;
@@ -150,14 +151,24 @@ async function run(args: CliArgs, hooks: RunHooks = {}): Promise<RunOutcome> {
     return await runUntilStopped(args, hooks, outcome, (stop) => {
       stopScoring = stop;
       if (outcome.interruptedBy) stop();
+    }, (closed) => {
+      inputsClosed = closed;
     });
   } finally {
+    // The inputs' decoders are gone before the run returns (and the process may exit).
+    await inputsClosed;
     for (const signal of INTERRUPT_SIGNALS) process.off(signal, onSignal);
   }
 }
 
 /** The run itself; `onStoppable` receives the function that ends the scoring early. */
-async function runUntilStopped(args: CliArgs, hooks: RunHooks, outcome: RunOutcome, onStoppable: (stop: () => void) => void): Promise<RunOutcome> {
+async function runUntilStopped(
+  args: CliArgs,
+  hooks: RunHooks,
+  outcome: RunOutcome,
+  onStoppable: (stop: () => void) => void,
+  onInputsClosed: (closed: Promise<void>) => void,
+): Promise<RunOutcome> {
   const stderr = process.stderr;
   const progress = 'progress' in hooks ? hooks.progress : stderr.isTTY && !args.quiet ? new ProgressLine(stderr, args.score.queue === undefined ? args.score.frameCnt : undefined) : undefined;
   // The log's header names the frame size, known once the reference is open.
@@ -270,6 +281,7 @@ async function runUntilStopped(args: CliArgs, hooks: RunHooks, outcome: RunOutco
           backendText = backend.description;
         },
         ...(hooks.exitAfterRun ? { exitAfterRun: true } : {}),
+        onInputsClosed,
         // A queued title's length is known once planned: the progress line's ETA.
         ...(args.score.queue !== undefined ? { queue: { ...(typeof args.score.queue === 'string' ? { url: args.score.queue } : args.score.queue), onPlan: (plan) => progress?.expect(plan.frames) } } : {}),
       },

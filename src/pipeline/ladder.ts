@@ -314,8 +314,8 @@ export function runLadder(reference: FrameInput, renditions: readonly ResolvedRe
         return qc.attach(results);
       }),
       finalize(() => {
-        void ref?.close().catch(() => undefined);
-        for (const source of dis) void source?.close().catch(() => undefined);
+        const closing = [ref, ...dis].map((source) => source?.close().catch(() => undefined));
+        options.onInputsClosed?.(Promise.all(closing).then(() => undefined));
         if (!options.exitAfterRun) void backend?.close().catch(() => undefined);
       }),
     );

@@ -113,6 +113,12 @@ export interface ScoreOptions extends QcOptions {
    */
   exitAfterRun?: boolean;
   /**
+   * @internal Called as the run ends (completed, failed or stopped) with a promise that
+   * settles once every input is closed (its ffmpeg gone): the command line waits for it
+   * before it exits, so that it leaves no decoder behind.
+   */
+  onInputsClosed?: (closed: Promise<void>) => void;
+  /**
    * Score on a BullMQ queue in Redis (a URL, or QueueOptions): the title is cut into
    * segments that `vmaf-stream worker` processes score, and their results are merged into
    * exactly this run's results, in order. Inputs must be paths or URLs the workers can read.
