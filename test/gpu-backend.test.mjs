@@ -13,6 +13,8 @@ import { fileURLToPath } from 'node:url';
 import { Observable, from, lastValueFrom, toArray, firstValueFrom, tap, timeout as rxTimeout } from 'rxjs';
 import { GpuBackend } from '../dist/kernels/gpu/gpu-backend.js';
 import { MotionKernel } from '../dist/kernels/gpu/motion/motion-kernel.js';
+import { VifKernel } from '../dist/kernels/gpu/vif/vif-kernel.js';
+import { AdmKernel } from '../dist/kernels/gpu/adm/adm-kernel.js';
 import { openGpuDevice, hasHardwareAdapter } from '../dist/kernels/gpu/device.js';
 import { readI64 } from '../dist/kernels/gpu/wgsl.js';
 import { UploadRing, ReadbackRing, ReferenceRing, StagingPool } from '../dist/pool/staging-ring.js';
@@ -384,6 +386,28 @@ describe('gpu backend (WebGPU)', function () {
       const got2 = await lastValueFrom(backend.extract(single).pipe(tap(() => results++), toArray()));
       assertSameFeatures(got2.map((f) => ({ ...f, refPts: undefined, disPts: undefined })), want.map((f) => ({ ...f, refPts: undefined, disPts: undefined })), 'one host buffer');
       assert.ok(emittedBeforeResult > 0, 'frames were overwritten while earlier ones were in flight');
+    });
+
+    it('prepare(format) starts compiling the kernels before any frame, once; the stream then uses them, bit for bit as the cpu backend', async function () {
+      const clip = await loadClip(CLIPS[1]);
+      const calls = { vif: 0, adm: 0, motion: 0 };
+      const kernels = { vif: VifKernel, adm: AdmKernel, motion: MotionKernel };
+      const counted = (part) => (gpu, g) => {
+        calls[part]++;
+        return kernels[part].create(gpu, g);
+      };
+      const b = await GpuBackend.open({ kernelFactories: { vif: counted('vif'), adm: counted('adm'), motion: counted('motion') } });
+      try {
+        b.prepare(clip.ref[0].format);
+        assert.deepEqual(calls, { vif: 1, adm: 1, motion: 1 });
+        const { pairs, releases, count } = pairsOf(clip);
+        const got = await extractAll(b, pairs);
+        assert.deepEqual(calls, { vif: 1, adm: 1, motion: 1 });
+        assertSameFeatures(got, await extractAll(cpu, pairsOf(clip).pairs), 'prepared');
+        assertAllReleasedOnce(releases, count);
+      } finally {
+        await b.close();
+      }
     });
 
     it('is deterministic: the same bits run after run and whatever the depth', async function () {

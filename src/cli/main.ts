@@ -17,11 +17,11 @@ import { windowLine } from '../pipeline/windows.js';
 import { alertLine, type AlertEvent } from '../pipeline/alerts.js';
 import { alignmentLine, alignmentText, driftLine, driftText } from '../pipeline/qc.js';
 import type { QcOptions } from '../pipeline/qc.js';
-import { ReportBuilder } from '../report/index.js';
 import { DEFAULT_SEARCH_RANGE } from '../align/align-pairs.js';
 import { UsageError, VmafError } from '../errors.js';
 import { VERSION, LIBVMAF_VERSION } from '../version.js';
 import { showDawnDiagnostics } from '../kernels/gpu/device.js';
+import { mark } from '../trace.js';
 
 /** The log's version field: libvmaf's schema version, and who wrote it. */
 const LOG_VERSION = `${LIBVMAF_VERSION}+vmaf-stream.${VERSION}`;
@@ -45,8 +45,11 @@ interface RunOutcome {
 /**
  * Runs the command line; resolves to the exit status (EXIT_STATUS: 0 done, 1 input/runtime
  * error, 2 usage, 130/143 interrupted by SIGINT/SIGTERM, 141 standard output closed).
+ * `exitAfter`: the caller ends the process once this resolves (bin/vmaf-stream), so a run
+ * leaves its GPU device to the exit rather than closing it first.
  */
-export async function main(argv: string[]): Promise<number> {
+export async function main(argv: string[], options: { exitAfter?: boolean } = {}): Promise<number> {
+  mark('modules loaded');
   watchStandardStreams();
   let logsToStdout = false;
   try {
@@ -68,8 +71,8 @@ export async function main(argv: string[]): Promise<number> {
       case 'run': {
         if (command.args.verbose) showDawnDiagnostics(true);
         logsToStdout = command.args.output === '-';
-        // bin/vmaf-stream exits once main() resolves: the backend's device goes with the process.
-        const outcome = await run(command.args, { exitsAfter: true });
+        const outcome = await run(command.args, options.exitAfter ? { exitAfterRun: true } : {});
+        mark('run done');
         return outcome.interruptedBy ? EXIT_STATUS[outcome.interruptedBy] : EXIT_STATUS.done;
       }
     }
@@ -137,6 +140,7 @@ async function run(args: CliArgs, hooks: RunHooks = {}): Promise<RunOutcome> {
   // signal while the logs are being finished ends the process at once.
   const outcome: RunOutcome = {};
   let stopScoring: (() => void) | undefined;
+  let inputsClosed: Promise<void> | undefined;
   const onSignal = (signal: InterruptSignal) => {
     if (outcome.interruptedBy) process.exit(EXIT_STATUS[signal]);
     outcome.interruptedBy = signal;
@@ -147,14 +151,24 @@ async function run(args: CliArgs, hooks: RunHooks = {}): Promise<RunOutcome> {
     return await runUntilStopped(args, hooks, outcome, (stop) => {
       stopScoring = stop;
       if (outcome.interruptedBy) stop();
+    }, (closed) => {
+      inputsClosed = closed;
     });
   } finally {
+    // The inputs' decoders are gone before the run returns (and the process may exit).
+    await inputsClosed;
     for (const signal of INTERRUPT_SIGNALS) process.off(signal, onSignal);
   }
 }
 
 /** The run itself; `onStoppable` receives the function that ends the scoring early. */
-async function runUntilStopped(args: CliArgs, hooks: RunHooks, outcome: RunOutcome, onStoppable: (stop: () => void) => void): Promise<RunOutcome> {
+async function runUntilStopped(
+  args: CliArgs,
+  hooks: RunHooks,
+  outcome: RunOutcome,
+  onStoppable: (stop: () => void) => void,
+  onInputsClosed: (closed: Promise<void>) => void,
+): Promise<RunOutcome> {
   const stderr = process.stderr;
   const progress = 'progress' in hooks ? hooks.progress : stderr.isTTY && !args.quiet ? new ProgressLine(stderr, args.score.queue === undefined ? args.score.frameCnt : undefined) : undefined;
   // The log's header names the frame size, known once the reference is open.
@@ -204,7 +218,8 @@ async function runUntilStopped(args: CliArgs, hooks: RunHooks, outcome: RunOutco
     if (!r.out) return;
     (writerFor(r) as NdjsonWriter).writeRecord(record);
   };
-  const report = args.report !== undefined ? new ReportBuilder() : undefined;
+  // The report's module (HTML, SVG) is loaded only by the runs that write one.
+  const report = args.report !== undefined ? new (await import('../report/index.js')).ReportBuilder() : undefined;
   if (args.report !== undefined) {
     // Fail now rather than after a long live run: the report's folder must take a file.
     await access(dirname(resolve(args.report)), constants.W_OK).catch((error: unknown) => {
@@ -253,7 +268,6 @@ async function runUntilStopped(args: CliArgs, hooks: RunHooks, outcome: RunOutco
       {
         ...args.score,
         ...qc,
-        exitsAfterRun: hooks.exitsAfter === true,
         // Stopping (a signal, a log that failed) cuts the inputs short: "ended before" is
         // then the stop, not news.
         onWarning: (message) => {
@@ -266,6 +280,8 @@ async function runUntilStopped(args: CliArgs, hooks: RunHooks, outcome: RunOutco
         onBackend: (backend) => {
           backendText = backend.description;
         },
+        ...(hooks.exitAfterRun ? { exitAfterRun: true } : {}),
+        onInputsClosed,
         // A queued title's length is known once planned: the progress line's ETA.
         ...(args.score.queue !== undefined ? { queue: { ...(typeof args.score.queue === 'string' ? { url: args.score.queue } : args.score.queue), onPlan: (plan) => progress?.expect(plan.frames) } } : {}),
       },

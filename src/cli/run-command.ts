@@ -11,8 +11,8 @@ export interface RunHooks {
   progress?: ProgressLine | undefined;
   /** Printed before each pooled score: which title it is. */
   scorePrefix?: string;
-  /** The process exits once this run ends (bin/vmaf-stream's single run): its backend is left open (LadderOptions.exitsAfterRun). */
-  exitsAfter?: boolean;
+  /** The process exits once the run is over (ScoreOptions.exitAfterRun). */
+  exitAfterRun?: boolean;
 }
 
 /** The command line's run: score, write the logs, print the pooled scores. */

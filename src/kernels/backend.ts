@@ -1,5 +1,5 @@
 import { map, mergeMap, type Observable } from '../rx.js';
-import type { FrameFeatures, FrameGroup, FramePair, GroupFeatures } from '../types.js';
+import type { FrameFeatures, FrameFormat, FrameGroup, FramePair, GroupFeatures } from '../types.js';
 import type { GpuDevice } from './gpu/device.js';
 import type { CoreRuns } from './core-parts.js';
 
@@ -28,6 +28,12 @@ export interface FeatureBackend {
    * The backend releases every frame of every group it receives, exactly once.
    */
   extractMany(groups: Observable<FrameGroup>): Observable<GroupFeatures>;
+  /**
+   * A hint that frames of this format will come: the gpu backend starts compiling their
+   * kernels now, so that they are ready sooner than if they waited for the first frame.
+   * Never required, never an error (a failure shows when the frames come).
+   */
+  prepare?(format: FrameFormat): void;
   close(): Promise<void>;
   /** The GPU device the backend computes on, if any (the fault tests' hooks reach it here). */
   gpuDevice?(): GpuDevice | undefined;

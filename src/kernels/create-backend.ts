@@ -1,6 +1,5 @@
 import { existsSync, readdirSync } from 'node:fs';
 import type { BackendKind, FeatureBackend } from './backend.js';
-import { CpuBackend } from './cpu-backend.js';
 import { PlanBackend } from './plan-backend.js';
 import type { RunPlan } from '../extractors/plan.js';
 import { integerMotion } from '../extractors/integer_motion/integer_motion.js';
@@ -31,16 +30,22 @@ export interface BackendOptions {
 export async function createBackend(kind: BackendKind | 'auto', options: BackendOptions): Promise<FeatureBackend> {
   switch (kind) {
     case 'cpu':
-      return new CpuBackend(cpuOptions(options));
+      return openCpuBackend(options);
     case 'gpu': {
       const { GpuBackend } = await import('./gpu/gpu-backend.js');
       return GpuBackend.open({ adapter: options.gpuAdapter, onWarning: options.onWarning, ...coreOptionsOf(options), ...gpuTimeoutOf(options) });
     }
     case 'auto': {
       const gpu = await openHardwareGpu(options);
-      return gpu ?? new CpuBackend(cpuOptions(options));
+      return gpu ?? openCpuBackend(options);
     }
   }
+}
+
+/** The cpu backend, its module loaded only by runs that use it (a gpu run's start-up does not). */
+async function openCpuBackend(options: BackendOptions): Promise<FeatureBackend> {
+  const { CpuBackend } = await import('./cpu-backend.js');
+  return new CpuBackend(cpuOptions(options));
 }
 
 function coreOptionsOf(options: BackendOptions): { motion?: readonly MotionInstance[]; parts?: CoreParts } {

@@ -391,6 +391,10 @@ export class PlanBackend implements FeatureBackend {
     return this.core?.coreRuns?.();
   }
 
+  prepare(format: FrameFormat): void {
+    this.core?.prepare?.(format);
+  }
+
   async close(): Promise<void> {
     await this.core?.close();
   }

@@ -34,12 +34,6 @@ export interface LadderOptions extends ScoreOptions {
    * Default true for scoreLadder() (score() keeps false: a size mismatch is an error).
    */
   scale?: boolean;
-  /**
-   * @internal The process exits as soon as the run ends (the CLI): the backend is not closed,
-   * its device goes with the process. Closing a gpu backend destroys its Dawn device, about
-   * 40 ms on the main thread on an H100, on the way to the logs' close. Default false.
-   */
-  exitsAfterRun?: boolean;
 }
 
 /** One frame's result for one rendition. */

@@ -50,6 +50,7 @@ import { UsageError } from '../errors.js';
 import type { Delivery, LadderOptions, LadderResult, Rendition, RenditionInput, ResolvedRendition } from './ladder-types.js';
 import { alignSources } from '../align/align-pairs.js';
 import { RunQc } from './qc.js';
+import { mark } from '../trace.js';
 
 export type { Delivery, LadderOptions, LadderResult, Rendition, RenditionInput, ResolvedRendition } from './ladder-types.js';
 export { DEFAULT_MODEL, resolveModelSpecs } from './model-specs.js';
@@ -155,40 +156,63 @@ export function runLadder(reference: FrameInput, renditions: readonly ResolvedRe
       return source;
     };
 
+    let countRemaining = true;
     const run = (async (): Promise<Opened> => {
       const { plan, models } = await resolveRun(options);
+      mark('models and plan');
       if (options.cpumask !== undefined) loadNative().setCpuMask(options.cpumask);
-      sourceOptions.planes = options.planes === 'all' ? 'all' : plan.planes;
-      ref = openFrameSource(reference, { ...sourceOptions, label: labelOf(reference, 'reference') });
-      if (!scale) renditions.forEach((_, k) => open(k));
-      const kinds = await Promise.all([reference, ...renditions.map((r) => r.input)].map(inputKind));
-      if (scale) renditions.forEach((_, k) => kinds[k + 1] !== 'stream' && open(k));
-      const refFormat = await ref.format();
-      options.onFormat?.(refFormat);
-      if (scale) {
-        const size = { width: refFormat.width, height: refFormat.height };
-        for (const k of renditions.keys()) {
-          // What cannot be read twice goes through the scaler from the start.
-          if (kinds[k + 1] === 'stream') {
-            open(k, size);
-            continue;
-          }
-          if (kinds[k + 1] !== 'file') continue; // a FrameSource: as it is
-          const format = await dis[k]!.format();
-          if (format.width !== size.width || format.height !== size.height) {
-            await dis[k]!.close();
-            open(k, size);
-          }
-        }
-      }
       const onAggregate = options.onAggregate;
-      const backend = await createPlanBackend(plan, options.backend ?? 'auto', {
+      // The backend opens (on the gpu backend, Dawn's adapter and device: the longest step
+      // before the first frame) while the inputs are opened and their headers read. Its
+      // warnings wait for the inputs: a run whose input fails says only that, as before.
+      const userWarning = options.onWarning;
+      let held: string[] | undefined = [];
+      const onWarning = userWarning && ((message: string) => (held ? held.push(message) : userWarning(message)));
+      const opening = createPlanBackend(plan, options.backend ?? 'auto', {
         threads,
         gpuAdapter: options.gpuAdapter,
         ...(options.gpuTimeoutMs !== undefined ? { gpuTimeoutMs: options.gpuTimeoutMs } : {}),
-        onWarning: options.onWarning,
+        onWarning,
         ...(onAggregate ? { onAggregate: (k: number, metrics: Record<string, number>) => onAggregate(names[k]!, metrics) } : {}),
       });
+      opening.catch(() => undefined);
+      let refFormat: FrameFormat;
+      try {
+        sourceOptions.planes = options.planes === 'all' ? 'all' : plan.planes;
+        ref = openFrameSource(reference, { ...sourceOptions, label: labelOf(reference, 'reference') });
+        if (!scale) renditions.forEach((_, k) => open(k));
+        const kinds = await Promise.all([reference, ...renditions.map((r) => r.input)].map(inputKind));
+        if (scale) renditions.forEach((_, k) => kinds[k + 1] !== 'stream' && open(k));
+        refFormat = await ref.format();
+        mark('reference format');
+        options.onFormat?.(refFormat);
+        if (scale) {
+          const size = { width: refFormat.width, height: refFormat.height };
+          for (const k of renditions.keys()) {
+            // What cannot be read twice goes through the scaler from the start.
+            if (kinds[k + 1] === 'stream') {
+              open(k, size);
+              continue;
+            }
+            if (kinds[k + 1] !== 'file') continue; // a FrameSource: as it is
+            const format = await dis[k]!.format();
+            if (format.width !== size.width || format.height !== size.height) {
+              await dis[k]!.close();
+              open(k, size);
+            }
+          }
+        }
+        // A live input may never end: never read one to its end just to count its frames.
+        countRemaining = kinds.every((kind) => kind === 'file');
+      } catch (error) {
+        void opening.then((b) => b.close(), () => undefined);
+        throw error;
+      }
+      // The inputs are open: the backend's warnings so far, and from here on as they come.
+      const early = held;
+      held = undefined;
+      for (const message of early) userWarning?.(message);
+      const backend = await opening;
       // Before any frame buffer exists: a pool the kernel would grant virtually and the OOM
       // killer take back is refused here, with its figures (pool/memory-budget.ts).
       try {
@@ -207,13 +231,14 @@ export function runLadder(reference: FrameInput, renditions: readonly ResolvedRe
         await backend.close();
         throw error;
       }
+      mark('backend open');
+      // The kernels for the reference's frames compile while the first frames are read and staged.
+      backend.prepare?.(refFormat);
       options.onBackend?.(backend);
-      // A live input may never end: never read one to its end just to count its frames.
-      return { backend, models, countRemaining: kinds.every((kind) => kind === 'file') };
+      return { backend, models, countRemaining };
     })();
 
     let backend: FeatureBackend | undefined;
-    let countRemaining = true;
     let qc: RunQc | undefined;
     const modes = renditions.map((r) => r.align ?? options.align);
     const aligning = modes.some((mode) => mode !== undefined);
@@ -290,9 +315,9 @@ export function runLadder(reference: FrameInput, renditions: readonly ResolvedRe
         return qc.attach(results);
       }),
       finalize(() => {
-        void ref?.close().catch(() => undefined);
-        for (const source of dis) void source?.close().catch(() => undefined);
-        if (!options.exitsAfterRun) void backend?.close().catch(() => undefined);
+        const closing = [ref, ...dis].map((source) => source?.close().catch(() => undefined));
+        options.onInputsClosed?.(Promise.all(closing).then(() => undefined));
+        if (!options.exitAfterRun) void backend?.close().catch(() => undefined);
       }),
     );
   });

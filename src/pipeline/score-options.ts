@@ -107,6 +107,18 @@ export interface ScoreOptions extends QcOptions {
   /** Called once the backend is open, with its description. */
   onBackend?: (backend: FeatureBackend) => void;
   /**
+   * @internal The process exits as soon as the run ends (the command line's one-shot run):
+   * the backend is left open for the exit to free. Closing a GPU device frees each of its
+   * buffers and waits for the device first, which took 20-40 ms at the end of every run.
+   */
+  exitAfterRun?: boolean;
+  /**
+   * @internal Called as the run ends (completed, failed or stopped) with a promise that
+   * settles once every input is closed (its ffmpeg gone): the command line waits for it
+   * before it exits, so that it leaves no decoder behind.
+   */
+  onInputsClosed?: (closed: Promise<void>) => void;
+  /**
    * Score on a BullMQ queue in Redis (a URL, or QueueOptions): the title is cut into
    * segments that `vmaf-stream worker` processes score, and their results are merged into
    * exactly this run's results, in order. Inputs must be paths or URLs the workers can read.

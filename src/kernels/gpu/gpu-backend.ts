@@ -111,6 +111,7 @@ import { MotionKernel } from './motion/motion-kernel.js';
 import { VifKernel } from './vif/vif-kernel.js';
 import { AdmKernel } from './adm/adm-kernel.js';
 import { ALL_CORE_PARTS, anyCorePart, type CoreParts, type CoreRuns } from '../core-parts.js';
+import { mark } from '../../trace.js';
 
 export interface GpuBackendOptions {
   /** WebGPU adapter: a substring of its name (--gpu-adapter). Default: hardware first, else software. */
@@ -384,6 +385,13 @@ export class GpuBackend implements FeatureBackend {
     t.hostWait += hostWait;
   }
 
+  /** Starts compiling the kernels for frames of this format (FeatureBackend.prepare). */
+  prepare(format: FrameFormat): void {
+    if (this.#closed) return;
+    // A failure is the first frame's to report (kernels() forgets a failed set).
+    this.kernels({ width: format.width, height: format.height, bitDepth: format.bitDepth }).catch(() => undefined);
+  }
+
   /** @internal The kernels for one frame size and bit depth, compiled once per backend. */
   kernels(geometry: FrameGeometry): Promise<KernelSet> {
     if (this.#closed) return Promise.reject(new BackendError('E_GPU', 'the gpu backend is closed'));
@@ -396,7 +404,8 @@ export class GpuBackend implements FeatureBackend {
         const f = this.#factories;
         // Only the parts that run are compiled.
         const parts = (['vif', 'adm', 'motion'] as const).filter((part) => this.parts[part]);
-        const made = await Promise.allSettled(parts.map((part) => f[part](this.gpu, g)));
+        mark('kernels: compiling');
+        const made = await Promise.allSettled(parts.map((part) => f[part](this.gpu, g).finally(() => mark(`kernels: ${part} compiled`))));
         const kernels = made.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
         try {
           const failed = made.find((r): r is PromiseRejectedResult => r.status === 'rejected');
@@ -436,7 +445,9 @@ export class GpuBackend implements FeatureBackend {
         s.value.core.motion?.destroy();
       }
     }
+    mark('backend close: destroying the device');
     this.gpu.destroy();
+    mark('backend close: device destroyed');
   }
 }
 
@@ -529,6 +540,8 @@ class GpuStream {
   /** Groups whose copies are done, in frame order, waiting for the next submit. */
   #ready: ReadyGroup[] = [];
   #flushScheduled = false;
+  /** Whether a batch was submitted (the trace's first submit). */
+  #submitted = false;
   #flushing = false;
   /** The flush loop under way (end() waits for it). */
   #flushed: Promise<void> = Promise.resolve();
@@ -568,6 +581,7 @@ class GpuStream {
 
   async run(job: Job): Promise<StreamStats> {
     this.#waiting.delete(job);
+    if (job.group.index === 0) mark('first group in');
     // Slots and copies (steps 1-2) start as soon as the previous group has its slots, so the
     // copies of several groups overlap; encode and submit (steps 3-4) stay in frame order.
     const staged = this.#stageChain.then(() => this.#stage(job));
@@ -585,6 +599,7 @@ class GpuStream {
     this.#reads.add(done);
     try {
       const [frames, gpuError] = await done;
+      if (s.index === 0) mark('first readback');
       const bytes = frames[s.at]!;
       if (gpuError) {
         throw new BackendError('E_GPU', `${this.#gpu.adapterName}: frame ${s.index}: ${gpuError.constructor?.name ?? 'GPUError'}: ${gpuError.message}`);
@@ -713,28 +728,36 @@ class GpuStream {
 
       // The stream's geometry is fixed by its first group (asserted above): its kernels and
       // compiled extractors are looked up once, not per group (a key string and two awaits).
+      // The first group's compile (the core's kernels, begun by prepare() where it was called,
+      // and the extractors', side by side) goes on while the pool is made and the frames are
+      // copied; only the encode needs them.
       let kernels = this.#kernelSet;
+      let compiling: Promise<KernelSet> | undefined;
       if (!kernels) {
-        kernels = await this.#backend.kernels(geometry);
+        const extractors = this.#extractors;
+        compiling = Promise.all([this.#backend.kernels(geometry), extractors?.compile(this.#gpu)]).then(([set]) => set);
+        compiling.catch(() => undefined);
+      }
+      try {
+        if (!this.#pool) {
+          this.#geometry = geometry;
+          // Under error scopes: a device out of memory for a frame this large says so here.
+          this.#pool = await this.#gpu.withErrorScopes(`allocating the buffers for ${geometry.width}x${geometry.height} frames`, () => this.#makePool(geometry, L));
+          this.#check();
+          mark('staging pool');
+        }
+        refSlot = await pool().refUpload.acquire();
         this.#check();
-        if (this.#extractors) {
-          await this.#extractors.compile(this.#gpu);
+        for (const [k, dis] of computed.entries()) {
+          if (!dis) continue;
+          disSlots[k] = await pool().disUpload.acquire();
           this.#check();
         }
-        this.#kernelSet = kernels;
-      }
-      if (!this.#pool) {
-        this.#geometry = geometry;
-        // Under error scopes: a device out of memory for a frame this large says so here.
-        this.#pool = await this.#gpu.withErrorScopes(`allocating the buffers for ${geometry.width}x${geometry.height} frames`, () => this.#makePool(geometry, L));
-        this.#check();
-      }
-      refSlot = await pool().refUpload.acquire();
-      this.#check();
-      for (const [k, dis] of computed.entries()) {
-        if (!dis) continue;
-        disSlots[k] = await pool().disUpload.acquire();
-        this.#check();
+      } catch (error) {
+        // A compile that failed is the error to report: a device that stops answering while
+        // the kernels compile times out the pool's error scope too, a moment later.
+        if (compiling && error !== CANCELLED) await compiling;
+        throw error;
       }
 
       // Step 2: the host's part. The frames are released as soon as they are copied: the
@@ -769,7 +792,19 @@ class GpuStream {
       copied.catch(() => undefined);
       this.#copies.add(copied);
       void copied.finally(() => this.#copies.delete(copied)).catch(() => undefined);
-      const staged: Staged = { geometry, kernels, refSlot, disSlots: [...disSlots], refPts, renditions, computed, copied };
+      if (compiling) {
+        try {
+          kernels = await compiling;
+          mark('kernels ready');
+          this.#check();
+        } catch (error) {
+          // The slots go back only once their copies are over.
+          await copied.catch(() => undefined);
+          throw error;
+        }
+        this.#kernelSet = kernels;
+      }
+      const staged: Staged = { geometry, kernels: kernels!, refSlot, disSlots: [...disSlots], refPts, renditions, computed, copied };
       refSlot = undefined;
       disSlots.length = 0;
       return staged;
@@ -955,6 +990,8 @@ class GpuStream {
           }
         }
         d.queue.submit([enc.finish()]);
+        if (!this.#submitted) mark('first submit');
+        this.#submitted = true;
         this.#backend.countSubmit(batch.length);
       } finally {
         scope = d.popErrorScope();
