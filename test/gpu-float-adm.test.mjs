@@ -11,96 +11,29 @@
 // to 33, the pipeline's minimum), depths, chroma formats and content (flat, extreme, noisy) with random options.
 // XDG_RUNTIME_DIR must be set for Mesa's lavapipe (any writable folder).
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { lastValueFrom, toArray } from 'rxjs';
-import { score } from '../dist/index.js';
 import { goldenClip } from './helpers/golden.mjs';
 import { makeRng } from './helpers/gpu.mjs';
+import { assertOnGpu, assertSameFrames, goldenParity, onHost, scoreRun, scratchDir, writeLumaPair } from './helpers/gpu-vs-cpu.mjs';
 
-const tmp = mkdtempSync(join(tmpdir(), 'vmaf-gpu-float-adm-'));
-after(() => rmSync(tmp, { recursive: true, force: true }));
+const tmp = scratchDir('vmaf-gpu-float-adm-');
 
 const ADM_KEYS = ['adm2', 'aim', 'adm3', 'adm_scale0', 'adm_scale1', 'adm_scale2', 'adm_scale3'];
 
-async function run(ref, dis, options) {
-  const warnings = [];
-  const frames = await lastValueFrom(
-    score(ref, dis, { noPrediction: true, threads: 2, ...options, onWarning: (m) => warnings.push(m) }).pipe(toArray()),
-  );
-  return { frames, warnings };
-}
-
-function assertSame(got, want, what) {
-  assert.equal(got.length, want.length, `${what}: ${got.length} frames, want ${want.length}`);
-  for (let i = 0; i < want.length; i++) {
-    assert.deepEqual(Object.keys(got[i].features), Object.keys(want[i].features), `${what}: frame ${i} keys`);
-    for (const [k, v] of Object.entries(want[i].features)) {
-      assert.ok(Object.is(got[i].features[k], v), `${what}: frame ${want[i].index} ${k}: gpu ${got[i].features[k]} cpu ${v}`);
-    }
-  }
-}
-
-const onHost = (warnings) => warnings.filter((w) => /host's cpu|run on the host/.test(w));
-
-/** A y4m pair (4:2:0 or 4:4:4) of `frames` frames from a luma generator; chroma mid-grey. */
-function writePair(name, width, height, bitDepth, chroma, frames, fill) {
-  const [cw, ch] = chroma === 444 ? [width, height] : [Math.ceil(width / 2), Math.ceil(height / 2)];
-  const per = width * height + 2 * cw * ch;
-  const tag = chroma === 444 ? (bitDepth === 8 ? '444' : `444p${bitDepth}`) : bitDepth === 8 ? '420jpeg' : `420p${bitDepth}`;
-  const header = Buffer.from(`YUV4MPEG2 W${width} H${height} F25:1 Ip A1:1 C${tag}\n`, 'latin1');
-  const parts = [[header], [header]];
-  for (let f = 0; f < frames; f++) {
-    const ref = bitDepth > 8 ? new Uint16Array(per) : new Uint8Array(per);
-    const dis = bitDepth > 8 ? new Uint16Array(per) : new Uint8Array(per);
-    fill(ref, dis, f);
-    for (let i = width * height; i < per; i++) ref[i] = dis[i] = 1 << (bitDepth - 1);
-    parts[0].push(Buffer.from('FRAME\n', 'latin1'), Buffer.from(ref.buffer));
-    parts[1].push(Buffer.from('FRAME\n', 'latin1'), Buffer.from(dis.buffer));
-  }
-  return parts.map((p, k) => {
-    const file = join(tmp, `${name}-${k}.y4m`);
-    writeFileSync(file, Buffer.concat(p));
-    return file;
-  });
-}
+const run = (ref, dis, options) => scoreRun(ref, dis, { noPrediction: true, ...options });
 
 describe('float_adm on the gpu backend', function () {
   this.timeout(1800000);
 
   describe('golden parity: gpu == cpu == libvmaf 3.2.0 (on the CPU vendor of this host: golden.mjs)', function () {
-    // [clip, frames]
-    const cases = [
-      ['negated_256x144_2f', 2],
-      ['flat_and_static_320x240', 2],
-      ['banding_640x360_10bit', 1],
-      ['mandel_213x121_odd', 2],
-      ['rgbtest_301x199_444_12bit', 1],
-    ];
-    const totals = {};
-    after(() => console.log('      gpu vs libvmaf:', Object.entries(totals).map(([k, [e, t]]) => `${k} ${e}/${t}`).join(', ')));
-    for (const [name, frameCnt] of cases) {
-      it(`${name}: ${frameCnt} frames`, async function () {
-        const clip = goldenClip(name);
-        const gold = clip.log('libvmaf-extra').frames;
-        const gpu = await run(clip.ref, clip.dis, { backend: 'gpu', features: ['float_adm'], frameCnt });
-        const cpu = await run(clip.ref, clip.dis, { backend: 'cpu', features: ['float_adm'], frameCnt });
-        assertSame(gpu.frames, cpu.frames, name);
-        assert.deepEqual(onHost(gpu.warnings), [], `${name}: ${gpu.warnings.join('\n')}`);
-        assert.equal(gpu.frames.length, frameCnt, `${name}: frames`);
-        for (const f of gpu.frames) {
-          for (const k of ADM_KEYS) {
-            const want = gold[f.index].metrics[k];
-            assert.equal(typeof want, 'number', `${name}: libvmaf's ${k}`);
-            totals[k] ??= [0, 0];
-            totals[k][1]++;
-            if (Object.is(f.features[k], want)) totals[k][0]++;
-            assert.ok(Object.is(f.features[k], want), `${name} frame ${f.index} ${k}: gpu ${f.features[k]}, libvmaf ${want}`);
-          }
-        }
-      });
-    }
+    goldenParity(
+      [
+        ['negated_256x144_2f', 2],
+        ['flat_and_static_320x240', 2],
+        ['banding_640x360_10bit', 1],
+        ['mandel_213x121_odd', 2],
+        ['rgbtest_301x199_444_12bit', 1],
+      ].map(([clip, frameCnt]) => ({ clip, frameCnt, features: ['float_adm'], keys: ADM_KEYS })),
+    );
   });
 
   it('option variants: gpu == cpu, on the gpu except a p-norm other than 3', async function () {
@@ -114,7 +47,7 @@ describe('float_adm on the gpu backend', function () {
     ];
     const gpu = await run(clip.ref, clip.dis, { backend: 'gpu', features, frameCnt: 1 });
     const cpu = await run(clip.ref, clip.dis, { backend: 'cpu', features, frameCnt: 1 });
-    assertSame(gpu.frames, cpu.frames, 'options');
+    assertSameFrames(gpu.frames, cpu.frames, 'options');
     const host = onHost(gpu.warnings);
     assert.equal(host.length, 1, gpu.warnings.join('\n'));
     assert.match(host[0], /float_adm/);
@@ -136,7 +69,7 @@ describe('float_adm on the gpu backend', function () {
       const kind = ['noisy', 'flat', 'extreme'][(c + 1) % 3];
       const fx = R.float() * 3;
       const fy = R.float() * 3;
-      const [refFile, disFile] = writePair(`rand${c}`, width, height, bitDepth, chroma, frames, (ref, dis) => {
+      const [refFile, disFile] = writeLumaPair(tmp, `rand${c}`, { width, height, bitDepth, chroma: String(chroma) }, frames, (ref, dis) => {
         for (let y = 0; y < height; y++) {
           for (let x = 0; x < width; x++) {
             const i = y * width + x;
@@ -160,8 +93,8 @@ describe('float_adm on the gpu backend', function () {
       const g = await run(refFile, disFile, { features, backend: 'gpu' });
       const k = await run(refFile, disFile, { features, backend: 'cpu' });
       assert.equal(g.frames.length, frames, what);
-      assertSame(g.frames, k.frames, what);
-      assert.deepEqual(onHost(g.warnings), [], `${what}: ${g.warnings.join('\n')}`);
+      assertSameFrames(g.frames, k.frames, what);
+      assertOnGpu(g.warnings, what);
     }
   });
 });

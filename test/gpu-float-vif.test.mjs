@@ -10,7 +10,7 @@
 import assert from 'node:assert/strict';
 import { goldenClip } from './helpers/golden.mjs';
 import { makeRng } from './helpers/gpu.mjs';
-import { assertOnGpu, assertSameFrames, onHost, scoreRun, scratchDir, writeFramePair } from './helpers/gpu-vs-cpu.mjs';
+import { assertOnGpu, assertSameFrames, goldenParity, onHost, scoreRun, scratchDir, writeLumaPair } from './helpers/gpu-vs-cpu.mjs';
 
 const tmp = scratchDir('vmaf-gpu-float-vif-');
 
@@ -18,58 +18,22 @@ const VIF_KEYS = ['vif_scale0', 'vif_scale1', 'vif_scale2', 'vif_scale3'];
 
 const run = (ref, dis, options) => scoreRun(ref, dis, { noPrediction: true, ...options });
 
-/** A y4m pair of `frames` frames from per-frame sample generators (luma; chroma mid-grey). */
-function writePair(name, width, height, bitDepth, frames, fill) {
-  const per = width * height + 2 * Math.ceil(width / 2) * Math.ceil(height / 2);
-  const pairs = [];
-  for (let f = 0; f < frames; f++) {
-    const ref = bitDepth > 8 ? new Uint16Array(per) : new Uint8Array(per);
-    const dis = bitDepth > 8 ? new Uint16Array(per) : new Uint8Array(per);
-    fill(ref, dis, f);
-    for (let i = width * height; i < per; i++) ref[i] = dis[i] = 1 << (bitDepth - 1);
-    pairs.push([ref, dis]);
-  }
-  return writeFramePair(tmp, name, { width, height, bitDepth }, pairs);
-}
-
 describe('float_vif on the gpu backend', function () {
   this.timeout(1800000);
 
   describe('golden parity: gpu == cpu == libvmaf 3.2.0', function () {
-    const cases = [
-      ['src01_160x90_8bit', 3],
-      ['src01_288x162_10bit', 3],
-      ['mandel_213x121_odd', 3],
-      ['negated_256x144_2f', 2],
-      ['rgbtest_301x199_444_12bit', 2],
-      ['flat_and_static_320x240', 10],
-      // 1080p: minutes a frame on lavapipe (the soft-float filters), so only when asked.
-      ...(process.env.GPU_FLOAT_VIF_HD ? [['hd_1920x1080_x264_2f', 1]] : []),
-    ];
-    const totals = {};
-    after(() => console.log('      gpu vs libvmaf:', Object.entries(totals).map(([k, [e, t, d]]) => `${k} ${e}/${t} (max |diff| ${d})`).join(', ')));
-    for (const [name, frameCnt] of cases) {
-      it(`${name}: ${frameCnt} frames`, async function () {
-        const clip = goldenClip(name);
-        const gold = clip.log('libvmaf-extra').frames;
-        const gpu = await run(clip.ref, clip.dis, { backend: 'gpu', features: ['float_vif'], frameCnt });
-        const cpu = await run(clip.ref, clip.dis, { backend: 'cpu', features: ['float_vif'], frameCnt });
-        assertSameFrames(gpu.frames, cpu.frames, name);
-        assertOnGpu(gpu.warnings, name);
-        assert.equal(gpu.frames.length, Math.min(frameCnt, gold.length), `${name}: frames`);
-        for (const f of gpu.frames) {
-          for (const k of VIF_KEYS) {
-            const want = gold[f.index].metrics[k];
-            assert.equal(typeof want, 'number', `${name}: libvmaf's ${k}`);
-            totals[k] ??= [0, 0, 0];
-            totals[k][1]++;
-            if (Object.is(f.features[k], want)) totals[k][0]++;
-            totals[k][2] = Math.max(totals[k][2], Math.abs(f.features[k] - want));
-            assert.ok(Object.is(f.features[k], want), `${name} frame ${f.index} ${k}: gpu ${f.features[k]}, libvmaf ${want}`);
-          }
-        }
-      });
-    }
+    goldenParity(
+      [
+        ['src01_160x90_8bit', 3],
+        ['src01_288x162_10bit', 3],
+        ['mandel_213x121_odd', 3],
+        ['negated_256x144_2f', 2],
+        ['rgbtest_301x199_444_12bit', 2],
+        ['flat_and_static_320x240', 10],
+        // 1080p: minutes a frame on lavapipe (the soft-float filters), so only when asked.
+        ...(process.env.GPU_FLOAT_VIF_HD ? [['hd_1920x1080_x264_2f', 1]] : []),
+      ].map(([clip, frameCnt]) => ({ clip, frameCnt, features: ['float_vif'], keys: VIF_KEYS })),
+    );
   });
 
   it('option variants: gpu == cpu, all on the gpu', async function () {
@@ -110,7 +74,7 @@ describe('float_vif on the gpu backend', function () {
       const kind = ['texture', 'flat', 'extreme'][c % 3];
       const fx = R.float() * 3;
       const fy = R.float() * 3;
-      const [refFile, disFile] = writePair(`rand${c}`, width, height, bitDepth, frames, (ref, dis) => {
+      const [refFile, disFile] = writeLumaPair(tmp, `rand${c}`, { width, height, bitDepth }, frames, (ref, dis) => {
         for (let y = 0; y < height; y++) {
           for (let x = 0; x < width; x++) {
             const i = y * width + x;

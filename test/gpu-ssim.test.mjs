@@ -12,7 +12,7 @@
 // XDG_RUNTIME_DIR must be set for Mesa's lavapipe (any writable folder).
 import assert from 'node:assert/strict';
 // The helper first: it loads dist/index.js, which the extractor modules need loaded before them.
-import { assertOnGpu, assertSameFrames, scoreRun, scratchDir, writeFramePair } from './helpers/gpu-vs-cpu.mjs';
+import { assertOnGpu, assertSameFrames, goldenParity, scoreRun, scratchDir, writeFramePair } from './helpers/gpu-vs-cpu.mjs';
 import { floatSsimGpu } from '../dist/extractors/float_ssim/float_ssim-gpu.js';
 import { floatMsSsimGpu } from '../dist/extractors/float_ms_ssim/float_ms_ssim-gpu.js';
 import { goldenClip } from './helpers/golden.mjs';
@@ -26,39 +26,18 @@ describe('float_ssim / float_ms_ssim on the gpu backend', function () {
   this.timeout(1200000);
 
   describe('golden parity: gpu == cpu == libvmaf 3.2.0, every frame', function () {
-    const cases = [
-      ['src01_288x162_8bit', ['float_ssim']],
-      ['src01_288x162_10bit', ['float_ssim']],
-      ['mandel_213x121_odd', ['float_ssim']],
-      ['negated_256x144_2f', ['float_ssim']],
-      ['rgbtest_301x199_444_12bit', ['float_ssim', 'float_ms_ssim']],
-      ['flat_and_static_320x240', ['float_ssim', 'float_ms_ssim']],
-      ['gradients_480x270_10bit', ['float_ssim', 'float_ms_ssim']],
-      ['hd_1920x1080_x264_2f', ['float_ssim']], // scale 4: the box decimation on the gpu
-    ];
-    const totals = {};
-    after(() => console.log('      gpu vs libvmaf:', Object.entries(totals).map(([k, [e, t]]) => `${k} ${e}/${t}`).join(', ')));
-    for (const [name, features] of cases) {
-      it(`${name}: ${features.join(', ')}`, async function () {
-        const clip = goldenClip(name);
-        const gold = clip.log('libvmaf-extra').frames;
-        const gpu = await run(clip.ref, clip.dis, { backend: 'gpu', features });
-        const cpu = await run(clip.ref, clip.dis, { backend: 'cpu', features });
-        assertSameFrames(gpu.frames, cpu.frames, name);
-        assertOnGpu(gpu.warnings, name);
-        assert.equal(gpu.frames.length, gold.length, `${name}: every frame`);
-        for (const f of gpu.frames) {
-          for (const k of features) {
-            const want = gold[f.index].metrics[k];
-            assert.equal(typeof want, 'number', `${name}: libvmaf's ${k}`);
-            totals[k] ??= [0, 0];
-            totals[k][1]++;
-            if (Object.is(f.features[k], want)) totals[k][0]++;
-            assert.ok(Object.is(f.features[k], want), `${name} frame ${f.index} ${k}: gpu ${f.features[k]}, libvmaf ${want}`);
-          }
-        }
-      });
-    }
+    goldenParity(
+      [
+        ['src01_288x162_8bit', ['float_ssim']],
+        ['src01_288x162_10bit', ['float_ssim']],
+        ['mandel_213x121_odd', ['float_ssim']],
+        ['negated_256x144_2f', ['float_ssim']],
+        ['rgbtest_301x199_444_12bit', ['float_ssim', 'float_ms_ssim']],
+        ['flat_and_static_320x240', ['float_ssim', 'float_ms_ssim']],
+        ['gradients_480x270_10bit', ['float_ssim', 'float_ms_ssim']],
+        ['hd_1920x1080_x264_2f', ['float_ssim']], // scale 4: the box decimation on the gpu
+      ].map(([clip, features]) => ({ clip, features, keys: features })),
+    );
   });
 
   it('enable_lcs, enable_db, clip_db and explicit scales: gpu == cpu', async function () {

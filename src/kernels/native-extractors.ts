@@ -13,8 +13,7 @@
 import { VmafError, InputError, UsageError } from '../errors.js';
 import type { InstanceOutputs } from '../extractors/plan.js';
 import type { FeatureValues, Frame, FrameFormat } from '../types.js';
-import { chromaSize } from '../decode/frame-layout.js';
-import { loadNative, type Luma, type NativeAddon, type NativeExtractorHandle } from './native.js';
+import { loadNative, nativeGeometry, type Luma, type NativeAddon, type NativeExtractorHandle } from './native.js';
 
 interface NativeInstance {
   outputs: InstanceOutputs;
@@ -42,8 +41,7 @@ export class NativeExtractors {
   /** `outputs`: the plan's native instances for this format (plan.outputsFor(format) filtered). */
   constructor(outputs: readonly InstanceOutputs[], format: FrameFormat) {
     this.native = loadNative();
-    const chroma = chromaSize(format) ?? { width: 0, height: 0 };
-    const geometry = { width: format.width, height: format.height, bitDepth: format.bitDepth, chromaWidth: chroma.width, chromaHeight: chroma.height };
+    const geometry = nativeGeometry(format);
     this.instances = outputs.map((o) => {
       const { definition, options } = o.instance;
       if (definition.implementation.kind !== 'native') throw new TypeError(`${definition.name} is not a native extractor`);

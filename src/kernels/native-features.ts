@@ -19,6 +19,7 @@ import type { NativeAddon } from './native.js';
 import { DEFAULT_MOTION_INSTANCE, sadDistance, type MotionInstance } from '../extractors/integer_motion/motion-options.js';
 import { motionSadScore } from '../pipeline/motion-series.js';
 import { ALL_CORE_PARTS, hasStatsParts, statsPartsMask, type CoreParts } from './core-parts.js';
+import { ADM_VALUE_KEYS } from './adm-options.js';
 
 /** libvmaf's name for a frame's own motion score (the SAD against the previous frame). */
 export const MOTION_SAD_KEY = 'VMAF_integer_feature_motion_sad_score';
@@ -28,63 +29,26 @@ export const MOTION3_KEY = 'integer_motion3';
 /** libvmaf's motion_max_val default: larger motion scores are clipped to it. */
 export const MOTION_MAX_VAL = 10000;
 
-/** Names of finishFeatures' values, by position. */
-export const FINISHED_FEATURE_KEYS: readonly string[] = [
-  'integer_vif_scale0',
-  'integer_vif_scale1',
-  'integer_vif_scale2',
-  'integer_vif_scale3',
-  'integer_vif_scale0_egl_1',
-  'integer_vif_scale1_egl_1',
-  'integer_vif_scale2_egl_1',
-  'integer_vif_scale3_egl_1',
-  'integer_adm2',
-  'integer_aim',
-  'integer_adm3',
-  'integer_adm_scale0',
-  'integer_adm_scale1',
-  'integer_adm_scale2',
-  'integer_adm_scale3',
-  'integer_adm2_egl_1',
-  'integer_aim_egl_1',
-  'integer_adm3_egl_1',
-  'integer_adm_scale0_egl_1',
-  'integer_adm_scale1_egl_1',
-  'integer_adm_scale2_egl_1',
-  'integer_adm_scale3_egl_1',
-];
+const VIF_KEYS = ['integer_vif_scale0', 'integer_vif_scale1', 'integer_vif_scale2', 'integer_vif_scale3'] as const;
+/** The keys of the instances with enhn_gain_limit 1 (libvmaf's "_egl_1" suffix). */
+const egl1 = (keys: readonly string[]): string[] => keys.map((k) => `${k}_egl_1`);
+
+/** Names of finishFeatures' values, by position: VIF, VIF egl_1, ADM, ADM egl_1. */
+export const FINISHED_FEATURE_KEYS: readonly string[] = [...VIF_KEYS, ...egl1(VIF_KEYS), ...ADM_VALUE_KEYS, ...egl1(ADM_VALUE_KEYS)];
 
 /** Every key a backend emits per frame with the default motion instance, in libvmaf's log order. */
 export const FEATURE_KEYS: readonly string[] = [
-  'integer_adm2',
-  'integer_aim',
-  'integer_adm3',
-  'integer_adm_scale0',
-  'integer_adm_scale1',
-  'integer_adm_scale2',
-  'integer_adm_scale3',
+  ...ADM_VALUE_KEYS,
   MOTION_SAD_KEY,
-  'integer_vif_scale0',
-  'integer_vif_scale1',
-  'integer_vif_scale2',
-  'integer_vif_scale3',
-  'integer_adm2_egl_1',
-  'integer_aim_egl_1',
-  'integer_adm3_egl_1',
-  'integer_adm_scale0_egl_1',
-  'integer_adm_scale1_egl_1',
-  'integer_adm_scale2_egl_1',
-  'integer_adm_scale3_egl_1',
-  'integer_vif_scale0_egl_1',
-  'integer_vif_scale1_egl_1',
-  'integer_vif_scale2_egl_1',
-  'integer_vif_scale3_egl_1',
+  ...VIF_KEYS,
+  ...egl1(ADM_VALUE_KEYS),
+  ...egl1(VIF_KEYS),
   MOTION2_KEY,
   MOTION3_KEY,
 ];
 
 /** finishFeatures' VIF values (the first 8); the ADM ones follow. */
-const VIF_FINISHED = 8;
+const VIF_FINISHED = 2 * VIF_KEYS.length;
 
 /**
  * Where each key sits in finishFeatures' values for these parts (VIF's 8 first, then ADM's

@@ -7,6 +7,8 @@ import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { BackendError } from '../errors.js';
+import { chromaSize } from '../decode/frame-layout.js';
+import type { FrameFormat } from '../types.js';
 
 export interface FrameStatsResult {
   /**
@@ -200,6 +202,12 @@ export interface NativeGeometry {
   bitDepth: number;
   chromaWidth: number;
   chromaHeight: number;
+}
+
+/** The geometry of `format`'s frames, as createExtractor takes it. */
+export function nativeGeometry(format: FrameFormat): NativeGeometry {
+  const chroma = chromaSize(format) ?? { width: 0, height: 0 };
+  return { width: format.width, height: format.height, bitDepth: format.bitDepth, chromaWidth: chroma.width, chromaHeight: chroma.height };
 }
 
 /** An opaque native extractor instance (freed by the garbage collector). */

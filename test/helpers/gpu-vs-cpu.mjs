@@ -1,13 +1,15 @@
 // Shared by the tests that score a pair on the gpu backend and the cpu backend and compare
-// (gpu-float-vif, gpu-float-extractors, gpu-extractors, gpu-adm-extractor, gpu-ssim,
-// gpu-psnr-hvs): one scoring run collected, the bit-for-bit frame comparison, the
-// nothing-ran-on-the-host check, and y4m pairs written from generated samples.
+// (gpu-float-adm, gpu-float-vif, gpu-float-extractors, gpu-extractors, gpu-adm-extractor,
+// gpu-ssim, gpu-psnr-hvs): one scoring run collected, the bit-for-bit frame comparison, the
+// nothing-ran-on-the-host check, the golden-parity tests with their per-key tallies, and y4m
+// pairs written from generated samples.
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { lastValueFrom, toArray } from 'rxjs';
 import { score, scoreLadder } from '../../dist/index.js';
+import { goldenClip } from './golden.mjs';
 
 /** A fresh temporary folder, removed after the file's tests (call at a test file's top level). */
 export function scratchDir(prefix) {
@@ -71,6 +73,43 @@ export function assertOnGpu(warnings, what) {
   assert.deepEqual(onHost(warnings), [], `${what}: ${warnings.join('\n')}`);
 }
 
+/**
+ * Golden parity, one test per case (call inside a describe()): the case's features scored on
+ * the gpu and the cpu backend (no prediction), the gpu's frames equal to the cpu's bit for
+ * bit, nothing on the host, every frame there (frameCnt, or the clip's when it has fewer or
+ * frameCnt is not given), and each of `keys` in every frame equal to libvmaf 3.2.0's golden
+ * value (Object.is). After the block, per key: how many were equal of how many, and the
+ * largest difference. cases: { clip, features, keys, frameCnt? }; the test is named by the
+ * frame count when there is one, by the features when not.
+ */
+export function goldenParity(cases) {
+  const totals = {};
+  after(() => console.log('      gpu vs libvmaf:', Object.entries(totals).map(([k, [e, t, d]]) => `${k} ${e}/${t} (max |diff| ${d})`).join(', ')));
+  for (const { clip: name, features, keys, frameCnt } of cases) {
+    it(`${name}: ${frameCnt === undefined ? features.join(', ') : `${frameCnt} frames`}`, async function () {
+      const clip = goldenClip(name);
+      const gold = clip.log('libvmaf-extra').frames;
+      const options = { noPrediction: true, features, ...(frameCnt === undefined ? {} : { frameCnt }) };
+      const gpu = await scoreRun(clip.ref, clip.dis, { ...options, backend: 'gpu' });
+      const cpu = await scoreRun(clip.ref, clip.dis, { ...options, backend: 'cpu' });
+      assertSameFrames(gpu.frames, cpu.frames, name);
+      assertOnGpu(gpu.warnings, name);
+      assert.equal(gpu.frames.length, Math.min(frameCnt ?? Infinity, gold.length), `${name}: frames`);
+      for (const f of gpu.frames) {
+        for (const k of keys) {
+          const want = gold[f.index].metrics[k];
+          assert.equal(typeof want, 'number', `${name}: libvmaf's ${k}`);
+          const tally = (totals[k] ??= [0, 0, 0]);
+          tally[1]++;
+          if (Object.is(f.features[k], want)) tally[0]++;
+          tally[2] = Math.max(tally[2], Math.abs(f.features[k] - want));
+          assert.ok(Object.is(f.features[k], want), `${name} frame ${f.index} ${k}: gpu ${f.features[k]}, libvmaf ${want}`);
+        }
+      }
+    });
+  }
+}
+
 /** The y4m C tag of `chroma` ('420', '422', '444') at `bitDepth`: 420jpeg, 422, 420p10, ... */
 export function y4mTag(chroma, bitDepth) {
   return bitDepth === 8 ? (chroma === '420' ? '420jpeg' : chroma) : `${chroma}p${bitDepth}`;
@@ -94,4 +133,24 @@ export function writeFramePair(dir, name, { width, height, bitDepth, chroma = '4
     writeFileSync(file, Buffer.concat(p));
     return file;
   });
+}
+
+/**
+ * writeFramePair for tests that generate only luma: `frames` frames, each frame's ref and dis
+ * samples (Uint8Array at 8 bits, Uint16Array above, zeroed) filled by fill(ref, dis, frame)
+ * over the luma's width * height; the chroma planes (4:2:0, or 4:4:4 with chroma '444') mid-grey.
+ */
+export function writeLumaPair(dir, name, { width, height, bitDepth, chroma = '420' }, frames, fill) {
+  const [cw, ch] = chroma === '444' ? [width, height] : [Math.ceil(width / 2), Math.ceil(height / 2)];
+  const per = width * height + 2 * cw * ch;
+  const pairs = [];
+  for (let f = 0; f < frames; f++) {
+    const ref = bitDepth > 8 ? new Uint16Array(per) : new Uint8Array(per);
+    const dis = bitDepth > 8 ? new Uint16Array(per) : new Uint8Array(per);
+    fill(ref, dis, f);
+    ref.fill(1 << (bitDepth - 1), width * height);
+    dis.fill(1 << (bitDepth - 1), width * height);
+    pairs.push([ref, dis]);
+  }
+  return writeFramePair(dir, name, { width, height, bitDepth, chroma }, pairs);
 }

@@ -1,25 +1,34 @@
 // #include "../../kernels/gpu/lib/f32.wgsl"
+// #include "../../kernels/gpu/lib/luma.wgsl"
 //
 // A picture's luma as the float extractors' C++ reads it (float_adm.wgsl, float_ansnr.wgsl,
-// float_motion.wgsl, float_vif.wgsl; each declares BIT_DEPTH, `pic` and a `params` with
-// src_word and scale_bits, and keeps its own to_float pass, which writes luma_float(i) into its own buffer):
-//   luma_float(i): sample i on the 8-bit scale, offset by -128, as a float (integer-exact
-//                  lib/f32.wgsl: the scaling is by a power of two, so exact)
+// float_motion.wgsl, float_vif.wgsl, ssim-maps.wgsl; each declares BIT_DEPTH, `pic` and a
+// `params` with src_word, the luma's first word in `pic`, and scale_bits):
+//   luma_scaled(i):    sample i on the 8-bit scale as a float (integer-exact lib/f32.wgsl:
+//                      the scaling is by a power of two, so exact)
+//   luma_float(i):     that, offset by -128 (floatPlane's)
+//   luma_to_float(out, id): a to_float pass's invocation: luma_float of sample id.xy of the
+//                      params.width x params.height luma into out[params.dst_word + index]
 
 const MINUS_128: u32 = 0xc3000000u;
 
-fn sample(i: u32) -> u32 {
-  let at = params.src_word;
+fn luma_scaled(i: u32) -> u32 {
+  // The luma starts at word src_word: sample 4 * src_word (8 bits) or 2 * src_word (16).
   if (BIT_DEPTH == 8u) {
-    return (pic[at + (i >> 2u)] >> ((i & 3u) * 8u)) & 0xffu;
+    return f32_of_sample(luma_sample_8(&pic, 4u * params.src_word + i));
   }
-  return (pic[at + (i >> 1u)] >> ((i & 1u) * 16u)) & 0xffffu;
+  return f32_mul(f32_of_sample(luma_sample_16(&pic, 2u * params.src_word + i)), params.scale_bits); // s / 2^k: exact
 }
 
 fn luma_float(i: u32) -> u32 {
-  var v = f32_of_sample(sample(i));
-  if (BIT_DEPTH != 8u) {
-    v = f32_mul(v, params.scale_bits); // s / 2^k: a power-of-two scaling, exact
+  return f32_add(luma_scaled(i), MINUS_128);
+}
+
+fn luma_to_float(out: ptr<storage, array<u32>, read_write>, id: vec3<u32>) {
+  let w = params.width;
+  if (id.x >= w || id.y >= params.height) {
+    return;
   }
-  return f32_add(v, MINUS_128);
+  let i = id.y * w + id.x;
+  (*out)[params.dst_word + i] = luma_float(i);
 }

@@ -12,20 +12,13 @@
 import { BackendError } from '../../errors.js';
 import type { GpuExtractorContext, GpuPicture } from '../../kernels/gpu/gpu-extractor.js';
 import type { StatsSlot } from '../../kernels/gpu/frame-kernel.js';
-import { loadWgsl } from '../../kernels/gpu/wgsl.js';
+import { f32Bits, loadWgsl } from '../../kernels/gpu/wgsl.js';
+import { BindGroupCache, type Bindings, uniformBuffer } from '../../kernels/gpu/bind-groups.js';
 
 export const PARAMS_WORDS = 12;
 /** The image passes' workgroup side and the row passes' workgroup width, as the WGSL has them. */
 const WORKGROUP = 16;
 const ROWS_WORKGROUP = 64;
-
-const f32 = new Float32Array(1);
-const f32Bits = new Uint32Array(f32.buffer);
-/** The bits of `x` rounded to a float, as the WGSL's soft float reads them. */
-export function floatBits(x: number): number {
-  f32[0] = x;
-  return f32Bits[0]!;
-}
 
 export interface FloatPass<E extends string, P extends string> {
   entry: E;
@@ -76,13 +69,10 @@ export class FloatPasses<E extends string, P extends string> {
   readonly #constants: GPUBuffer;
   readonly #constantsFor: ReadonlySet<E>;
   readonly #outReadsWork: ReadonlySet<E>;
-  /** The output passes' params, per output word (one per rendition block). */
-  readonly #outParams = new Map<number, GPUBuffer>();
   readonly #outWords: readonly number[];
   readonly #outWordAt: number;
-  readonly #bindGroups = new Map<string, GPUBindGroup>();
-  readonly #ids = new WeakMap<GPUBuffer, number>();
-  #nextId = 0;
+  /** Bind groups, and the output passes' params per output word (one per rendition block). */
+  readonly #cache: BindGroupCache;
 
   private constructor(spec: FloatPassesSpec<E, P>, device: GPUDevice, pipelines: Map<E, GPUComputePipeline>, passes: FloatPass<E, P>[], work: GPUBuffer, constants: GPUBuffer) {
     this.#name = spec.name;
@@ -95,6 +85,7 @@ export class FloatPasses<E extends string, P extends string> {
     this.#outReadsWork = new Set(spec.outReadsWork);
     this.#outWords = spec.outWords;
     this.#outWordAt = spec.outWordAt;
+    this.#cache = new BindGroupCache(device, 256);
   }
 
   static async create<E extends string, P extends string>(ctx: GpuExtractorContext, spec: FloatPassesSpec<E, P>): Promise<FloatPasses<E, P>> {
@@ -105,10 +96,8 @@ export class FloatPasses<E extends string, P extends string> {
     const d = gpu.device;
     const made: GPUBuffer[] = [];
     const uniform = (words: readonly number[]): GPUBuffer => {
-      const b = d.createBuffer({ size: 4 * PARAMS_WORDS, usage: GPUBufferUsage.UNIFORM, mappedAtCreation: true, label: `${name} params` });
+      const b = uniformBuffer(d, words, `${name} params`, 4 * PARAMS_WORDS);
       made.push(b);
-      new Uint32Array(b.getMappedRange()).set(words);
-      b.unmap();
       return b;
     };
     try {
@@ -124,13 +113,13 @@ export class FloatPasses<E extends string, P extends string> {
       made.push(work);
       const constants = d.createBuffer({ size: 4 * spec.constants.length, usage: GPUBufferUsage.STORAGE, mappedAtCreation: true, label: `${name} constants` });
       made.push(constants);
-      new Uint32Array(constants.getMappedRange()).set(spec.constants.map(floatBits));
+      new Uint32Array(constants.getMappedRange()).set(spec.constants.map(f32Bits));
       constants.unmap();
       const passes = spec.passes({
         uniform,
         image: [Math.ceil(w / WORKGROUP), Math.ceil(h / WORKGROUP)],
         rows: [Math.ceil(h / ROWS_WORKGROUP), 1],
-        scale: floatBits(layout.bitDepth === 8 ? 1 : 2 ** -(layout.bitDepth - 8)),
+        scale: f32Bits(layout.bitDepth === 8 ? 1 : 2 ** -(layout.bitDepth - 8)),
       });
       const code = loadWgsl(spec.source);
       const pipelines = await Promise.all(
@@ -166,61 +155,27 @@ export class FloatPasses<E extends string, P extends string> {
 
   destroy(): void {
     for (const p of this.#passes) p.params.destroy();
-    for (const b of this.#outParams.values()) b.destroy();
-    this.#outParams.clear();
     this.#work.destroy();
     this.#constants.destroy();
-    this.#bindGroups.clear();
-  }
-
-  #id(b: GPUBuffer): number {
-    let id = this.#ids.get(b);
-    if (id === undefined) this.#ids.set(b, (id = this.#nextId++));
-    return id;
-  }
-
-  #cached(key: string, make: () => GPUBindGroup): GPUBindGroup {
-    let group = this.#bindGroups.get(key);
-    if (group) return group;
-    group = make();
-    // The rings a backend cycles through are small; a stray caller's buffers are not kept forever.
-    if (this.#bindGroups.size >= 256) this.#bindGroups.clear();
-    this.#bindGroups.set(key, group);
-    return group;
+    this.#cache.destroy();
   }
 
   #bindGroup(p: FloatPass<E, P>, picture: GpuPicture | undefined): GPUBindGroup {
     const index = this.#passes.indexOf(p);
-    return this.#cached(picture ? `${index},${this.#id(picture.buffer)}` : String(index), () => {
-      const entries: GPUBindGroupEntry[] = [
-        { binding: 1, resource: { buffer: this.#work } },
-        { binding: 3, resource: { buffer: p.params } },
-      ];
-      if (picture) entries.push({ binding: 0, resource: { buffer: picture.buffer } });
-      if (this.#constantsFor.has(p.entry)) entries.push({ binding: 4, resource: { buffer: this.#constants } });
-      return this.#device.createBindGroup({ label: `${this.#name} ${p.entry}`, layout: this.#pipelines.get(p.entry)!.getBindGroupLayout(0), entries });
-    });
+    const cache = this.#cache;
+    const bindings: Bindings = { 1: this.#work, 3: p.params };
+    if (picture) bindings[0] = picture.buffer;
+    if (this.#constantsFor.has(p.entry)) bindings[4] = this.#constants;
+    return cache.group(picture ? `${index},${cache.id(picture.buffer)}` : String(index), this.#pipelines.get(p.entry)!, `${this.#name} ${p.entry}`, bindings);
   }
 
   #outBindGroup(entry: E, out: StatsSlot): GPUBindGroup {
     const word = out.offset / 4;
-    let params = this.#outParams.get(word);
-    if (!params) {
-      params = this.#device.createBuffer({ size: 4 * PARAMS_WORDS, usage: GPUBufferUsage.UNIFORM, mappedAtCreation: true, label: `${this.#name} out params` });
-      const values = this.#outWords.slice();
-      values[this.#outWordAt] = word;
-      new Uint32Array(params.getMappedRange()).set(values);
-      params.unmap();
-      this.#outParams.set(word, params);
-    }
-    const buffer = params;
-    return this.#cached(`${entry},${this.#id(out.buffer)},${word}`, () => {
-      const entries: GPUBindGroupEntry[] = [
-        { binding: 2, resource: { buffer: out.buffer } },
-        { binding: 3, resource: { buffer } },
-      ];
-      if (this.#outReadsWork.has(entry)) entries.push({ binding: 1, resource: { buffer: this.#work } });
-      return this.#device.createBindGroup({ label: `${this.#name} ${entry}`, layout: this.#pipelines.get(entry)!.getBindGroupLayout(0), entries });
-    });
+    const cache = this.#cache;
+    const values = this.#outWords.slice();
+    values[this.#outWordAt] = word;
+    const bindings: Bindings = { 2: out.buffer, 3: cache.uniform(String(word), values, `${this.#name} out params`, 4 * PARAMS_WORDS) };
+    if (this.#outReadsWork.has(entry)) bindings[1] = this.#work;
+    return cache.group(`${entry},${cache.id(out.buffer)},${word}`, this.#pipelines.get(entry)!, `${this.#name} ${entry}`, bindings);
   }
 }

@@ -12,6 +12,7 @@ import type { GpuExtractorContext, GpuExtractorInputs, GpuExtractorKernel, GpuPi
 import type { StatsSlot } from '../../kernels/gpu/frame-kernel.js';
 import type { I64Reducer } from '../../kernels/gpu/reduce-i64.js';
 import { loadWgsl, WGSL_ROOT } from '../../kernels/gpu/wgsl.js';
+import { BindGroupCache, uniformBuffer } from '../../kernels/gpu/bind-groups.js';
 
 /** One accumulator: the squared error of a plane of ref and dis, or a plane's samples (or squares) of one of them. */
 export type PlaneSum =
@@ -36,15 +37,14 @@ export class PlaneSumsKernel implements GpuExtractorKernel {
   readonly #reducer: I64Reducer;
   readonly #sums: Sum[];
   readonly #scratch: GPUBuffer;
-  readonly #bindGroups = new Map<string, GPUBindGroup>();
-  readonly #ids = new WeakMap<GPUBuffer, number>();
-  #nextId = 0;
+  readonly #cache: BindGroupCache;
 
   private constructor(ctx: GpuExtractorContext, sums: Sum[], scratch: GPUBuffer) {
     this.#gpu = ctx.gpu;
     this.#reducer = ctx.reducer;
     this.#sums = sums;
     this.#scratch = scratch;
+    this.#cache = new BindGroupCache(ctx.gpu.device, 256);
     this.statsCount = sums.length;
   }
 
@@ -71,10 +71,8 @@ export class PlaneSumsKernel implements GpuExtractorKernel {
         if (span.height > gpu.limits.maxComputeWorkgroupsPerDimension) {
           throw new BackendError('E_GPU', `plane sums: ${span.height} rows exceed the adapter's ${gpu.limits.maxComputeWorkgroupsPerDimension} workgroups per dimension`);
         }
-        const params = d.createBuffer({ size: 16, usage: GPUBufferUsage.UNIFORM, mappedAtCreation: true, label: 'plane sums params' });
+        const params = uniformBuffer(d, [span.offset / 4, span.offset / 4, span.width, rowsAt], 'plane sums params');
         made.push(params);
-        new Uint32Array(params.getMappedRange()).set([span.offset / 4, span.offset / 4, span.width, rowsAt]);
-        params.unmap();
         sums.push({ spec, pipeline: await pipeline(MODES[spec.kind]), params, rows: span.height, rowsAt });
         rowsAt += span.height;
       }
@@ -105,32 +103,16 @@ export class PlaneSumsKernel implements GpuExtractorKernel {
   destroy(): void {
     for (const s of this.#sums) s.params.destroy();
     this.#scratch.destroy();
-    this.#bindGroups.clear();
-  }
-
-  #id(b: GPUBuffer): number {
-    let id = this.#ids.get(b);
-    if (id === undefined) this.#ids.set(b, (id = this.#nextId++));
-    return id;
+    this.#cache.destroy();
   }
 
   #bindGroup(sum: Sum, a: GpuPicture, b: GpuPicture): GPUBindGroup {
-    const key = `${this.#sums.indexOf(sum)},${this.#id(a.buffer)},${this.#id(b.buffer)}`;
-    let group = this.#bindGroups.get(key);
-    if (group) return group;
-    group = this.#gpu.device.createBindGroup({
-      label: 'plane sums',
-      layout: sum.pipeline.getBindGroupLayout(0),
-      entries: [
-        { binding: 0, resource: { buffer: a.buffer } },
-        { binding: 1, resource: { buffer: b.buffer } },
-        { binding: 2, resource: { buffer: this.#scratch } },
-        { binding: 3, resource: { buffer: sum.params } },
-      ],
+    const cache = this.#cache;
+    return cache.group(`${this.#sums.indexOf(sum)},${cache.id(a.buffer)},${cache.id(b.buffer)}`, sum.pipeline, 'plane sums', {
+      0: a.buffer,
+      1: b.buffer,
+      2: this.#scratch,
+      3: sum.params,
     });
-    // The rings a backend cycles through are small; a stray caller's buffers are not kept forever.
-    if (this.#bindGroups.size >= 256) this.#bindGroups.clear();
-    this.#bindGroups.set(key, group);
-    return group;
   }
 }

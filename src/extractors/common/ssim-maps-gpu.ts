@@ -19,7 +19,8 @@ import { BackendError } from '../../errors.js';
 import type { GpuExtractorContext, GpuExtractorInputs, GpuExtractorKernel, GpuPicture } from '../../kernels/gpu/gpu-extractor.js';
 import type { StatsSlot } from '../../kernels/gpu/frame-kernel.js';
 import type { GpuDevice } from '../../kernels/gpu/device.js';
-import { loadWgsl, WGSL_ROOT } from '../../kernels/gpu/wgsl.js';
+import { f32Bits, loadWgsl, WGSL_ROOT } from '../../kernels/gpu/wgsl.js';
+import { BindGroupCache, type Bindings } from '../../kernels/gpu/bind-groups.js';
 import { SSIM_WINDOW } from './ssim-options.js';
 
 const SOURCE = relative(WGSL_ROOT, join(dirname(fileURLToPath(import.meta.url)), 'ssim-maps.wgsl'));
@@ -77,13 +78,6 @@ export function fitsOnGpu(width: number, height: number, scales: readonly SsimSc
   return words !== undefined && 4 * words <= GUARANTEED_BINDING_BYTES;
 }
 
-const f32 = new Float32Array(1);
-const f32Bits = new Uint32Array(f32.buffer);
-function floatBits(x: number): number {
-  f32[0] = x;
-  return f32Bits[0]!;
-}
-
 type Entry = 'to_float' | 'decimate' | 'filter_rows' | 'filter_columns' | 'pool_terms' | 'pool_scan' | 'pool_chunk_maps' | 'pool_compose';
 const ENTRIES: readonly Entry[] = ['to_float', 'decimate', 'filter_rows', 'filter_columns', 'pool_terms', 'pool_scan', 'pool_chunk_maps', 'pool_compose'];
 
@@ -115,11 +109,8 @@ export class SsimMapsKernel implements GpuExtractorKernel {
   readonly #scratch: Scratch;
   readonly #alignment: number;
   readonly #buffers: GPUBuffer[];
-  /** Params buffers: static ones per pass, filter_columns' per output offset too. */
-  readonly #params = new Map<string, GPUBuffer>();
-  readonly #bindGroups = new Map<string, GPUBindGroup>();
-  readonly #ids = new WeakMap<GPUBuffer, number>();
-  #nextId = 0;
+  /** Params uniforms (per pass, the pooling passes' per output offset too) and bind groups. */
+  readonly #cache: BindGroupCache;
 
   private constructor(device: GPUDevice, pipelines: Map<Entry, GPUComputePipeline>, passes: Pass[], work: GPUBuffer, scratch: Scratch, alignment: number, buffers: GPUBuffer[], statsCount: number) {
     this.#device = device;
@@ -129,6 +120,7 @@ export class SsimMapsKernel implements GpuExtractorKernel {
     this.#scratch = scratch;
     this.#alignment = alignment;
     this.#buffers = buffers;
+    this.#cache = new BindGroupCache(device);
     this.statsCount = statsCount;
   }
 
@@ -152,7 +144,7 @@ export class SsimMapsKernel implements GpuExtractorKernel {
       let dis = ref + w * h;
       words = dis + w * h;
       for (const of of ['ref', 'dis'] as const) {
-        passes.push({ entry: 'to_float', of, params: params({ src: luma.offset / 4, sw: w, sh: h, dst: of === 'ref' ? ref : dis, scale: floatBits(scale) }), groups: tiles(w, h) });
+        passes.push({ entry: 'to_float', of, params: params({ src: luma.offset / 4, sw: w, sh: h, dst: of === 'ref' ? ref : dis, scale: f32Bits(scale) }), groups: tiles(w, h) });
       }
       const mapScales: { ref: number; dis: number; w: number; h: number }[] = [];
       scales.forEach((s, i) => {
@@ -163,7 +155,7 @@ export class SsimMapsKernel implements GpuExtractorKernel {
           const dh = decimatedSize(h, factor);
           const buffer = d.createBuffer({ size: 4 * weights.length, usage: GPUBufferUsage.STORAGE, mappedAtCreation: true, label: 'ssim decimation weights' });
           buffers.push(buffer);
-          new Uint32Array(buffer.getMappedRange()).set(weights.map(floatBits));
+          new Uint32Array(buffer.getMappedRange()).set(weights.map(f32Bits));
           buffer.unmap();
           const nref = words;
           const ndis = nref + dw * dh;
@@ -289,69 +281,36 @@ export class SsimMapsKernel implements GpuExtractorKernel {
 
   destroy(): void {
     for (const b of this.#buffers) b.destroy();
-    for (const b of this.#params.values()) b.destroy();
-    this.#params.clear();
-    this.#bindGroups.clear();
-  }
-
-  #id(b: GPUBuffer): number {
-    let id = this.#ids.get(b);
-    if (id === undefined) this.#ids.set(b, (id = this.#nextId++));
-    return id;
-  }
-
-  #paramsBuffer(key: string, values: Uint32Array): GPUBuffer {
-    let b = this.#params.get(key);
-    if (!b) {
-      b = this.#device.createBuffer({ size: PARAMS_BYTES, usage: GPUBufferUsage.UNIFORM, mappedAtCreation: true, label: 'ssim maps params' });
-      new Uint32Array(b.getMappedRange()).set(values);
-      b.unmap();
-      this.#params.set(key, b);
-    }
-    return b;
+    this.#cache.destroy();
   }
 
   #bindGroup(index: number, p: Pass, inputs: GpuExtractorInputs, out: StatsSlot): GPUBindGroup {
-    let key = String(index);
-    let params: GPUBuffer;
-    const entries: GPUBindGroupEntry[] = [];
+    const cache = this.#cache;
+    const params = (values: Uint32Array, key = String(index)): GPUBuffer => cache.uniform(key, values, 'ssim maps params', PARAMS_BYTES);
+    const group = (key: string, bindings: Bindings): GPUBindGroup => cache.group(key, this.#pipelines.get(p.entry)!, `ssim ${p.entry}`, bindings);
+    const { rows, maps, terms, approx, chunkMaps, counters } = this.#scratch;
     if (p.entry === 'to_float') {
       const picture: GpuPicture = p.of === 'ref' ? inputs.ref : inputs.dis;
-      key += `,${this.#id(picture.buffer)}`;
-      params = this.#paramsBuffer(String(index), p.params);
-      entries.push({ binding: 0, resource: { buffer: picture.buffer } }, { binding: 1, resource: { buffer: this.#work } });
-    } else if (p.sumsWord !== undefined) {
+      return group(`${index},${cache.id(picture.buffer)}`, { 0: picture.buffer, 1: this.#work, 3: params(p.params) });
+    }
+    if (p.sumsWord !== undefined) {
       // The scale's sums in the output slot: bound from the aligned offset at or below them.
       const start = out.offset + 4 * p.sumsWord;
       const offset = start - (start % this.#alignment);
       const at = (start - offset) / 8;
-      key += `,${this.#id(out.buffer)},${start}`;
       const values = p.params.slice();
       values[13] = at;
-      params = this.#paramsBuffer(`${index},${at}`, values);
-      const { terms, approx, chunkMaps } = this.#scratch;
-      entries.push({ binding: 9, resource: { buffer: out.buffer, offset, size: start - offset + 8 * SUMS } });
-      if (p.entry === 'pool_scan') entries.push({ binding: 7, resource: { buffer: approx } });
-      else entries.push({ binding: 6, resource: { buffer: terms } }, { binding: 8, resource: { buffer: chunkMaps } }, { binding: 10, resource: { buffer: this.#scratch.counters } });
-    } else {
-      params = this.#paramsBuffer(String(index), p.params);
-      const { rows, maps, terms, approx, chunkMaps } = this.#scratch;
-      const used: Record<Exclude<Entry, 'to_float' | 'pool_scan' | 'pool_compose'>, Array<[number, GPUBuffer]>> = {
-        decimate: [[1, this.#work], ...(p.weights ? [[4, p.weights] as [number, GPUBuffer]] : [])],
-        filter_rows: [[1, this.#work], [5, rows]],
-        filter_columns: [[5, rows], [2, maps]],
-        pool_terms: [[2, maps], [6, terms], [7, approx]],
-        pool_chunk_maps: [[6, terms], [7, approx], [8, chunkMaps]],
-      };
-      for (const [binding, buffer] of used[p.entry as keyof typeof used]) entries.push({ binding, resource: { buffer } });
+      const sums = { 3: params(values, `${index},${at}`), 9: { buffer: out.buffer, offset, size: start - offset + 8 * SUMS } };
+      const key = `${index},${cache.id(out.buffer)},${start}`;
+      return group(key, p.entry === 'pool_scan' ? { ...sums, 7: approx } : { ...sums, 6: terms, 8: chunkMaps, 10: counters });
     }
-    let group = this.#bindGroups.get(key);
-    if (group) return group;
-    entries.push({ binding: 3, resource: { buffer: params } });
-    group = this.#device.createBindGroup({ label: `ssim ${p.entry}`, layout: this.#pipelines.get(p.entry)!.getBindGroupLayout(0), entries });
-    // The rings a backend cycles through are small; a stray caller's buffers are not kept forever.
-    if (this.#bindGroups.size >= 1024) this.#bindGroups.clear();
-    this.#bindGroups.set(key, group);
-    return group;
+    const used: Record<Exclude<Entry, 'to_float' | 'pool_scan' | 'pool_compose'>, Bindings> = {
+      decimate: p.weights ? { 1: this.#work, 4: p.weights } : { 1: this.#work },
+      filter_rows: { 1: this.#work, 5: rows },
+      filter_columns: { 5: rows, 2: maps },
+      pool_terms: { 2: maps, 6: terms, 7: approx },
+      pool_chunk_maps: { 6: terms, 7: approx, 8: chunkMaps },
+    };
+    return group(String(index), { ...used[p.entry as keyof typeof used], 3: params(p.params) });
   }
 }

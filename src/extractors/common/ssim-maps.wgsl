@@ -1,4 +1,6 @@
+// #include "float-luma.wgsl"
 // #include "../../kernels/gpu/lib/f32.wgsl"
+// #include "../../kernels/gpu/lib/mirror.wgsl"
 //
 // The float work of libvmaf's SSIM (common/ssim-core.cpp; float_ssim, float_ms_ssim) on the
 // GPU, driven by ssim-maps-gpu.ts, bit for bit as the C++ does it: every float product is
@@ -33,8 +35,8 @@ const GAUSSIAN = array<u32, 11>(
 struct Params {
   src_word: u32,   // first word of the source (picture plane, or image in work)
   src2_word: u32,  // filter_rows: the dis image
-  src_width: u32,
-  src_height: u32,
+  width: u32,      // the source's size
+  height: u32,
   dst_word: u32,   // first word of the destination (in work, or in maps)
   dst_width: u32,
   dst_height: u32,
@@ -62,36 +64,14 @@ struct Params {
 // life (SsimMapsKernel.diagnostics: tests and bench/ssim-pool-paths.mjs read it).
 @group(0) @binding(10) var<storage, read_write> counters: array<u32>;
 
-fn sample(i: u32) -> u32 {
-  let at = params.src_word;
-  if (BIT_DEPTH == 8u) {
-    return (pic[at + (i >> 2u)] >> ((i & 3u) * 8u)) & 0xffu;
-  }
-  return (pic[at + (i >> 1u)] >> ((i & 1u) * 16u)) & 0xffffu;
-}
-
 @compute @workgroup_size(16, 16)
 fn to_float(@builtin(global_invocation_id) id: vec3<u32>) {
-  let w = params.src_width;
-  if (id.x >= w || id.y >= params.src_height) {
+  let w = params.width;
+  if (id.x >= w || id.y >= params.height) {
     return;
   }
   let i = id.y * w + id.x;
-  var v = f32_of_sample(sample(i));
-  if (BIT_DEPTH != 8u) {
-    v = f32_mul(v, params.scale_bits); // s / 2^k: a power-of-two scaling, exact
-  }
-  work[params.dst_word + i] = v;
-}
-
-fn mirror(i: i32, n: i32) -> u32 {
-  if (i < 0) {
-    return u32(-1 - i);
-  }
-  if (i >= n) {
-    return u32(2 * n - 1 - i);
-  }
-  return u32(i);
+  work[params.dst_word + i] = luma_scaled(i);
 }
 
 @compute @workgroup_size(16, 16)
@@ -99,17 +79,17 @@ fn decimate(@builtin(global_invocation_id) id: vec3<u32>) {
   if (id.x >= params.dst_width || id.y >= params.dst_height) {
     return;
   }
-  let w = i32(params.src_width);
-  let h = i32(params.src_height);
+  let w = i32(params.width);
+  let h = i32(params.height);
   let size = params.taps;
   let centre = i32(size / 2u);
   let f = i32(params.factor);
   var acc = F64_ZERO;
   for (var v = 0u; v < size; v = v + 1u) {
-    let row = mirror(i32(id.y) * f + i32(v) - centre, h);
+    let row = mirror_repeat_edge(i32(id.y) * f + i32(v) - centre, h);
     let base = params.src_word + row * u32(w);
     for (var u = 0u; u < size; u = u + 1u) {
-      let col = mirror(i32(id.x) * f + i32(u) - centre, w);
+      let col = mirror_repeat_edge(i32(id.x) * f + i32(u) - centre, w);
       acc = f64_add(acc, f64_from_f32_bits(f32_mul(work[base + col], weights[v * size + u])));
     }
   }
@@ -121,7 +101,7 @@ fn decimate(@builtin(global_invocation_id) id: vec3<u32>) {
 // C++ forms them first).
 @compute @workgroup_size(16, 16)
 fn filter_rows(@builtin(global_invocation_id) id: vec3<u32>) {
-  let w = params.src_width;
+  let w = params.width;
   let ow = w - WINDOW + 1u;
   let h = params.dst_height;
   if (id.x >= ow || id.y >= h) {
@@ -146,13 +126,13 @@ fn filter_rows(@builtin(global_invocation_id) id: vec3<u32>) {
   }
 }
 
-// One output sample of the band (src_height filtered rows in `rows`, dst_height = those
+// One output sample of the band (height filtered rows in `rows`, dst_height = those
 // less 10 output rows): the vertical sums of the five row-filtered quantities, written as
 // the row's block of five ow-float maps at dst_word of `maps`.
 @compute @workgroup_size(16, 16)
 fn filter_columns(@builtin(global_invocation_id) id: vec3<u32>) {
-  let ow = params.src_width - WINDOW + 1u;
-  let h = params.src_height;
+  let ow = params.width - WINDOW + 1u;
+  let h = params.height;
   if (id.x >= ow || id.y >= params.dst_height) {
     return;
   }
@@ -209,7 +189,7 @@ fn pool_terms(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(local_invo
   let n = params.count;
   var t: array<vec2<u32>, 4>;
   if (i < n) {
-    let ow = params.src_width - WINDOW + 1u;
+    let ow = params.width - WINDOW + 1u;
     let y = i / ow;
     let x = i - y * ow;
     let base = y * QUANTITIES * ow + x;

@@ -20,11 +20,11 @@
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { BackendError } from '../../errors.js';
-import { chromaSize } from '../../decode/frame-layout.js';
 import type { GpuExtractorContext, GpuExtractorInputs, GpuExtractorKernel, GpuImplementation, GpuPicture } from '../../kernels/gpu/gpu-extractor.js';
 import type { StatsSlot } from '../../kernels/gpu/frame-kernel.js';
-import { loadWgsl, WGSL_ROOT } from '../../kernels/gpu/wgsl.js';
-import { loadNative } from '../../kernels/native.js';
+import { f32Bits, f64Bits, loadWgsl, WGSL_ROOT } from '../../kernels/gpu/wgsl.js';
+import { loadNative, nativeGeometry } from '../../kernels/native.js';
+import { BindGroupCache, type Bindings } from '../../kernels/gpu/bind-groups.js';
 import type { OptionValues } from '../option.js';
 import type { FrameFormat } from '../../types.js';
 
@@ -41,15 +41,6 @@ const FIXED_PARAMS = 18;
 
 type Entry = 'to_float' | 'dwt' | 'decouple' | 'terms_pass' | 'row_sums';
 const ENTRIES: readonly Entry[] = ['to_float', 'dwt', 'decouple', 'terms_pass', 'row_sums'];
-
-const f32 = new Float32Array(1);
-const f32Bits = new Uint32Array(f32.buffer);
-function floatBits(x: number): number {
-  f32[0] = x;
-  return f32Bits[0]!;
-}
-const f64 = new Float64Array(1);
-const f64Words = new Uint32Array(f64.buffer);
 
 /** float_adm.cpp's regions (libvmaf truncates toward zero). */
 interface Region {
@@ -86,8 +77,7 @@ function planeWords(width: number, height: number): { total: number; bandsAt: nu
 let tableUsable: boolean | undefined;
 function hostParams(options: OptionValues, format: FrameFormat): Float64Array {
   const native = loadNative();
-  const chroma = chromaSize(format) ?? { width: 0, height: 0 };
-  const handle = native.createExtractor('float_adm', options, { width: format.width, height: format.height, bitDepth: format.bitDepth, chromaWidth: chroma.width, chromaHeight: chroma.height });
+  const handle = native.createExtractor('float_adm', options, nativeGeometry(format));
   return native.extractorGpuParams(handle);
 }
 
@@ -127,33 +117,29 @@ export class FloatAdmKernel implements GpuExtractorKernel {
   readonly #pipelines: Map<Entry, GPUComputePipeline>;
   readonly #passes: Pass[];
   readonly #buffers: Scratch;
-  readonly #params = new Map<string, GPUBuffer>();
-  readonly #bindGroups = new Map<string, GPUBindGroup>();
-  readonly #ids = new WeakMap<GPUBuffer, number>();
-  #nextId = 0;
+  readonly #cache: BindGroupCache;
 
   private constructor(device: GPUDevice, pipelines: Map<Entry, GPUComputePipeline>, passes: Pass[], buffers: Scratch, statsCount: number) {
     this.#device = device;
     this.#pipelines = pipelines;
     this.#passes = passes;
     this.#buffers = buffers;
+    this.#cache = new BindGroupCache(device);
     this.statsCount = statsCount;
   }
 
   static async create(ctx: GpuExtractorContext): Promise<FloatAdmKernel> {
     const { gpu, layout, format, options } = ctx;
     const native = loadNative();
-    const chroma = chromaSize(format) ?? { width: 0, height: 0 };
-    const handle = native.createExtractor('float_adm', options, { width: format.width, height: format.height, bitDepth: format.bitDepth, chromaWidth: chroma.width, chromaHeight: chroma.height });
+    const handle = native.createExtractor('float_adm', options, nativeGeometry(format));
     const statsCount = native.extractorStatsCount(handle);
     const p = native.extractorGpuParams(handle);
     const [tableBits, gainLimit, cos1, skipScale0, bypassCm, pNorm] = [p[0]!, p[1]!, p[2]!, p[3]!, p[4]!, p[5]!];
     if (tableBits < 0 || pNorm !== 3) throw new BackendError('E_GPU', 'float_adm: this host\'s rcpss or adm_p_norm does not run on the GPU');
-    const factors = Array.from(p.subarray(6, FIXED_PARAMS), floatBits);
+    const factors = Array.from(p.subarray(6, FIXED_PARAMS), f32Bits);
     const tableWords = Uint32Array.from(p.subarray(FIXED_PARAMS));
     if (tableWords.length !== (tableBits === 0 ? 0 : 1 << tableBits)) throw new BackendError('E_GPU', `float_adm: an rcp table of ${tableWords.length} entries for ${tableBits} bits`);
-    f64[0] = gainLimit;
-    const limitWords = [f64Words[0]!, f64Words[1]!];
+    const limitWords = f64Bits(gainLimit);
     const luma = layout.planes[0]!;
     const width = format.width;
     const height = format.height;
@@ -163,14 +149,14 @@ export class FloatAdmKernel implements GpuExtractorKernel {
     const params = (v: ParamValues, scale = 0): Uint32Array =>
       new Uint32Array([
         v.src ?? 0, v.src2 ?? 0, v.w ?? 0, v.h ?? 0, v.dst ?? 0, v.ow ?? 0, v.oh ?? 0, v.x0 ?? 0, v.y0 ?? 0, v.scale ?? 0,
-        factors[3 * scale]!, factors[3 * scale + 1]!, factors[3 * scale + 2]!, floatBits(cos1), tableBits, bypassCm,
+        factors[3 * scale]!, factors[3 * scale + 1]!, factors[3 * scale + 2]!, f32Bits(cos1), tableBits, bypassCm,
         limitWords[0]!, limitWords[1]!, v.stats ?? 0, 0,
       ]);
     const n = width * height;
     const { total: planesWords, bandsAt } = planeWords(width, height);
     const passes: Pass[] = [];
-    passes.push({ entry: 'to_float', of: 'ref', params: params({ src: luma.offset / 4, w: width, h: height, dst: 0, scale: floatBits(depthScale) }), size: [width, height] });
-    passes.push({ entry: 'to_float', of: 'dis', params: params({ src: luma.offset / 4, w: width, h: height, dst: n, scale: floatBits(depthScale) }), size: [width, height] });
+    passes.push({ entry: 'to_float', of: 'ref', params: params({ src: luma.offset / 4, w: width, h: height, dst: 0, scale: f32Bits(depthScale) }), size: [width, height] });
+    passes.push({ entry: 'to_float', of: 'dis', params: params({ src: luma.offset / 4, w: width, h: height, dst: n, scale: f32Bits(depthScale) }), size: [width, height] });
     let [ref, dis, w, h] = [0, n, width, height];
     let statsWord = 0;
     let termsWords = 0;
@@ -244,70 +230,31 @@ export class FloatAdmKernel implements GpuExtractorKernel {
 
   destroy(): void {
     for (const b of Object.values(this.#buffers)) b.destroy();
-    for (const b of this.#params.values()) b.destroy();
-    this.#params.clear();
-    this.#bindGroups.clear();
-  }
-
-  #id(b: GPUBuffer): number {
-    let id = this.#ids.get(b);
-    if (id === undefined) this.#ids.set(b, (id = this.#nextId++));
-    return id;
-  }
-
-  #paramsBuffer(key: string, values: Uint32Array): GPUBuffer {
-    let b = this.#params.get(key);
-    if (!b) {
-      b = this.#device.createBuffer({ size: 4 * PARAMS_WORDS, usage: GPUBufferUsage.UNIFORM, mappedAtCreation: true, label: 'float_adm params' });
-      new Uint32Array(b.getMappedRange()).set(values);
-      b.unmap();
-      this.#params.set(key, b);
-    }
-    return b;
+    this.#cache.destroy();
   }
 
   #bindGroup(index: number, p: Pass, inputs: GpuExtractorInputs, out: StatsSlot): GPUBindGroup {
     const { planes, csf, terms, table } = this.#buffers;
-    let key = String(index);
-    let params: GPUBuffer;
-    const entries: GPUBindGroupEntry[] = [];
+    const cache = this.#cache;
+    const params = (values: Uint32Array, key = String(index)): GPUBuffer => cache.uniform(key, values, 'float_adm params', 4 * PARAMS_WORDS);
+    const group = (key: string, bindings: Bindings): GPUBindGroup => cache.group(key, this.#pipelines.get(p.entry)!, `float_adm ${p.entry}`, bindings);
     switch (p.entry) {
       case 'to_float': {
         const picture: GpuPicture = p.of === 'ref' ? inputs.ref : inputs.dis;
-        key += `,${this.#id(picture.buffer)}`;
-        params = this.#paramsBuffer(key, p.params);
-        entries.push({ binding: 0, resource: { buffer: picture.buffer } }, { binding: 1, resource: { buffer: planes } });
-        break;
+        return group(`${index},${cache.id(picture.buffer)}`, { 0: picture.buffer, 1: planes, 5: params(p.params) });
       }
       case 'dwt':
-        params = this.#paramsBuffer(key, p.params);
-        entries.push({ binding: 1, resource: { buffer: planes } });
-        break;
+        return group(String(index), { 1: planes, 5: params(p.params) });
       case 'decouple':
-        params = this.#paramsBuffer(key, p.params);
-        entries.push({ binding: 1, resource: { buffer: planes } }, { binding: 2, resource: { buffer: csf } }, { binding: 6, resource: { buffer: table } });
-        break;
+        return group(String(index), { 1: planes, 2: csf, 5: params(p.params), 6: table });
       case 'terms_pass':
-        params = this.#paramsBuffer(key, p.params);
-        entries.push({ binding: 1, resource: { buffer: planes } }, { binding: 2, resource: { buffer: csf } }, { binding: 3, resource: { buffer: terms } });
-        break;
+        return group(String(index), { 1: planes, 2: csf, 3: terms, 5: params(p.params) });
       case 'row_sums': {
         const dst = out.offset / 4 + p.params[18]!;
-        key += `,${this.#id(out.buffer)},${dst}`;
         const values = p.params.slice();
         values[18] = dst;
-        params = this.#paramsBuffer(key, values);
-        entries.push({ binding: 3, resource: { buffer: terms } }, { binding: 4, resource: { buffer: out.buffer } });
-        break;
+        return group(`${index},${cache.id(out.buffer)},${dst}`, { 3: terms, 4: out.buffer, 5: params(values, `${index},${dst}`) });
       }
     }
-    let group = this.#bindGroups.get(key);
-    if (group) return group;
-    entries.push({ binding: 5, resource: { buffer: params } });
-    group = this.#device.createBindGroup({ label: `float_adm ${p.entry}`, layout: this.#pipelines.get(p.entry)!.getBindGroupLayout(0), entries });
-    // The rings a backend cycles through are small; a stray caller's buffers are not kept forever.
-    if (this.#bindGroups.size >= 1024) this.#bindGroups.clear();
-    this.#bindGroups.set(key, group);
-    return group;
   }
 }

@@ -1,5 +1,6 @@
 // #include "../common/float-luma.wgsl"
 // #include "../../kernels/gpu/lib/f32.wgsl"
+// #include "../../kernels/gpu/lib/mirror.wgsl"
 //
 // float_adm's per-pixel work (float_adm.cpp's dwt(), decouple(), csf(), denominator() and
 // masked()) on the GPU, driven by float_adm-gpu.ts, bit for bit as the C++ does it: every
@@ -64,23 +65,7 @@ struct Params {
 
 @compute @workgroup_size(16, 16)
 fn to_float(@builtin(global_invocation_id) id: vec3<u32>) {
-  let w = params.width;
-  if (id.x >= w || id.y >= params.height) {
-    return;
-  }
-  let i = id.y * w + id.x;
-  planes[params.dst_word + i] = luma_float(i);
-}
-
-// The DWT's mirror: -1 -> 1, n -> n - 1.
-fn reflect(i: i32, n: i32) -> u32 {
-  if (i < 0) {
-    return u32(-i);
-  }
-  if (i >= n) {
-    return u32(2 * n - i - 1);
-  }
-  return u32(i);
+  luma_to_float(&planes, id);
 }
 
 // Four taps accumulated in float from 0, first tap first.
@@ -99,12 +84,12 @@ fn dwt_one(src: u32, j: u32, i: u32, dst: u32, o: u32, m: u32) {
   let h = i32(params.height);
   var rows: array<u32, 4>;
   for (var k = 0; k < 4; k = k + 1) {
-    rows[k] = src + reflect(2 * i32(i) - 1 + k, h) * u32(w);
+    rows[k] = src + mirror_skip_first(2 * i32(i) - 1 + k, h) * u32(w);
   }
   var lo: array<u32, 4>;
   var hi: array<u32, 4>;
   for (var k = 0; k < 4; k = k + 1) {
-    let x = reflect(2 * i32(j) - 1 + k, w);
+    let x = mirror_skip_first(2 * i32(j) - 1 + k, w);
     let s = array<u32, 4>(planes[rows[0] + x], planes[rows[1] + x], planes[rows[2] + x], planes[rows[3] + x]);
     lo[k] = taps4(LO, s);
     hi[k] = taps4(HI, s);

@@ -1,5 +1,6 @@
 // #include "../common/float-luma.wgsl"
 // #include "../../kernels/gpu/lib/f32.wgsl"
+// #include "../../kernels/gpu/lib/mirror.wgsl"
 //
 // float_ansnr on the GPU (driven by float_ansnr-gpu.ts), bit for bit as float_ansnr.cpp does
 // it: every float operation is lib/f32.wgsl's integer-exact one (no FMA contraction, no
@@ -40,22 +41,7 @@ struct Params {
 
 @compute @workgroup_size(16, 16)
 fn to_float(@builtin(global_invocation_id) id: vec3<u32>) {
-  let w = params.width;
-  if (id.x >= w || id.y >= params.height) {
-    return;
-  }
-  let i = id.y * w + id.x;
-  work[params.dst_word + i] = luma_float(i);
-}
-
-fn mirror(i: i32, n: i32) -> u32 {
-  if (i < 0) {
-    return u32(-i);
-  }
-  if (i >= n) {
-    return u32(2 * n - i - 1);
-  }
-  return u32(i);
+  luma_to_float(&work, id);
 }
 
 @compute @workgroup_size(16, 16)
@@ -69,11 +55,11 @@ fn filter_2d(@builtin(global_invocation_id) id: vec3<u32>) {
   let radius = i32(size / 2u);
   var acc = 0u;
   for (var fi = 0u; fi < size; fi = fi + 1u) {
-    let row = mirror(i32(id.y) - radius + i32(fi), i32(h));
+    let row = mirror_skip_first(i32(id.y) - radius + i32(fi), i32(h));
     let base = params.src_word + row * w;
     var sum = 0u;
     for (var fj = 0u; fj < size; fj = fj + 1u) {
-      let col = mirror(i32(id.x) - radius + i32(fj), i32(w));
+      let col = mirror_skip_first(i32(id.x) - radius + i32(fj), i32(w));
       sum = f32_add(sum, f32_mul(weights[params.weights_at + fi * size + fj], work[base + col]));
     }
     acc = f32_add(acc, sum);

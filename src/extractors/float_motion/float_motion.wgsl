@@ -1,5 +1,6 @@
 // #include "../common/float-luma.wgsl"
 // #include "../../kernels/gpu/lib/f32.wgsl"
+// #include "../../kernels/gpu/lib/mirror.wgsl"
 //
 // float_motion's own score on the GPU (driven by float_motion-gpu.ts), bit for bit as
 // float_motion.cpp computes it for luma at scale 0: every float operation is lib/f32.wgsl's
@@ -40,22 +41,7 @@ struct Params {
 
 @compute @workgroup_size(16, 16)
 fn to_float(@builtin(global_invocation_id) id: vec3<u32>) {
-  let w = params.width;
-  if (id.x >= w || id.y >= params.height) {
-    return;
-  }
-  let i = id.y * w + id.x;
-  work[params.dst_word + i] = luma_float(i);
-}
-
-fn mirror(i: i32, n: i32) -> u32 {
-  if (i < 0) {
-    return u32(-i);
-  }
-  if (i >= n) {
-    return u32(2 * n - i - 2);
-  }
-  return u32(i);
+  luma_to_float(&work, id);
 }
 
 @compute @workgroup_size(16, 16)
@@ -68,7 +54,7 @@ fn blur_rows(@builtin(global_invocation_id) id: vec3<u32>) {
   let radius = i32(params.taps / 2u);
   var acc = 0u;
   for (var k = 0u; k < params.taps; k = k + 1u) {
-    let row = mirror(i32(id.y) - radius + i32(k), i32(h));
+    let row = mirror_skip_edge(i32(id.y) - radius + i32(k), i32(h));
     acc = f32_add(acc, f32_mul(taps[k], work[params.src_word + row * w + id.x]));
   }
   work[params.dst_word + id.y * w + id.x] = acc;
@@ -85,7 +71,7 @@ fn blur_cols(@builtin(global_invocation_id) id: vec3<u32>) {
   let base = params.src_word + id.y * w;
   var acc = 0u;
   for (var k = 0u; k < params.taps; k = k + 1u) {
-    let col = mirror(i32(id.x) - radius + i32(k), i32(w));
+    let col = mirror_skip_edge(i32(id.x) - radius + i32(k), i32(w));
     acc = f32_add(acc, f32_mul(taps[k], work[base + col]));
   }
   work[params.dst_word + id.y * w + id.x] = acc;

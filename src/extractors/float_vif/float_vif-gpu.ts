@@ -17,12 +17,11 @@
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { BackendError } from '../../errors.js';
-import { chromaSize } from '../../decode/frame-layout.js';
 import type { GpuExtractorContext, GpuExtractorInputs, GpuExtractorKernel, GpuImplementation, GpuPicture } from '../../kernels/gpu/gpu-extractor.js';
 import type { StatsSlot } from '../../kernels/gpu/frame-kernel.js';
-import { loadWgsl, WGSL_ROOT } from '../../kernels/gpu/wgsl.js';
-import { loadNative } from '../../kernels/native.js';
-import { floatBits } from '../common/float-passes-gpu.js';
+import { f32Bits, f64Bits, loadWgsl, WGSL_ROOT } from '../../kernels/gpu/wgsl.js';
+import { loadNative, nativeGeometry } from '../../kernels/native.js';
+import { BindGroupCache, type Bindings } from '../../kernels/gpu/bind-groups.js';
 import type { OptionValues } from '../option.js';
 import type { FrameFormat } from '../../types.js';
 
@@ -43,9 +42,6 @@ function scaledSize(options: OptionValues, format: FrameFormat): { width: number
   const prescale = Number(options['vif_prescale']);
   return { width: Math.trunc(format.width * prescale + 0.5), height: Math.trunc(format.height * prescale + 0.5) };
 }
-
-const f64 = new Float64Array(1);
-const f64Words = new Uint32Array(f64.buffer);
 
 interface Pass {
   entry: Entry;
@@ -79,24 +75,21 @@ export class FloatVifKernel implements GpuExtractorKernel {
   readonly #pipelines: Map<Entry, GPUComputePipeline>;
   readonly #passes: Pass[];
   readonly #buffers: Scratch;
-  readonly #params = new Map<string, GPUBuffer>();
-  readonly #bindGroups = new Map<string, GPUBindGroup>();
-  readonly #ids = new WeakMap<GPUBuffer, number>();
-  #nextId = 0;
+  readonly #cache: BindGroupCache;
 
   private constructor(device: GPUDevice, pipelines: Map<Entry, GPUComputePipeline>, passes: Pass[], buffers: Scratch, statsCount: number) {
     this.#device = device;
     this.#pipelines = pipelines;
     this.#passes = passes;
     this.#buffers = buffers;
+    this.#cache = new BindGroupCache(device);
     this.statsCount = statsCount;
   }
 
   static async create(ctx: GpuExtractorContext): Promise<FloatVifKernel> {
     const { gpu, layout, format, options } = ctx;
     const native = loadNative();
-    const chroma = chromaSize(format) ?? { width: 0, height: 0 };
-    const handle = native.createExtractor('float_vif', options, { width: format.width, height: format.height, bitDepth: format.bitDepth, chromaWidth: chroma.width, chromaHeight: chroma.height });
+    const handle = native.createExtractor('float_vif', options, nativeGeometry(format));
     const statsCount = native.extractorStatsCount(handle);
     // gpuParams' layout (float_vif.cpp): w, h, first scale, sigma_max_inv, gain limit, sigma_nsq, 4 lengths, the filters.
     const p = native.extractorGpuParams(handle);
@@ -105,25 +98,24 @@ export class FloatVifKernel implements GpuExtractorKernel {
     const luma = layout.planes[0]!;
     if (width !== luma.width || height !== luma.height) throw new BackendError('E_GPU', `float_vif: vif_prescale's ${width}x${height} does not run on the GPU`);
     const filterWords = new Uint32Array(p.length - 10);
-    p.subarray(10).forEach((v, i) => (filterWords[i] = floatBits(v)));
+    p.subarray(10).forEach((v, i) => (filterWords[i] = f32Bits(v)));
     const filterAt: number[] = [];
     lengths.reduce((at, n) => (filterAt.push(at), at + n), 0);
-    f64[0] = nsq;
-    const nsqWords = [f64Words[0]!, f64Words[1]!];
+    const nsqWords = f64Bits(nsq);
     const scale = format.bitDepth === 10 ? 1 / 4 : format.bitDepth === 12 ? 1 / 16 : 1 / 256;
 
     const params = (v: Partial<Record<'src' | 'src2' | 'w' | 'h' | 'dst' | 'dst2' | 'ow' | 'oh' | 'step' | 'nq' | 'scale', number>>, s = 0): Uint32Array =>
       new Uint32Array([
         v.src ?? 0, v.src2 ?? 0, v.w ?? 0, v.h ?? 0, v.dst ?? 0, v.dst2 ?? 0, v.ow ?? 0, v.oh ?? 0, v.step ?? 1, lengths[s]!, filterAt[s]!, v.nq ?? 0,
-        v.scale ?? 0, floatBits(sigmaMaxInv), floatBits(gainLimit), 0, nsqWords[0]!, nsqWords[1]!, 0, 0,
+        v.scale ?? 0, f32Bits(sigmaMaxInv), f32Bits(gainLimit), 0, nsqWords[0]!, nsqWords[1]!, 0, 0,
       ]);
     const passes: Pass[] = [];
     const n = width * height;
     // Scales alternate between two regions of `images`: [0, 2n) and [2n, 2n + 2 n/4).
     const region = (s: number, w: number, h: number): [number, number] => (s % 2 === 0 ? [0, w * h] : [2 * n, 2 * n + w * h]);
     let [ref, dis] = region(0, width, height);
-    passes.push({ entry: 'to_float', of: 'ref', params: params({ src: luma.offset / 4, w: width, h: height, dst: ref, scale: floatBits(scale) }), size: [width, height] });
-    passes.push({ entry: 'to_float', of: 'dis', params: params({ src: luma.offset / 4, w: width, h: height, dst: dis, scale: floatBits(scale) }), size: [width, height] });
+    passes.push({ entry: 'to_float', of: 'ref', params: params({ src: luma.offset / 4, w: width, h: height, dst: ref, scale: f32Bits(scale) }), size: [width, height] });
+    passes.push({ entry: 'to_float', of: 'dis', params: params({ src: luma.offset / 4, w: width, h: height, dst: dis, scale: f32Bits(scale) }), size: [width, height] });
     let w = width;
     let h = height;
     let statsWord = 0;
@@ -198,70 +190,30 @@ export class FloatVifKernel implements GpuExtractorKernel {
 
   destroy(): void {
     for (const b of Object.values(this.#buffers)) b.destroy();
-    for (const b of this.#params.values()) b.destroy();
-    this.#params.clear();
-    this.#bindGroups.clear();
-  }
-
-  #id(b: GPUBuffer): number {
-    let id = this.#ids.get(b);
-    if (id === undefined) this.#ids.set(b, (id = this.#nextId++));
-    return id;
-  }
-
-  #paramsBuffer(key: string, values: Uint32Array): GPUBuffer {
-    let b = this.#params.get(key);
-    if (!b) {
-      b = this.#device.createBuffer({ size: 4 * PARAMS_WORDS, usage: GPUBufferUsage.UNIFORM, mappedAtCreation: true, label: 'float_vif params' });
-      new Uint32Array(b.getMappedRange()).set(values);
-      b.unmap();
-      this.#params.set(key, b);
-    }
-    return b;
+    this.#cache.destroy();
   }
 
   #bindGroup(index: number, p: Pass, inputs: GpuExtractorInputs, out: StatsSlot): GPUBindGroup {
     const { images, vert, terms, filters } = this.#buffers;
-    let key = String(index);
-    let params: GPUBuffer;
-    const entries: GPUBindGroupEntry[] = [];
+    const cache = this.#cache;
+    const params = (values: Uint32Array, key = String(index)): GPUBuffer => cache.uniform(key, values, 'float_vif params', 4 * PARAMS_WORDS);
+    const group = (key: string, bindings: Bindings): GPUBindGroup => cache.group(key, this.#pipelines.get(p.entry)!, `float_vif ${p.entry}`, bindings);
     switch (p.entry) {
       case 'to_float': {
         const picture: GpuPicture = p.of === 'ref' ? inputs.ref : inputs.dis;
-        key += `,${this.#id(picture.buffer)}`;
-        params = this.#paramsBuffer(String(index), p.params);
-        entries.push({ binding: 0, resource: { buffer: picture.buffer } }, { binding: 1, resource: { buffer: images } });
-        break;
+        return group(`${index},${cache.id(picture.buffer)}`, { 0: picture.buffer, 1: images, 5: params(p.params) });
       }
       case 'vertical':
-        params = this.#paramsBuffer(String(index), p.params);
-        entries.push({ binding: 1, resource: { buffer: images } }, { binding: 2, resource: { buffer: vert } }, { binding: 6, resource: { buffer: filters } });
-        break;
       case 'decimate':
-        params = this.#paramsBuffer(String(index), p.params);
-        entries.push({ binding: 1, resource: { buffer: images } }, { binding: 2, resource: { buffer: vert } }, { binding: 6, resource: { buffer: filters } });
-        break;
+        return group(String(index), { 1: images, 2: vert, 5: params(p.params), 6: filters });
       case 'statistic':
-        params = this.#paramsBuffer(String(index), p.params);
-        entries.push({ binding: 2, resource: { buffer: vert } }, { binding: 3, resource: { buffer: terms } }, { binding: 6, resource: { buffer: filters } });
-        break;
+        return group(String(index), { 2: vert, 3: terms, 5: params(p.params), 6: filters });
       case 'row_sums': {
         const dst = out.offset / 4 + p.statsWord!;
-        key += `,${this.#id(out.buffer)},${dst}`;
         const values = p.params.slice();
         values[4] = dst;
-        params = this.#paramsBuffer(`${index},${dst}`, values);
-        entries.push({ binding: 3, resource: { buffer: terms } }, { binding: 4, resource: { buffer: out.buffer } });
-        break;
+        return group(`${index},${cache.id(out.buffer)},${dst}`, { 3: terms, 4: out.buffer, 5: params(values, `${index},${dst}`) });
       }
     }
-    let group = this.#bindGroups.get(key);
-    if (group) return group;
-    entries.push({ binding: 5, resource: { buffer: params } });
-    group = this.#device.createBindGroup({ label: `float_vif ${p.entry}`, layout: this.#pipelines.get(p.entry)!.getBindGroupLayout(0), entries });
-    // The rings a backend cycles through are small; a stray caller's buffers are not kept forever.
-    if (this.#bindGroups.size >= 1024) this.#bindGroups.clear();
-    this.#bindGroups.set(key, group);
-    return group;
   }
 }

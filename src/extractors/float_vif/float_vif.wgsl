@@ -1,5 +1,6 @@
 // #include "../common/float-luma.wgsl"
 // #include "../../kernels/gpu/lib/f32.wgsl"
+// #include "../../kernels/gpu/lib/mirror.wgsl"
 //
 // float_vif's per-pixel work (float_vif.cpp's compute() and statistic()) on the GPU, driven
 // by float_vif-gpu.ts, bit for bit as the C++ does it: every float product, sum and quotient
@@ -60,23 +61,7 @@ struct Params {
 
 @compute @workgroup_size(16, 16)
 fn to_float(@builtin(global_invocation_id) id: vec3<u32>) {
-  let w = params.width;
-  if (id.x >= w || id.y >= params.height) {
-    return;
-  }
-  let i = id.y * w + id.x;
-  images[params.dst_word + i] = luma_float(i);
-}
-
-// float-filter.h's mirror: -1 -> 1, n -> n - 2.
-fn mirror(i: i32, n: i32) -> u32 {
-  if (i < 0) {
-    return u32(-i);
-  }
-  if (i >= n) {
-    return u32(2 * n - i - 2);
-  }
-  return u32(i);
+  luma_to_float(&images, id);
 }
 
 // Row out_y (source row out_y * step), column x: each quantity's taps in filter order,
@@ -92,7 +77,7 @@ fn vertical(@builtin(global_invocation_id) id: vec3<u32>) {
   let nq = params.quantities;
   var acc = array<u32, 5>(0u, 0u, 0u, 0u, 0u);
   for (var k = 0u; k < params.taps; k = k + 1u) {
-    let row = mirror(y - radius + i32(k), i32(params.height));
+    let row = mirror_skip_edge(y - radius + i32(k), i32(params.height));
     let a = images[params.src_word + row * w + id.x];
     let b = images[params.src2_word + row * w + id.x];
     let f = filters[params.filter_at + k];
@@ -117,7 +102,7 @@ fn horizontal(q: u32, y: u32, x: u32) -> u32 {
   let base = q * params.out_height * w + y * w;
   var acc = 0u;
   for (var k = 0u; k < params.taps; k = k + 1u) {
-    let col = mirror(i32(x) - radius + i32(k), i32(w));
+    let col = mirror_skip_edge(i32(x) - radius + i32(k), i32(w));
     acc = f32_add_serial(acc, f32_mul(filters[params.filter_at + k], vert[base + col]));
   }
   return acc;

@@ -17,7 +17,8 @@ import { chromaSize } from '../../decode/frame-layout.js';
 import type { GpuExtractorContext, GpuExtractorInputs, GpuExtractorKernel, GpuImplementation } from '../../kernels/gpu/gpu-extractor.js';
 import type { StatsSlot } from '../../kernels/gpu/frame-kernel.js';
 import { loadWgsl, WGSL_ROOT } from '../../kernels/gpu/wgsl.js';
-import { loadNative } from '../../kernels/native.js';
+import { loadNative, nativeGeometry } from '../../kernels/native.js';
+import { BindGroupCache } from '../../kernels/gpu/bind-groups.js';
 import type { FrameFormat } from '../../types.js';
 
 const SOURCE = relative(WGSL_ROOT, join(dirname(fileURLToPath(import.meta.url)), 'psnr_hvs.wgsl'));
@@ -53,10 +54,7 @@ class PsnrHvsKernel implements GpuExtractorKernel {
   readonly #passes: PlanePass[];
   readonly #weights: GPUBuffer;
   readonly #alignment: number;
-  readonly #params = new Map<string, GPUBuffer>();
-  readonly #bindGroups = new Map<string, GPUBindGroup>();
-  readonly #ids = new WeakMap<GPUBuffer, number>();
-  #nextId = 0;
+  readonly #cache: BindGroupCache;
 
   private constructor(device: GPUDevice, pipeline: GPUComputePipeline, passes: PlanePass[], weights: GPUBuffer, alignment: number, statsCount: number) {
     this.#device = device;
@@ -64,6 +62,7 @@ class PsnrHvsKernel implements GpuExtractorKernel {
     this.#passes = passes;
     this.#weights = weights;
     this.#alignment = alignment;
+    this.#cache = new BindGroupCache(device);
     this.statsCount = statsCount;
   }
 
@@ -72,8 +71,7 @@ class PsnrHvsKernel implements GpuExtractorKernel {
     const blocks = planeBlocks(format);
     if (!blocks || layout.planes.length < 3) throw new BackendError('E_GPU', 'psnr_hvs: the gpu kernel needs the chroma planes uploaded');
     const native = loadNative();
-    const chroma = chromaSize(format)!;
-    const handle = native.createExtractor('psnr_hvs', options, { width: format.width, height: format.height, bitDepth: format.bitDepth, chromaWidth: chroma.width, chromaHeight: chroma.height });
+    const handle = native.createExtractor('psnr_hvs', options, nativeGeometry(format));
     const tables = native.extractorGpuParams(handle);
     if (tables.length !== 3 * 2 * TERMS) throw new BackendError('E_GPU', `psnr_hvs: the C++ gave ${tables.length} weights, ${3 * 2 * TERMS} expected`);
     const passes: PlanePass[] = [];
@@ -114,15 +112,7 @@ class PsnrHvsKernel implements GpuExtractorKernel {
 
   destroy(): void {
     this.#weights.destroy();
-    for (const b of this.#params.values()) b.destroy();
-    this.#params.clear();
-    this.#bindGroups.clear();
-  }
-
-  #id(b: GPUBuffer): number {
-    let id = this.#ids.get(b);
-    if (id === undefined) this.#ids.set(b, (id = this.#nextId++));
-    return id;
+    this.#cache.destroy();
   }
 
   #bindGroup(index: number, p: PlanePass, inputs: GpuExtractorInputs, out: StatsSlot): GPUBindGroup {
@@ -130,34 +120,16 @@ class PsnrHvsKernel implements GpuExtractorKernel {
     const start = out.offset + 4 * p.word;
     const offset = start - (start % this.#alignment);
     const dst = (start - offset) / 4;
-    const key = `${index},${this.#id(inputs.ref.buffer)},${this.#id(inputs.dis.buffer)},${this.#id(out.buffer)},${start}`;
-    let group = this.#bindGroups.get(key);
-    if (group) return group;
-    const paramsKey = `${index},${dst}`;
-    let params = this.#params.get(paramsKey);
-    if (!params) {
-      params = this.#device.createBuffer({ size: 4 * p.params.length, usage: GPUBufferUsage.UNIFORM, mappedAtCreation: true, label: 'psnr_hvs params' });
-      const values = p.params.slice();
-      values[4] = dst;
-      new Uint32Array(params.getMappedRange()).set(values);
-      params.unmap();
-      this.#params.set(paramsKey, params);
-    }
-    group = this.#device.createBindGroup({
-      label: 'psnr_hvs',
-      layout: this.#pipeline.getBindGroupLayout(0),
-      entries: [
-        { binding: 0, resource: { buffer: inputs.ref.buffer } },
-        { binding: 1, resource: { buffer: inputs.dis.buffer } },
-        { binding: 2, resource: { buffer: out.buffer, offset, size: start - offset + 4 * TERMS * p.blocks } },
-        { binding: 3, resource: { buffer: params } },
-        { binding: 4, resource: { buffer: this.#weights } },
-      ],
+    const cache = this.#cache;
+    const values = p.params.slice();
+    values[4] = dst;
+    return cache.group(`${index},${cache.id(inputs.ref.buffer)},${cache.id(inputs.dis.buffer)},${cache.id(out.buffer)},${start}`, this.#pipeline, 'psnr_hvs', {
+      0: inputs.ref.buffer,
+      1: inputs.dis.buffer,
+      2: { buffer: out.buffer, offset, size: start - offset + 4 * TERMS * p.blocks },
+      3: cache.uniform(`${index},${dst}`, values, 'psnr_hvs params'),
+      4: this.#weights,
     });
-    // The rings a backend cycles through are small; a stray caller's buffers are not kept forever.
-    if (this.#bindGroups.size >= 1024) this.#bindGroups.clear();
-    this.#bindGroups.set(key, group);
-    return group;
   }
 }
 

@@ -253,53 +253,30 @@ __attribute__((target("avx2"))) void filterBlockAvx2(const uint16_t* const* up,
                         _mm256_permute2x128_si256(lo, hi, 0x31));  // lanes 8-15
   }
 }
-// The same with 32 lanes (AVX-512 BW). unpacklo/hi work per 128-bit lane: lo holds lanes
-// 0-3, 8-11, 16-19, 24-27, hi the others; two permutes put them back in order.
-template <int S, bool kAlongRow>
-__attribute__((target("avx512f,avx512bw"))) void filterBlockAvx512(const uint16_t* const* up,
-                                                                   const uint16_t* const* down,
-                                                                   uint32_t* __restrict out) {
-  constexpr Filter f = kFilters[S];
-  const __m512i flip = _mm512_set1_epi32(static_cast<int32_t>(0x80000000u));
-  const __m512i first = _mm512_set_epi64(11, 10, 3, 2, 9, 8, 1, 0);
-  const __m512i second = _mm512_set_epi64(15, 14, 7, 6, 13, 12, 5, 4);
-  __m512i taps[f.half + 1];
-  taps[0] = _mm512_set1_epi16(static_cast<int16_t>(f.taps[0] / 2));
-  for (int d = 1; d <= f.half; ++d) {
-    taps[d] = _mm512_set1_epi16(static_cast<int16_t>(f.taps[d]));
+// The AVX-512 kernels' one step that AVX-512 VNNI does differently: sum + madd(pairs, taps),
+// the same wrapping 32-bit sum either way. VNNI's vpdpwssd does it in one instruction; the
+// step without it is compiled for a target that cannot contain vpdpwssd (a compiler may fuse
+// madd and add into it where VNNI is enabled), so the copies for CPUs without VNNI stay
+// free of it. The kernels below are written once over the step; their ISA entry points are
+// `flatten`, which inlines the step into them (it cannot be inlined into the body: the
+// body's target has no VNNI).
+struct MaddAdd {
+  __attribute__((target("avx512f,avx512bw"))) static inline __m512i step(__m512i sum, __m512i pairs, __m512i taps) {
+    return _mm512_add_epi32(sum, _mm512_madd_epi16(pairs, taps));
   }
-  const uint16_t* row = up[0];
-  for (int i = 0; i < kBlock; i += 32) {
-    const __m512i c = _mm512_loadu_si512(row + i);
-    __m512i lo = _mm512_madd_epi16(_mm512_unpacklo_epi16(c, c), taps[0]);
-    __m512i hi = _mm512_madd_epi16(_mm512_unpackhi_epi16(c, c), taps[0]);
-    for (int d = 1; d <= f.half; ++d) {
-      const uint16_t* pa;
-      const uint16_t* pb;
-      if constexpr (kAlongRow) {
-        pa = row + i - d;
-        pb = row + i + d;
-      } else {
-        pa = up[d] + i;
-        pb = down[d] + i;
-      }
-      const __m512i a = _mm512_loadu_si512(pa);
-      const __m512i b = _mm512_loadu_si512(pb);
-      lo = _mm512_add_epi32(lo, _mm512_madd_epi16(_mm512_unpacklo_epi16(a, b), taps[d]));
-      hi = _mm512_add_epi32(hi, _mm512_madd_epi16(_mm512_unpackhi_epi16(a, b), taps[d]));
-    }
-    lo = _mm512_xor_si512(lo, flip);
-    hi = _mm512_xor_si512(hi, flip);
-    _mm512_storeu_si512(out + i, _mm512_permutex2var_epi64(lo, first, hi));
-    _mm512_storeu_si512(out + i + 16, _mm512_permutex2var_epi64(lo, second, hi));
+};
+struct Dpwssd {
+  __attribute__((target("avx512f,avx512bw,avx512vnni"))) static inline __m512i step(__m512i sum, __m512i pairs, __m512i taps) {
+    return _mm512_dpwssd_epi32(sum, pairs, taps);
   }
-}
-// The AVX-512 kernels again with AVX-512 VNNI, whose vpdpwssd is madd and add in one
-// instruction (the same wrapping 32-bit sum): separate functions, so that the copies for
-// CPUs without VNNI are compiled for a target that cannot contain it.
-template <int S, bool kAlongRow>
-__attribute__((target("avx512f,avx512bw,avx512vnni"))) void filterBlockAvx512Vnni(
-    const uint16_t* const* up, const uint16_t* const* down, uint32_t* __restrict out) {
+};
+
+// filterBlockAvx2 with 32 lanes (AVX-512 BW). unpacklo/hi work per 128-bit lane: lo holds
+// lanes 0-3, 8-11, 16-19, 24-27, hi the others; two permutes put them back in order.
+template <int S, bool kAlongRow, class Acc>
+__attribute__((target("avx512f,avx512bw"))) inline void filterBlock512(const uint16_t* const* up,
+                                                                       const uint16_t* const* down,
+                                                                       uint32_t* __restrict out) {
   constexpr Filter f = kFilters[S];
   const __m512i flip = _mm512_set1_epi32(static_cast<int32_t>(0x80000000u));
   const __m512i first = _mm512_set_epi64(11, 10, 3, 2, 9, 8, 1, 0);
@@ -315,14 +292,25 @@ __attribute__((target("avx512f,avx512bw,avx512vnni"))) void filterBlockAvx512Vnn
     for (int d = 1; d <= f.half; ++d) {
       const __m512i a = _mm512_loadu_si512(kAlongRow ? row + i - d : up[d] + i);
       const __m512i b = _mm512_loadu_si512(kAlongRow ? row + i + d : down[d] + i);
-      lo = _mm512_dpwssd_epi32(lo, _mm512_unpacklo_epi16(a, b), taps[d]);
-      hi = _mm512_dpwssd_epi32(hi, _mm512_unpackhi_epi16(a, b), taps[d]);
+      lo = Acc::step(lo, _mm512_unpacklo_epi16(a, b), taps[d]);
+      hi = Acc::step(hi, _mm512_unpackhi_epi16(a, b), taps[d]);
     }
     lo = _mm512_xor_si512(lo, flip);
     hi = _mm512_xor_si512(hi, flip);
     _mm512_storeu_si512(out + i, _mm512_permutex2var_epi64(lo, first, hi));
     _mm512_storeu_si512(out + i + 16, _mm512_permutex2var_epi64(lo, second, hi));
   }
+}
+template <int S, bool kAlongRow>
+__attribute__((target("avx512f,avx512bw"), flatten)) void filterBlockAvx512(const uint16_t* const* up,
+                                                                            const uint16_t* const* down,
+                                                                            uint32_t* __restrict out) {
+  filterBlock512<S, kAlongRow, MaddAdd>(up, down, out);
+}
+template <int S, bool kAlongRow>
+__attribute__((target("avx512f,avx512bw,avx512vnni"), flatten)) void filterBlockAvx512Vnni(
+    const uint16_t* const* up, const uint16_t* const* down, uint32_t* __restrict out) {
+  filterBlock512<S, kAlongRow, Dpwssd>(up, down, out);
 }
 #endif
 
@@ -447,9 +435,10 @@ __attribute__((target("avx2"))) void filterRowSplitAvx2(const uint16_t* row,
   }
 }
 
-template <int S, bool kOdd>
-__attribute__((target("avx512f,avx512bw"))) void filterRowSplitAvx512(const uint16_t* row,
-                                                                      uint32_t* __restrict out) {
+// filterRowSplitAvx2 with 32 lanes, over the step (see MaddAdd).
+template <int S, bool kOdd, class Acc>
+__attribute__((target("avx512f,avx512bw"))) inline void filterRowSplit512(const uint16_t* row,
+                                                                          uint32_t* __restrict out) {
   static_assert(pairTapsFitInt16<S>(), "every tap must fit int16");
   constexpr int kPairs = kFilters[S].half + 1;
   const __m512i flip = _mm512_set1_epi32(static_cast<int32_t>(0x80000000u));
@@ -461,35 +450,22 @@ __attribute__((target("avx512f,avx512bw"))) void filterRowSplitAvx512(const uint
     __m512i odd = kOdd ? _mm512_madd_epi16(_mm512_loadu_si512(start + i + 1), taps[0]) : even;
     for (int k = 1; k < kPairs; ++k) {
       const uint16_t* p = start + i + 2 * k;
-      even = _mm512_add_epi32(even, _mm512_madd_epi16(_mm512_loadu_si512(p), taps[k]));
-      if (kOdd) odd = _mm512_add_epi32(odd, _mm512_madd_epi16(_mm512_loadu_si512(p + 1), taps[k]));
+      even = Acc::step(even, _mm512_loadu_si512(p), taps[k]);
+      if (kOdd) odd = Acc::step(odd, _mm512_loadu_si512(p + 1), taps[k]);
     }
     _mm512_storeu_si512(out + i / 2, _mm512_xor_si512(even, flip));
     if (kOdd) _mm512_storeu_si512(out + kHalfBlock + i / 2, _mm512_xor_si512(odd, flip));
   }
 }
-
-// The same with VNNI (see filterBlockAvx512Vnni).
 template <int S, bool kOdd>
-__attribute__((target("avx512f,avx512bw,avx512vnni"))) void filterRowSplitAvx512Vnni(
+__attribute__((target("avx512f,avx512bw"), flatten)) void filterRowSplitAvx512(const uint16_t* row,
+                                                                               uint32_t* __restrict out) {
+  filterRowSplit512<S, kOdd, MaddAdd>(row, out);
+}
+template <int S, bool kOdd>
+__attribute__((target("avx512f,avx512bw,avx512vnni"), flatten)) void filterRowSplitAvx512Vnni(
     const uint16_t* row, uint32_t* __restrict out) {
-  static_assert(pairTapsFitInt16<S>(), "every tap must fit int16");
-  constexpr int kPairs = kFilters[S].half + 1;
-  const __m512i flip = _mm512_set1_epi32(static_cast<int32_t>(0x80000000u));
-  __m512i taps[kPairs];
-  for (int k = 0; k < kPairs; ++k) taps[k] = _mm512_set1_epi32(static_cast<int32_t>(pairTaps<S>(k)));
-  const uint16_t* start = row - kFilters[S].half;
-  for (int i = 0; i < kBlock; i += 32) {
-    __m512i even = _mm512_madd_epi16(_mm512_loadu_si512(start + i), taps[0]);
-    __m512i odd = kOdd ? _mm512_madd_epi16(_mm512_loadu_si512(start + i + 1), taps[0]) : even;
-    for (int k = 1; k < kPairs; ++k) {
-      const uint16_t* p = start + i + 2 * k;
-      even = _mm512_dpwssd_epi32(even, _mm512_loadu_si512(p), taps[k]);
-      if (kOdd) odd = _mm512_dpwssd_epi32(odd, _mm512_loadu_si512(p + 1), taps[k]);
-    }
-    _mm512_storeu_si512(out + i / 2, _mm512_xor_si512(even, flip));
-    if (kOdd) _mm512_storeu_si512(out + kHalfBlock + i / 2, _mm512_xor_si512(odd, flip));
-  }
+  filterRowSplit512<S, kOdd, Dpwssd>(row, out);
 }
 #endif
 

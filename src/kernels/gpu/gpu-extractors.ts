@@ -17,8 +17,7 @@ import type { ExtractorInstance, InstanceOutputs } from '../../extractors/plan.j
 import type { FeatureValues, FrameFormat } from '../../types.js';
 import type { ExtractorDefinition } from '../../extractors/extractor.js';
 import type { OptionValues } from '../../extractors/option.js';
-import { chromaSize } from '../../decode/frame-layout.js';
-import { loadNative, type NativeAddon, type NativeExtractorHandle } from '../native.js';
+import { loadNative, nativeGeometry, type NativeAddon, type NativeExtractorHandle } from '../native.js';
 import type { GpuDevice } from './device.js';
 import { statsAt, type GpuExtractorInputs, type GpuExtractorKernel, type GpuImplementation, type GpuPicture } from './gpu-extractor.js';
 import type { StatsSlot } from './frame-kernel.js';
@@ -70,8 +69,7 @@ export class GpuExtractorSet {
   constructor(outputs: readonly InstanceOutputs[], format: FrameFormat) {
     this.#native = loadNative();
     this.format = format;
-    const chroma = chromaSize(format) ?? { width: 0, height: 0 };
-    const geometry = { width: format.width, height: format.height, bitDepth: format.bitDepth, chromaWidth: chroma.width, chromaHeight: chroma.height };
+    const geometry = nativeGeometry(format);
     let words = 0;
     this.#members = outputs.map((o) => {
       const { definition, options } = o.instance;

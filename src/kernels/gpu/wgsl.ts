@@ -90,6 +90,14 @@ function expandText(text: string, dir: string, _name: string, seen: Set<string>,
 
 const hex = (n: number): string => `0x${(n >>> 0).toString(16)}u`;
 
+const f32 = new Float32Array(1);
+const f32Words = new Uint32Array(f32.buffer);
+/** The bits of `x` rounded to a float (the f32.wgsl representation). */
+export function f32Bits(x: number): number {
+  f32[0] = x;
+  return f32Words[0]!;
+}
+
 /** The bits of a double as [lo, hi] u32 words (the f64.wgsl representation). */
 export function f64Bits(x: number): [number, number] {
   const v = new DataView(new ArrayBuffer(8));

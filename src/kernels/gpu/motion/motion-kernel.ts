@@ -9,6 +9,7 @@ import { BackendError } from '../../../errors.js';
 import type { GpuDevice } from '../device.js';
 import type { FrameGeometry, FrameKernel, LumaPlanes, StatsSlot } from '../frame-kernel.js';
 import { loadWgsl } from '../wgsl.js';
+import { BindGroupCache } from '../bind-groups.js';
 
 /** Smallest width and height the mirroring serves (kMotionMinSize); smaller planes give 0. */
 const MOTION_MIN_SIZE = 3;
@@ -16,20 +17,15 @@ const MOTION_MIN_SIZE = 3;
 export class MotionKernel implements FrameKernel {
   readonly statsLength = 1;
   readonly geometry: FrameGeometry;
-  readonly #gpu: GpuDevice;
   readonly #pipeline: GPUComputePipeline | undefined;
-  /** Uniforms (the output word) by output offset in bytes. */
-  readonly #params = new Map<number, GPUBuffer>();
-  /** Bind groups by prev, cur, stats buffer and output offset. */
-  readonly #bindGroups = new Map<string, GPUBindGroup>();
-  readonly #ids = new WeakMap<GPUBuffer, number>();
-  #nextId = 0;
+  /** Bind groups by prev, cur, stats buffer and output offset; uniforms (the output word) by output offset. */
+  readonly #cache: BindGroupCache;
   #destroyed = false;
 
   private constructor(gpu: GpuDevice, geometry: FrameGeometry, pipeline: GPUComputePipeline | undefined) {
-    this.#gpu = gpu;
     this.geometry = { ...geometry };
     this.#pipeline = pipeline;
+    this.#cache = new BindGroupCache(gpu.device, 64);
   }
 
   /** Compiles the kernel for one frame size and bit depth. */
@@ -79,42 +75,16 @@ export class MotionKernel implements FrameKernel {
 
   destroy(): void {
     this.#destroyed = true;
-    for (const b of this.#params.values()) b.destroy();
-    this.#params.clear();
-    this.#bindGroups.clear();
-  }
-
-  #id(b: GPUBuffer): number {
-    let id = this.#ids.get(b);
-    if (id === undefined) this.#ids.set(b, (id = this.#nextId++));
-    return id;
+    this.#cache.destroy();
   }
 
   #bindGroup(prev: GPUBuffer, cur: GPUBuffer, out: StatsSlot): GPUBindGroup {
-    const key = `${this.#id(prev)},${this.#id(cur)},${this.#id(out.buffer)},${out.offset}`;
-    let group = this.#bindGroups.get(key);
-    if (group) return group;
-    const d = this.#gpu.device;
-    let params = this.#params.get(out.offset);
-    if (!params) {
-      params = d.createBuffer({ size: 16, usage: GPUBufferUsage.UNIFORM, mappedAtCreation: true, label: 'motion params' });
-      new Uint32Array(params.getMappedRange()).set([out.offset / 4, 0, 0, 0]);
-      params.unmap();
-      this.#params.set(out.offset, params);
-    }
-    group = d.createBindGroup({
-      label: 'motion',
-      layout: this.#pipeline!.getBindGroupLayout(0),
-      entries: [
-        { binding: 0, resource: { buffer: prev } },
-        { binding: 1, resource: { buffer: cur } },
-        { binding: 2, resource: { buffer: out.buffer } },
-        { binding: 3, resource: { buffer: params } },
-      ],
+    const cache = this.#cache;
+    return cache.group(`${cache.id(prev)},${cache.id(cur)},${cache.id(out.buffer)},${out.offset}`, this.#pipeline!, 'motion', {
+      0: prev,
+      1: cur,
+      2: out.buffer,
+      3: cache.uniform(String(out.offset), [out.offset / 4, 0, 0, 0], 'motion params'),
     });
-    // The ring of buffers a backend cycles through is small; a stray caller's is not kept forever.
-    if (this.#bindGroups.size >= 64) this.#bindGroups.clear();
-    this.#bindGroups.set(key, group);
-    return group;
   }
 }
