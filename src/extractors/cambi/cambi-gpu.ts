@@ -52,6 +52,7 @@ const MIN_SLOTS = 64;
 /** gpuParams' layout (cambi.cpp): seven integers, visible[diffs], the reciprocals, then per picture four and its picks. */
 const P = { halveFirst: 0, diffs: 1, lowestLuma: 2, bandBase: 3, bandSize: 4, encBitDepth: 5, pictures: 6 } as const;
 const HEAD = 7;
+const PASS: GPUComputePassDescriptor = { label: 'cambi' };
 
 /**
  * Beyond these the per-frame buffers (a picture of u32 per pixel; every scale's values, of which
@@ -193,12 +194,12 @@ export class CambiKernel implements GpuExtractorKernel {
 
     const code = loadWgsl(SOURCE);
     const pipelines = new Map<Entry, GPUComputePipeline>();
-    for (const entry of ['range', 'prepare', 'zeros', 'flat', 'mode', 'keys', 'contrast'] as const) {
+    for (const entry of ['prepare', 'zeros', 'flat', 'mode', 'contrast'] as const) {
       pipelines.set(entry, await gpu.createComputePipeline(code, { label: `cambi ${entry}`, entryPoint: entry }));
     }
     const poolCode = loadWgsl(POOL_SOURCE);
     const poolPipelines = new Map<PoolEntry, GPUComputePipeline>();
-    for (const entry of ['hist_pass', 'select_pass', 'sum_pass'] as const) {
+    for (const entry of ['hist_pass', 'select_pass', 'sum_pass', 'total_pass'] as const) {
       poolPipelines.set(entry, await gpu.createComputePipeline(poolCode, { label: `cambi ${entry}`, entryPoint: entry }));
     }
     const counter = d.createBuffer({ size: 8, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST, label: 'cambi range counter' });
@@ -218,18 +219,19 @@ export class CambiKernel implements GpuExtractorKernel {
   encode(encoder: GPUCommandEncoder, inputs: GpuExtractorInputs, out: StatsSlot): void {
     if (out.offset % 8 !== 0) throw new BackendError('E_GPU', `cambi: output offset ${out.offset} is not a multiple of 8`);
     const slot = this.#acquire();
+    const pictures = this.#pictures;
+    // The pooling writes every result word each frame (cambi-pool.wgsl): only the count is cleared.
     encoder.clearBuffer(this.#counter);
-    for (const picture of this.#pictures) picture.clear(encoder);
-    const pass = encoder.beginComputePass({ label: 'cambi' });
-    for (const picture of this.#pictures) picture.encodePasses(pass, inputs);
+    const pass = encoder.beginComputePass(PASS);
+    for (let i = 0; i < pictures.length; i++) pictures[i]!.encodePasses(pass, inputs);
     pass.end();
-    for (const picture of this.#pictures) picture.encodeSums(encoder, this.#ctx.reducer);
     encoder.copyBufferToBuffer(this.#counter, 0, out.buffer, out.offset, 8);
     encoder.copyBufferToBuffer(slot.idBuffer, 0, out.buffer, out.offset + 8, 8);
-    this.#pictures.forEach((picture, i) => {
+    for (let i = 0; i < pictures.length; i++) {
+      const picture = pictures[i]!;
       encoder.copyBufferToBuffer(picture.result, 0, out.buffer, out.offset + 16 + i * PICTURE_STATS * 8, PICTURE_STATS * 8);
       encoder.copyBufferToBuffer(picture.values, 0, slot.values, this.#valuesAt[i]!, picture.valuesBytes);
-    });
+    }
   }
 
   /**

@@ -5,10 +5,14 @@
  * pictures of a full_ref frame share only the compiled pipelines and the range counter.
  * cambi-gpu.ts drives it and reads its 20 accumulators (4 per scale, cambi.cpp's
  * finishStats layout) and, where the host must pool, its c values.
+ *
+ * A frame costs the main thread few native calls (dawn.node's are microseconds each): 15
+ * dispatches in the frame's compute pass (prepare, zeros, flat, mode per scale, contrast
+ * over every scale, then the pooling's six, each over every scale), their bind groups made
+ * once, a pipeline set only where it changes, nothing allocated per frame.
  */
 import { BackendError } from '../../errors.js';
 import type { GpuExtractorInputs } from '../../kernels/gpu/gpu-extractor.js';
-import type { I64Reducer } from '../../kernels/gpu/reduce-i64.js';
 
 export const SCALES = 5;
 /** Accumulators per scale (cambi.cpp's finishStats). */
@@ -16,6 +20,8 @@ export const SCALE_STATS = 4;
 /** Values per workgroup of the pooling passes (REDUCE_WG_SIZE * ITEMS in cambi-pool.wgsl). */
 const POOL_CHUNK = 1024;
 const HIST_BYTES = 65536 * 4;
+/** Most workgroups of a one-dimensional dispatch (WebGPU's default limit). */
+const MAX_GROUPS = 65535;
 const TILE = 16;
 const WEIGHTS = [1, 2, 3, 4, 4, 5, 5, 6, 6, 6, 6, 7, 7, 7, 7, 8, 8, 8, 8, 8, 8, 8, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9];
 const WEIGHTS_AT = 32;
@@ -23,8 +29,8 @@ const RECIPROCALS_AT = 64;
 /** libvmaf's table of reciprocals (cambi.cpp's kReciprocals). */
 export const RECIPROCALS = 4226;
 
-export type Entry = 'range' | 'prepare' | 'zeros' | 'flat' | 'mode' | 'keys' | 'contrast';
-export type PoolEntry = 'hist_pass' | 'select_pass' | 'sum_pass';
+export type Entry = 'prepare' | 'zeros' | 'flat' | 'mode' | 'contrast';
+export type PoolEntry = 'hist_pass' | 'select_pass' | 'sum_pass' | 'total_pass';
 
 /** What both pictures of an instance measure with (cambi.cpp's Settings, from gpuParams). */
 export interface CambiShared {
@@ -80,31 +86,43 @@ interface Params {
   lowestLuma?: number;
   bandBase?: number;
   bandSize?: number;
+  frameHeight?: number;
 }
 
-const FIELDS = ['width', 'height', 'srcStride', 'step', 'maskStride', 'maskShift', 'pad', 'outAt', 'picWord', 'bitDepth', 'antiDither', 'threshold', 'diffs', 'lowestLuma', 'bandBase', 'bandSize'] as const;
+const FIELDS = ['width', 'height', 'srcStride', 'step', 'maskStride', 'maskShift', 'pad', 'outAt', 'picWord', 'bitDepth', 'antiDither', 'threshold', 'diffs', 'lowestLuma', 'bandBase', 'bandSize', 'frameHeight'] as const;
 
 interface Dispatch {
   entry: Entry;
   params: GPUBuffer;
-  width: number;
-  height: number;
-  /** Buffers bound as src / dst / mask ('pic' is the frame's). */
+  /** Workgroups in x and y. */
+  x: number;
+  y: number;
+  /** Buffers bound as src / dst / mask / keys_out, and contrast's tiles ('pic' is the frame's). */
   src?: GPUBuffer;
   dst: GPUBuffer;
   mask?: GPUBuffer;
+  keys?: GPUBuffer;
+  tiles?: GPUBuffer;
 }
 
-/** One scale's pooling: its passes' bind groups (select level 0 and 1) and sizes. */
+/** One scale's values in the picture's values (the host pools from them). */
 export interface PoolScale {
   count: number;
   /** Its first value in the picture's values. */
   at: number;
-  groups: number;
-  /** Its first i64 in the partials buffer (low halves, then high halves). */
-  partials: number;
-  level0: GPUBindGroup[];
-  level1: GPUBindGroup[];
+}
+
+/** One dispatch of the pooling, every scale at once. */
+interface PoolStep {
+  pipeline: GPUComputePipeline;
+  group: GPUBindGroup;
+  x: number;
+}
+
+/** Workgroups (x, y) covering `n` in a one-dimensional order (y only past the limit). */
+function groups2d(n: number): [number, number] {
+  const y = Math.ceil(n / MAX_GROUPS);
+  return [Math.ceil(n / y), y];
 }
 
 /** What a picture is built from beside its geometry. */
@@ -129,20 +147,23 @@ export class CambiPicture {
   /** Which of the frame's pictures it measures. */
   readonly #input: 'dis' | 'ref';
   readonly #dispatches: Dispatch[];
+  /** Each dispatch's pipeline, and its bind group (made at creation) but for prepare's (index 0). */
+  readonly #pipelineOf: GPUComputePipeline[];
+  readonly #groupOf: GPUBindGroup[];
+  readonly #pool: PoolStep[];
   readonly #buffers: GPUBuffer[];
   readonly #tables: GPUBuffer;
-  readonly #partials: GPUBuffer;
-  readonly #fixedGroups = new Map<Dispatch, GPUBindGroup>();
-  /** Per dispatch that reads the frame's picture, its groups per picture buffer (the upload ring). */
-  readonly #pictureGroups = new Map<Dispatch, WeakMap<GPUBuffer, GPUBindGroup>>();
+  /** prepare's bind group per picture buffer (the frame's picture changes with the upload ring). */
+  readonly #prepareGroups = new WeakMap<GPUBuffer, GPUBindGroup>();
 
   private constructor(
     ctx: CambiPictureContext,
     input: 'dis' | 'ref',
     dispatches: Dispatch[],
     buffers: GPUBuffer[],
-    bufs: { tables: GPUBuffer; values: GPUBuffer; valuesBytes: number; result: GPUBuffer; partials: GPUBuffer },
+    bufs: { tables: GPUBuffer; values: GPUBuffer; valuesBytes: number; result: GPUBuffer },
     scales: PoolScale[],
+    pool: PoolStep[],
   ) {
     this.#ctx = ctx;
     this.#input = input;
@@ -152,8 +173,11 @@ export class CambiPicture {
     this.values = bufs.values;
     this.valuesBytes = bufs.valuesBytes;
     this.result = bufs.result;
-    this.#partials = bufs.partials;
     this.scales = scales;
+    this.#pool = pool;
+    this.#pipelineOf = dispatches.map((dispatch) => ctx.pipelines.get(dispatch.entry)!);
+    // Every group but prepare's binds buffers of this picture only: made once, here.
+    this.#groupOf = dispatches.map((dispatch, i) => (i === 0 ? undefined! : this.#make(dispatch, undefined)));
   }
 
   static create(ctx: CambiPictureContext, input: 'dis' | 'ref', shared: CambiShared, g: CambiPictureGeometry): CambiPicture {
@@ -181,11 +205,12 @@ export class CambiPicture {
       const a = picture('picture a');
       const b = picture('picture b');
       const mask = picture('mask');
-      const keys = picture('keys');
       const sizes = scaleSizes(w, h, shared.halveFirst);
       const valuesBytes = valuesBytesOf(sizes);
       if (valuesBytes > ctx.maxBinding) throw new BackendError('E_GPU', `cambi: ${w}x${h} needs a ${valuesBytes}-byte buffer, over this adapter's maxStorageBufferBindingSize (${ctx.maxBinding})`);
       const values = buffer(valuesBytes, GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC, 'contrast values');
+      // Every scale's keys, laid out as their values (mode writes them, contrast reads them).
+      const keys = buffer(valuesBytes, GPUBufferUsage.STORAGE, 'keys');
 
       const uniformOf = (words: number[], what: string): GPUBuffer => {
         const u = buffer(words.length * 4, GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST, what);
@@ -195,153 +220,143 @@ export class CambiPicture {
       const uniform = (params: Params): GPUBuffer => uniformOf(FIELDS.map((f) => params[f] ?? 0), 'params');
       const dispatches: Dispatch[] = [];
       const { picWord, bitDepth } = frame;
-      dispatches.push({
-        entry: 'range',
-        params: uniform({ width: frame.width, height: frame.height, srcStride: frame.width, picWord, bitDepth }),
-        width: frame.width,
-        height: frame.height,
-        dst: a,
-      });
+      const tilesOf = (n: number) => Math.ceil(n / TILE);
+      // prepare also counts the frame's samples out of range: it covers the frame and the picture.
       dispatches.push({
         entry: 'prepare',
-        params: uniform({ width: w, height: h, srcStride: frame.width, picWord, bitDepth, antiDither: shared.encBitDepth < 10 ? 1 : 0 }),
-        width: w,
-        height: h,
+        params: uniform({ width: w, height: h, srcStride: frame.width, picWord, bitDepth, antiDither: shared.encBitDepth < 10 ? 1 : 0, frameHeight: frame.height }),
+        x: tilesOf(Math.max(w, frame.width)),
+        y: tilesOf(Math.max(h, frame.height)),
         dst: a,
       });
-      dispatches.push({ entry: 'zeros', params: uniform({ width: w, height: h }), width: w, height: h, src: a, dst: b });
-      dispatches.push({ entry: 'flat', params: uniform({ width: w, height: h, threshold: g.threshold }), width: w, height: h, src: b, dst: mask });
+      dispatches.push({ entry: 'zeros', params: uniform({ width: w, height: h }), x: tilesOf(w), y: tilesOf(h), src: a, dst: b });
+      dispatches.push({ entry: 'flat', params: uniform({ width: w, height: h, threshold: g.threshold }), x: tilesOf(w), y: tilesOf(h), src: b, dst: mask });
       const band = { diffs: shared.diffs, lowestLuma: shared.lowestLuma, bandBase: shared.bandBase, bandSize: shared.bandSize };
       let from = a;
       let to = b;
       let fromWidth = w;
       let outAt = 0;
+      // contrast's table: per scale width, height, first value, first workgroup, workgroups per row.
+      const tileWords = new Uint32Array(4 + SCALES * 8);
+      let tiles = 0;
       sizes.forEach(([width, height], s) => {
         const step = s > 0 || shared.halveFirst ? 2 : 1;
-        dispatches.push({ entry: 'mode', params: uniform({ width, height, srcStride: fromWidth, step }), width, height, src: from, dst: to });
         const maskShift = s + (shared.halveFirst ? 1 : 0);
-        dispatches.push({ entry: 'keys', params: uniform({ width, height, maskStride: w, maskShift, ...band }), width, height, src: to, dst: keys, mask });
-        dispatches.push({ entry: 'contrast', params: uniform({ width, height, pad: g.window >> 1, outAt, ...band }), width, height, src: keys, dst: values });
+        dispatches.push({
+          entry: 'mode',
+          params: uniform({ width, height, srcStride: fromWidth, step, maskStride: w, maskShift, outAt, ...band }),
+          x: tilesOf(width),
+          y: tilesOf(height),
+          src: from,
+          dst: to,
+          mask,
+          keys,
+        });
+        tileWords.set([width, height, outAt, tiles, tilesOf(width)], 4 + s * 8);
+        tiles += tilesOf(width) * tilesOf(height);
         outAt += width * height;
         [from, to] = [to, from];
         fromWidth = width;
       });
+      tileWords[0] = tiles;
+      const tileTable = uniformOf(Array.from(tileWords), 'contrast tiles');
+      const [cx, cy] = groups2d(tiles);
+      dispatches.push({ entry: 'contrast', params: uniform({ width: w, height: h, pad: g.window >> 1, ...band }), x: cx, y: cy, src: keys, dst: values, tiles: tileTable });
 
-      // The pooling: a histogram shared by the scales (select zeroes it after use), each
-      // scale's 8 result words, the sum's per-workgroup partials.
-      const hist = buffer(HIST_BYTES, GPUBufferUsage.STORAGE, 'pooling histogram');
+      // The pooling, every scale per dispatch: a histogram per scale (select zeroes it after
+      // use), each scale's 8 result words, the sum's per-workgroup partials.
+      const hist = buffer(SCALES * HIST_BYTES, GPUBufferUsage.STORAGE, 'pooling histograms');
       const result = buffer(SCALES * SCALE_STATS * 8, GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST, 'pooling result');
       const groupsOf = sizes.map(([sw, sh]) => Math.ceil((sw * sh) / POOL_CHUNK));
-      if (groupsOf[0]! > 65535) throw new BackendError('E_GPU', `cambi: ${w}x${h} is too large for the pooling passes`);
-      const partials = buffer(8 * 2 * groupsOf.reduce((n, gr) => n + gr, 0), GPUBufferUsage.STORAGE, 'pooling partials');
-      const layoutOf = (entry: PoolEntry) => ctx.poolPipelines.get(entry)!.getBindGroupLayout(0);
+      const allGroups = groupsOf.reduce((n, gr) => n + gr, 0);
+      if (allGroups > MAX_GROUPS) throw new BackendError('E_GPU', `cambi: ${w}x${h} is too large for the pooling passes`);
+      const partials = buffer(8 * 2 * allGroups, GPUBufferUsage.STORAGE, 'pooling partials');
       const scales: PoolScale[] = [];
+      // cambi-pool.wgsl's Params: the level, then per scale count, at, k, result word, partials, groups, first.
+      const poolWords = new Uint32Array(4 + SCALES * 8);
       let at = 0;
       let partialAt = 0;
+      let first = 0;
       sizes.forEach(([sw, sh], s) => {
         const count = sw * sh;
         const k = Math.min(Math.max(Math.trunc(shared.topk * count), 1), count);
         const groups = groupsOf[s]!;
-        const groupsFor = (level: number): GPUBindGroup[] => {
-          const params = { buffer: uniformOf([count, at, k, level, s * SCALE_STATS * 2, partialAt, groups, 0], 'pooling params') };
-          return [
-            d.createBindGroup({ label: `${label} hist`, layout: layoutOf('hist_pass'), entries: [{ binding: 0, resource: { buffer: values } }, { binding: 1, resource: { buffer: hist } }, { binding: 2, resource: { buffer: result } }, { binding: 3, resource: params }] }),
-            d.createBindGroup({ label: `${label} select`, layout: layoutOf('select_pass'), entries: [{ binding: 1, resource: { buffer: hist } }, { binding: 2, resource: { buffer: result } }, { binding: 3, resource: params }] }),
-            d.createBindGroup({ label: `${label} sum`, layout: layoutOf('sum_pass'), entries: [{ binding: 0, resource: { buffer: values } }, { binding: 2, resource: { buffer: result } }, { binding: 3, resource: params }, { binding: 4, resource: { buffer: partials } }] }),
-          ];
-        };
-        scales.push({ count, at, groups, partials: partialAt, level0: groupsFor(0), level1: groupsFor(1) });
+        poolWords.set([count, at, k, s * SCALE_STATS * 2, partialAt, groups, first], 4 + s * 8);
+        scales.push({ count, at });
         at += count;
         partialAt += 2 * groups;
+        first += groups;
       });
-      return new CambiPicture(ctx, input, dispatches, made, { tables, values, valuesBytes, result, partials }, scales);
+      const level0 = uniformOf(Array.from(poolWords), 'pooling params');
+      poolWords[0] = 1;
+      const level1 = uniformOf(Array.from(poolWords), 'pooling params');
+      const entry = (binding: number, b: GPUBuffer): GPUBindGroupEntry => ({ binding, resource: { buffer: b } });
+      const step = (pass: PoolEntry, x: number, entries: GPUBindGroupEntry[]): PoolStep => {
+        const pipeline = ctx.poolPipelines.get(pass)!;
+        return { pipeline, x, group: d.createBindGroup({ label: `${label} ${pass}`, layout: pipeline.getBindGroupLayout(0), entries }) };
+      };
+      const pool = [
+        step('hist_pass', allGroups, [entry(0, values), entry(1, hist), entry(2, result), entry(3, level0)]),
+        step('select_pass', SCALES, [entry(1, hist), entry(2, result), entry(3, level0)]),
+        step('hist_pass', allGroups, [entry(0, values), entry(1, hist), entry(2, result), entry(3, level1)]),
+        step('select_pass', SCALES, [entry(1, hist), entry(2, result), entry(3, level1)]),
+        step('sum_pass', allGroups, [entry(0, values), entry(2, result), entry(3, level1), entry(4, partials)]),
+        step('total_pass', SCALES, [entry(2, result), entry(3, level1), entry(4, partials)]),
+      ];
+      return new CambiPicture(ctx, input, dispatches, made, { tables, values, valuesBytes, result }, scales, pool);
     } catch (e) {
       for (const m of made) m.destroy();
       throw e;
     }
   }
 
-  /** Clears what the passes accumulate into (the pooling's result words). */
-  clear(encoder: GPUCommandEncoder): void {
-    encoder.clearBuffer(this.result);
-  }
-
-  /** Records the per-pixel passes and the pooling's selection and partial sums into `pass`. */
+  /**
+   * Records the per-pixel passes and the pooling into `pass` (15 dispatches; a pipeline is
+   * set only where it changes, every bind group but prepare's made at creation).
+   */
   encodePasses(pass: GPUComputePassEncoder, inputs: GpuExtractorInputs): void {
     const pic = inputs[this.#input].buffer;
-    for (const dispatch of this.#dispatches) {
-      pass.setPipeline(this.#ctx.pipelines.get(dispatch.entry)!);
-      pass.setBindGroup(0, this.#bindGroup(dispatch, pic));
-      pass.dispatchWorkgroups(Math.ceil(dispatch.width / TILE), Math.ceil(dispatch.height / TILE));
+    const dispatches = this.#dispatches;
+    let last: GPUComputePipeline | undefined;
+    for (let i = 0; i < dispatches.length; i++) {
+      const dispatch = dispatches[i]!;
+      const pipeline = this.#pipelineOf[i]!;
+      if (pipeline !== last) pass.setPipeline((last = pipeline));
+      pass.setBindGroup(0, i === 0 ? this.#prepareGroup(dispatch, pic) : this.#groupOf[i]!);
+      pass.dispatchWorkgroups(dispatch.x, dispatch.y);
     }
-    const hist = this.#ctx.poolPipelines.get('hist_pass')!;
-    const select = this.#ctx.poolPipelines.get('select_pass')!;
-    const sum = this.#ctx.poolPipelines.get('sum_pass')!;
-    for (const scale of this.scales) {
-      for (const groups of [scale.level0, scale.level1]) {
-        pass.setPipeline(hist);
-        pass.setBindGroup(0, groups[0]!);
-        pass.dispatchWorkgroups(scale.groups);
-        pass.setPipeline(select);
-        pass.setBindGroup(0, groups[1]!);
-        pass.dispatchWorkgroups(1);
-      }
-      pass.setPipeline(sum);
-      pass.setBindGroup(0, scale.level1[2]!);
-      pass.dispatchWorkgroups(scale.groups);
+    const pool = this.#pool;
+    for (let i = 0; i < pool.length; i++) {
+      const step = pool[i]!;
+      pass.setPipeline(step.pipeline);
+      pass.setBindGroup(0, step.group);
+      pass.dispatchWorkgroups(step.x);
     }
-  }
-
-  /** Records each scale's deterministic sum of its partials into its result words (after the pass). */
-  encodeSums(encoder: GPUCommandEncoder, reducer: I64Reducer): void {
-    this.scales.forEach((scale, s) => {
-      reducer.encode(encoder, {
-        input: this.#partials,
-        count: scale.groups,
-        segments: 2,
-        inputOffset: scale.partials,
-        inputStride: scale.groups,
-        output: this.result,
-        outputOffset: s * SCALE_STATS + 1,
-      });
-    });
   }
 
   destroy(): void {
     for (const b of this.#buffers) b.destroy();
-    this.#fixedGroups.clear();
   }
 
-  #bindGroup(dispatch: Dispatch, pic: GPUBuffer): GPUBindGroup {
-    if (dispatch.entry === 'prepare' || dispatch.entry === 'range') {
-      // The frame's picture changes with the upload ring: one group per picture buffer.
-      let byPicture = this.#pictureGroups.get(dispatch);
-      if (!byPicture) this.#pictureGroups.set(dispatch, (byPicture = new WeakMap()));
-      let group = byPicture.get(pic);
-      if (!group) byPicture.set(pic, (group = this.#make(dispatch, pic)));
-      return group;
-    }
-    let group = this.#fixedGroups.get(dispatch);
-    if (!group) this.#fixedGroups.set(dispatch, (group = this.#make(dispatch, pic)));
+  /** prepare's group for the frame's picture buffer (one per buffer of the upload ring). */
+  #prepareGroup(dispatch: Dispatch, pic: GPUBuffer): GPUBindGroup {
+    let group = this.#prepareGroups.get(pic);
+    if (!group) this.#prepareGroups.set(pic, (group = this.#make(dispatch, pic)));
     return group;
   }
 
-  #make(dispatch: Dispatch, pic: GPUBuffer): GPUBindGroup {
+  #make(dispatch: Dispatch, pic: GPUBuffer | undefined): GPUBindGroup {
     const pipeline = this.#ctx.pipelines.get(dispatch.entry)!;
     const layout = pipeline.getBindGroupLayout(0);
     const device = this.#ctx.device;
-    if (dispatch.entry === 'range') {
-      const entries = [{ binding: 0, resource: { buffer: pic } }, { binding: 4, resource: { buffer: dispatch.params } }, { binding: 6, resource: { buffer: this.#ctx.counter } }];
-      return device.createBindGroup({ label: 'cambi range', layout, entries });
-    }
     const entries: GPUBindGroupEntry[] = [{ binding: 2, resource: { buffer: dispatch.dst } }, { binding: 4, resource: { buffer: dispatch.params } }];
     if (dispatch.entry === 'prepare') {
-      entries.push({ binding: 0, resource: { buffer: pic } }, { binding: 5, resource: { buffer: this.#tables } });
+      entries.push({ binding: 0, resource: { buffer: pic! } }, { binding: 5, resource: { buffer: this.#tables } }, { binding: 6, resource: { buffer: this.#ctx.counter } });
     } else {
       entries.push({ binding: 1, resource: { buffer: dispatch.src! } });
     }
-    if (dispatch.entry === 'keys') entries.push({ binding: 3, resource: { buffer: dispatch.mask! } });
-    if (dispatch.entry === 'contrast') entries.push({ binding: 5, resource: { buffer: this.#tables } });
+    if (dispatch.entry === 'mode') entries.push({ binding: 3, resource: { buffer: dispatch.mask! } }, { binding: 7, resource: { buffer: dispatch.keys! } });
+    if (dispatch.entry === 'contrast') entries.push({ binding: 5, resource: { buffer: this.#tables } }, { binding: 8, resource: { buffer: dispatch.tiles! } });
     return device.createBindGroup({ label: `cambi ${dispatch.entry}`, layout, entries });
   }
 }

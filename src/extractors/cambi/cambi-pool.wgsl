@@ -1,34 +1,49 @@
 // #include "../../kernels/gpu/lib/reduce-i64.wgsl"
 //
-// CAMBI's spatial pooling of one scale's contrast values (driven by cambi-gpu.ts), so that
-// a frame reads back a few numbers instead of every c value. libvmaf averages the top k
-// values in double, in the order its selection leaves them; that order only matters when a
-// partial sum rounds. Here:
+// CAMBI's spatial pooling of a picture's contrast values, every scale in the same dispatches
+// (driven by cambi-picture.ts), so that a frame reads back a few numbers instead of every c
+// value. libvmaf averages each scale's top k values in double, in the order its selection
+// leaves them; that order only matters when a partial sum rounds. Here:
 //   hist / select (twice)  radix selection of the k-th largest value T over the float bits
 //                          (c >= 0, so bit order is value order): a count per high half,
 //                          the bucket holding the k-th, then a count per low half within it.
-//                          Integer atomic counts: the same whatever the order.
+//                          Integer atomic counts (a histogram per scale): the same whatever
+//                          the order.
 //   sum                    the exact sum of the values above T in units of 2^-40 (each an
-//                          integer below 2^62, split in 32-bit halves, i64 workgroup sums,
-//                          then reduce-i64), the smallest power of two that divides them all,
-//                          and a count of values outside the units' range.
+//                          integer below 2^62, split in 32-bit halves, i64 workgroup sums
+//                          into per-workgroup partials), the smallest power of two that
+//                          divides them all, and a count of values outside the units' range.
+//   total                  one workgroup per scale adds its partials in a fixed order (exact
+//                          modulo 2^64, as reduce-i64 would).
 // cambi.cpp's finishStats adds (k - above) * T and, when every partial sum of any order is a
 // double (the total below 2^53 times that power of two), gives libvmaf's mean exactly; the
 // rare frames where it is not are pooled on the host from the values (cambi-gpu.ts).
+//
+// hist and sum run one workgroup per POOL_CHUNK values of every scale, one after the other
+// (the scale's `first` workgroup on); select and total one workgroup per scale.
 
 const REDUCE_WG_SIZE: u32 = 256u;
 const ITEMS: u32 = 4u;
 const BINS: u32 = 65536u;
+const SCALES: u32 = 5u;
 
-struct Params {
+struct Scale {
   count: u32,    // values in this scale
   at: u32,       // its first value in `values`
   k: u32,        // how many of the largest are pooled
-  level: u32,    // hist/select: 0 the high halves, 1 the low halves within the chosen bucket
-  result: u32,   // the scale's first word in `result`
-  partials: u32, // sum: the scale's first i64 in `partials` (lo halves, then hi halves)
-  groups: u32,   // sum: its workgroups
+  result: u32,   // its first word in `result`
+  partials: u32, // its first i64 in `partials` (lo halves, then hi halves)
+  groups: u32,   // its workgroups in hist and sum
+  first: u32,    // the first of them in those dispatches
   pad: u32,
+}
+
+struct Params {
+  level: u32,    // hist/select: 0 the high halves, 1 the low halves within the chosen bucket
+  pad0: u32,
+  pad1: u32,
+  pad2: u32,
+  scale: array<Scale, SCALES>,
 }
 
 @group(0) @binding(0) var<storage, read> values: array<u32>;
@@ -39,14 +54,20 @@ struct Params {
 
 // result, per scale (8 words, four u64 accumulators):
 //   0 T's bits        1 how many values exceed T
-//   2, 3 the sum of the low halves (reduce-i64)     4, 5 the sum of the high halves
+//   2, 3 the sum of the low halves (total)     4, 5 the sum of the high halves
 //   6 1024 - the smallest (biased exponent + trailing zeros) of the values above T (0: none)
 //   7 values above T outside the units' range
 // select keeps the chosen high half and the count above its bucket in words 0 and 1
-// between the two levels.
+// between the two levels; its first level zeroes words 6 and 7, total writes 2 to 5, so
+// that no word needs clearing between frames.
 
-fn linear(wg: vec3<u32>, nwg: vec3<u32>, lid: u32) -> u32 {
-  return ((wg.y * nwg.x + wg.x) * REDUCE_WG_SIZE) * ITEMS + lid;
+// The scale of a workgroup of hist or sum (a uniform value: from the workgroup's id).
+fn scale_of(g: u32) -> u32 {
+  var s = 0u;
+  while (s + 1u < SCALES && g >= params.scale[s + 1u].first) {
+    s++;
+  }
+  return s;
 }
 
 // Most c values are 0 (unmasked pixels, no visible step): their bin 0 is counted in the
@@ -54,25 +75,29 @@ fn linear(wg: vec3<u32>, nwg: vec3<u32>, lid: u32) -> u32 {
 var<workgroup> zero_bin: atomic<u32>;
 
 @compute @workgroup_size(REDUCE_WG_SIZE)
-fn hist_pass(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
-  let base = linear(wg, nwg, lid);
-  let high = atomicLoad(&result[params.result]);
+fn hist_pass(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+  let s = scale_of(wg.x);
+  let sc = params.scale[s];
+  let base = (wg.x - sc.first) * REDUCE_WG_SIZE * ITEMS + lid;
+  let bins = s * BINS;
+  let level = params.level;
+  let high = atomicLoad(&result[sc.result]);
   if (lid == 0u) {
     atomicStore(&zero_bin, 0u);
   }
   workgroupBarrier();
   for (var j = 0u; j < ITEMS; j++) {
     let i = base + j * REDUCE_WG_SIZE;
-    if (i >= params.count) {
+    if (i >= sc.count) {
       break;
     }
-    let bits = values[params.at + i];
-    if (params.level == 0u || (bits >> 16u) == high) {
-      let bin = select(bits & 0xffffu, bits >> 16u, params.level == 0u);
+    let bits = values[sc.at + i];
+    if (level == 0u || (bits >> 16u) == high) {
+      let bin = select(bits & 0xffffu, bits >> 16u, level == 0u);
       if (bin == 0u) {
         atomicAdd(&zero_bin, 1u);
       } else {
-        atomicAdd(&hist[bin], 1u);
+        atomicAdd(&hist[bins + bin], 1u);
       }
     }
   }
@@ -80,7 +105,7 @@ fn hist_pass(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg:
   if (lid == 0u) {
     let zeros = atomicLoad(&zero_bin);
     if (zeros != 0u) {
-      atomicAdd(&hist[0], zeros);
+      atomicAdd(&hist[bins], zeros);
     }
   }
 }
@@ -89,23 +114,27 @@ var<workgroup> chunk_sums: array<u32, REDUCE_WG_SIZE>;
 var<workgroup> chunk_bins: array<u32, REDUCE_WG_SIZE>;
 var<workgroup> chosen: u32;
 
-// One workgroup: finds the bin holding the k-th largest value, counting from the top, and
-// zeroes the histogram for the next use.
+// One workgroup per scale: finds the bin holding the k-th largest value, counting from the
+// top, and zeroes the scale's histogram for the next use.
 @compute @workgroup_size(REDUCE_WG_SIZE)
-fn select_pass(@builtin(local_invocation_index) lid: u32) {
+fn select_pass(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+  let s = wg.x;
+  let sc = params.scale[s];
+  let bins = s * BINS;
+  let level = params.level;
   let per = BINS / REDUCE_WG_SIZE;
   var total = 0u;
   for (var j = 0u; j < per; j++) {
-    total += atomicLoad(&hist[lid * per + j]);
+    total += atomicLoad(&hist[bins + lid * per + j]);
   }
   chunk_sums[lid] = total;
-  let above_before = select(0u, atomicLoad(&result[params.result + 1u]), params.level == 1u);
+  let above_before = select(0u, atomicLoad(&result[sc.result + 1u]), level == 1u);
   workgroupBarrier();
   if (lid == 0u) {
     var above = above_before;
     var c = REDUCE_WG_SIZE - 1u;
     loop {
-      if (above + chunk_sums[c] >= params.k || c == 0u) {
+      if (above + chunk_sums[c] >= sc.k || c == 0u) {
         break;
       }
       above += chunk_sums[c];
@@ -116,45 +145,50 @@ fn select_pass(@builtin(local_invocation_index) lid: u32) {
   }
   workgroupBarrier();
   let c = chosen;
-  chunk_bins[lid] = atomicLoad(&hist[c * per + lid]);
+  chunk_bins[lid] = atomicLoad(&hist[bins + c * per + lid]);
   workgroupBarrier();
   for (var j = 0u; j < per; j++) {
-    atomicStore(&hist[lid * per + j], 0u);
+    atomicStore(&hist[bins + lid * per + j], 0u);
   }
   if (lid == 0u) {
     var above = chunk_sums[0];
     var b = per - 1u;
     loop {
-      if (above + chunk_bins[b] >= params.k || b == 0u) {
+      if (above + chunk_bins[b] >= sc.k || b == 0u) {
         break;
       }
       above += chunk_bins[b];
       b -= 1u;
     }
     let bin = c * per + b;
-    if (params.level == 0u) {
-      atomicStore(&result[params.result], bin);
+    if (level == 0u) {
+      atomicStore(&result[sc.result], bin);
+      atomicStore(&result[sc.result + 6u], 0u);
+      atomicStore(&result[sc.result + 7u], 0u);
     } else {
-      atomicStore(&result[params.result], (atomicLoad(&result[params.result]) << 16u) | bin);
+      atomicStore(&result[sc.result], (atomicLoad(&result[sc.result]) << 16u) | bin);
     }
-    atomicStore(&result[params.result + 1u], above);
+    atomicStore(&result[sc.result + 1u], above);
   }
 }
 
 @compute @workgroup_size(REDUCE_WG_SIZE)
-fn sum_pass(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
-  let base = linear(wg, nwg, lid);
-  let t = atomicLoad(&result[params.result]);
+fn sum_pass(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+  let s = scale_of(wg.x);
+  let sc = params.scale[s];
+  let local = wg.x - sc.first;
+  let base = local * REDUCE_WG_SIZE * ITEMS + lid;
+  let t = atomicLoad(&result[sc.result]);
   var lo = vec2<u32>(0u, 0u);
   var hi = vec2<u32>(0u, 0u);
   var smallest = 0u;
   var outside = 0u;
   for (var j = 0u; j < ITEMS; j++) {
     let i = base + j * REDUCE_WG_SIZE;
-    if (i >= params.count) {
+    if (i >= sc.count) {
       break;
     }
-    let bits = values[params.at + i];
+    let bits = values[sc.at + i];
     if (bits <= t) {
       continue;
     }
@@ -171,17 +205,39 @@ fn sum_pass(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: 
     hi = i64_add_u32(hi, units.y);
     smallest = max(smallest, 1024u - (e + countTrailingZeros(m)));
   }
-  let wg_index = wg.y * nwg.x + wg.x;
   let lo_total = workgroup_sum_i64(lid, lo);
   let hi_total = workgroup_sum_i64(lid, hi);
   if (lid == 0u) {
-    partials[params.partials + wg_index] = lo_total;
-    partials[params.partials + params.groups + wg_index] = hi_total;
+    partials[sc.partials + local] = lo_total;
+    partials[sc.partials + sc.groups + local] = hi_total;
   }
   if (smallest != 0u) {
-    atomicMax(&result[params.result + 6u], smallest);
+    atomicMax(&result[sc.result + 6u], smallest);
   }
   if (outside != 0u) {
-    atomicAdd(&result[params.result + 7u], outside);
+    atomicAdd(&result[sc.result + 7u], outside);
+  }
+}
+
+// The sum of one half's partials of a scale: each invocation adds every REDUCE_WG_SIZE-th
+// in order, then the workgroup tree.
+fn partials_sum(lid: u32, start: u32, n: u32) -> vec2<u32> {
+  var acc = vec2<u32>(0u, 0u);
+  for (var i = lid; i < n; i += REDUCE_WG_SIZE) {
+    acc = i64_add(acc, partials[start + i]);
+  }
+  return workgroup_sum_i64(lid, acc);
+}
+
+@compute @workgroup_size(REDUCE_WG_SIZE)
+fn total_pass(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+  let sc = params.scale[wg.x];
+  let lo = partials_sum(lid, sc.partials, sc.groups);
+  let hi = partials_sum(lid, sc.partials + sc.groups, sc.groups);
+  if (lid == 0u) {
+    atomicStore(&result[sc.result + 2u], lo.x);
+    atomicStore(&result[sc.result + 3u], lo.y);
+    atomicStore(&result[sc.result + 4u], hi.x);
+    atomicStore(&result[sc.result + 5u], hi.y);
   }
 }

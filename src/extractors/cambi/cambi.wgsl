@@ -1,18 +1,19 @@
 // CAMBI's per-pixel work (driven by cambi-gpu.ts), the very integer steps of cambi.cpp, each
 // pixel a pure function of the previous pass's buffer, so every pass is exact and its result
 // independent of scheduling:
-//   range    counts the frame's samples above the bit depth's range (cambi.cpp checks them all)
-//   prepare  the distorted luma at the encode size (each sample picked from the frame's
+//   prepare  counts the frame's samples above the bit depth's range (cambi.cpp checks them
+//            all; the dispatch covers the frame and the picture), and makes the luma at the encode size (each sample picked from the frame's
 //            column and row cambi.cpp's nearestPicks gives) and 10 bits, anti-dithered when
 //            the encode had fewer bits (each output averages original samples only:
 //            cambi.cpp's in-place pass reads neighbours it has not rewritten yet)
 //   zeros    pixels equal to their right and lower neighbours (a missing one counts as equal)
 //   flat     the spatial mask: more than `threshold` zero pixels in the clipped 7x7 window
 //   mode     one scale's picture: the previous scale's kept every `step`-th row and column,
-//            then the separable 3x3 mode filter (first/last rows and columns as cambi.cpp)
-//   keys     per pixel of a scale, its value where it counts (masked, in the band), else a
-//            sentinel no value is near
-//   contrast per counted pixel of a scale, the counts of window pixels (counted too) at
+//            then the separable 3x3 mode filter (first/last rows and columns as cambi.cpp);
+//            and the scale's keys: per pixel its value where it counts (masked, in the
+//            band), else a sentinel no value is near
+//   contrast every scale in one dispatch (the scales' keys and values one after the other,
+//            a table of their tiles): per counted pixel of a scale, the counts of window pixels (counted too) at
 //            the pixel's value and d + 1 above and below, and the largest weighted c value,
 //            written as float bits. c = f32(w * p0 * p) * reciprocal[p0 + p] as cambi.cpp:
 //            the integer's conversion rounded to nearest-even here in integer arithmetic
@@ -24,20 +25,41 @@
 struct Params {
   width: u32,        // this pass's picture
   height: u32,
-  src_stride: u32,   // mode: the source picture's row length; range, prepare: the frame's width
+  src_stride: u32,   // mode: the source picture's row length; prepare: the frame's width
   step: u32,         // mode: 1, or 2 to decimate
-  mask_stride: u32,  // keys: the full-size mask's row length
-  mask_shift: u32,   // keys: log2 of this scale's decimation from full size
+  mask_stride: u32,  // mode: the full-size mask's row length
+  mask_shift: u32,   // mode: log2 of this scale's decimation from full size
   pad: u32,          // contrast: half the window
-  out_at: u32,       // contrast: the scale's first value in the output
+  out_at: u32,       // mode: the scale's first key in keys_out
   pic_word: u32,     // prepare: the luma plane's first word in the picture
   bit_depth: u32,    // prepare: the input's bits per sample
   anti_dither: u32,  // prepare: 1 when the encode had fewer than 10 bits
   threshold: u32,    // flat: the mask threshold
   diffs: u32,        // contrast: 2^max_log_contrast (at most 4)
   lowest_luma: u32,  // contrast: the visibility luma (0: none)
-  band_base: u32,    // keys: the values a c value can depend on
+  band_base: u32,    // mode: the values a c value can depend on
   band_size: u32,
+  frame_height: u32, // prepare: the frame's height (its width is src_stride)
+}
+
+// contrast: each scale's size, its first value in keys and values, its first workgroup and
+// its workgroups per row; `tiles` the workgroups of every scale.
+struct ScaleTiles {
+  width: u32,
+  height: u32,
+  at: u32,
+  first: u32,
+  tiles_x: u32,
+  pad0: u32,
+  pad1: u32,
+  pad2: u32,
+}
+struct Tiles {
+  tiles: u32,
+  pad0: u32,
+  pad1: u32,
+  pad2: u32,
+  scale: array<ScaleTiles, 5>,
 }
 
 // tables: [0, 32) the largest (value + diffs) at which step d + 1 is visible; [32, 64) the
@@ -56,6 +78,8 @@ const COLS_AT: u32 = RECIPROCALS_AT + 4226u;
 @group(0) @binding(4) var<uniform> params: Params;
 @group(0) @binding(5) var<storage, read> tables: array<u32>;
 @group(0) @binding(6) var<storage, read_write> counter: array<atomic<u32>>;
+@group(0) @binding(7) var<storage, read_write> keys_out: array<u32>;
+@group(0) @binding(8) var<uniform> tiles: Tiles;
 
 fn input_sample(i: u32) -> u32 {
   if (params.bit_depth <= 8u) {
@@ -84,22 +108,15 @@ fn converted(y: u32, x: u32) -> u32 {
 }
 
 @compute @workgroup_size(16, 16)
-fn range(@builtin(global_invocation_id) id: vec3<u32>) {
-  let x = id.x;
-  let y = id.y;
-  let bpc = params.bit_depth;
-  if (x >= params.width || y >= params.height || bpc == 8u || bpc == 16u) {
-    return;
-  }
-  if (input_sample(y * params.src_stride + x) > (1u << bpc) - 1u) {
-    atomicAdd(&counter[0], 1u);  // a count: the same whatever the order
-  }
-}
-
-@compute @workgroup_size(16, 16)
 fn prepare(@builtin(global_invocation_id) id: vec3<u32>) {
   let x = id.x;
   let y = id.y;
+  let bpc = params.bit_depth;
+  if (x < params.src_stride && y < params.frame_height && bpc != 8u && bpc != 16u) {
+    if (input_sample(y * params.src_stride + x) > (1u << bpc) - 1u) {
+      atomicAdd(&counter[0], 1u);  // a count: the same whatever the order
+    }
+  }
   let w = params.width;
   let h = params.height;
   if (x >= w || y >= h) {
@@ -190,6 +207,8 @@ fn mode(@builtin(global_invocation_id) id: vec3<u32>) {
     v = mode_of3(row_mode(y - 1u, x), row_mode(y, x), row_mode(y + 1u, x));
   }
   dst[y * w + x] = v;
+  let counted = masked(y, x) && v >= params.band_base && v < params.band_base + params.band_size;
+  keys_out[params.out_at + y * w + x] = select(NOT_COUNTED, v, counted);
 }
 
 // The float nearest to n, ties to even (as C's int-to-float conversion rounds).
@@ -215,29 +234,27 @@ fn masked(y: u32, x: u32) -> bool {
 const NOT_COUNTED: u32 = 1u << 30u;
 
 @compute @workgroup_size(16, 16)
-fn keys(@builtin(global_invocation_id) id: vec3<u32>) {
-  let x = id.x;
-  let y = id.y;
-  let w = params.width;
-  if (x >= w || y >= params.height) {
+fn contrast(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {
+  let g = wg.y * nwg.x + wg.x;
+  if (g >= tiles.tiles) {
     return;
   }
-  let value = src[y * w + x];
-  let counted = masked(y, x) && value >= params.band_base && value < params.band_base + params.band_size;
-  dst[y * w + x] = select(NOT_COUNTED, value, counted);
-}
-
-@compute @workgroup_size(16, 16)
-fn contrast(@builtin(global_invocation_id) id: vec3<u32>) {
-  let x = id.x;
-  let y = id.y;
-  let w = params.width;
-  let h = params.height;
+  var s = 0u;
+  while (s + 1u < 5u && g >= tiles.scale[s + 1u].first) {
+    s++;
+  }
+  let sc = tiles.scale[s];
+  let tile = g - sc.first;
+  let x = (tile % sc.tiles_x) * 16u + lid.x;
+  let y = (tile / sc.tiles_x) * 16u + lid.y;
+  let w = sc.width;
+  let h = sc.height;
   if (x >= w || y >= h) {
     return;
   }
+  let at = sc.at;
   let n = params.diffs;
-  let value = src[y * w + x];
+  let value = src[at + y * w + x];
   var best = 0.0f;
   if (value != NOT_COUNTED) {
     var counts = array<u32, 9>(0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u);
@@ -248,7 +265,7 @@ fn contrast(@builtin(global_invocation_id) id: vec3<u32>) {
     let x1 = u32(min(i32(x) + pad, i32(w) - 1));
     for (var yy = y0; yy <= y1; yy++) {
       for (var xx = x0; xx <= x1; xx++) {
-        let k = src[yy * w + xx] + n - value;  // wraps for keys below value - n
+        let k = src[at + yy * w + xx] + n - value;  // wraps for keys below value - n
         if (k <= 2u * n) {
           counts[k] += 1u;
         }
@@ -267,5 +284,5 @@ fn contrast(@builtin(global_invocation_id) id: vec3<u32>) {
       }
     }
   }
-  dst[params.out_at + y * w + x] = bitcast<u32>(best);
+  dst[at + y * w + x] = bitcast<u32>(best);
 }
