@@ -58,10 +58,8 @@ struct SsimKernels {
 #pragma GCC target("sse2")
 namespace sse2 {
 #define VMAFS_LANES 4
-#define VMAFS_SQRT_HALF(x) ((VDH)_mm_sqrt_pd((__m128d)(x)))
 #include "float-lanes.inc"
 #include "ssim-core-simd.inc"
-#undef VMAFS_SQRT_HALF
 #undef VMAFS_LANES
 }  // namespace sse2
 #pragma GCC pop_options
@@ -70,10 +68,8 @@ namespace sse2 {
 #pragma GCC target("avx2")
 namespace avx2 {
 #define VMAFS_LANES 8
-#define VMAFS_SQRT_HALF(x) ((VDH)_mm256_sqrt_pd((__m256d)(x)))
 #include "float-lanes.inc"
 #include "ssim-core-simd.inc"
-#undef VMAFS_SQRT_HALF
 #undef VMAFS_LANES
 }  // namespace avx2
 #pragma GCC pop_options
@@ -82,10 +78,8 @@ namespace avx2 {
 #pragma GCC target("avx512f,avx512bw,avx512dq,avx512vl")
 namespace avx512 {
 #define VMAFS_LANES 16
-#define VMAFS_SQRT_HALF(x) ((VDH)_mm512_sqrt_pd((__m512d)(x)))
 #include "float-lanes.inc"
 #include "ssim-core-simd.inc"
-#undef VMAFS_SQRT_HALF
 #undef VMAFS_LANES
 }  // namespace avx512
 #pragma GCC pop_options

@@ -135,13 +135,17 @@ const RcpTable& rcpTable() {
   return table;
 }
 
+// Room after a plane's last sample for the vector copies' whole-vector loads (their lanes
+// past the plane are computed and never stored).
+constexpr size_t kSimdPad = 16;
+
 struct Bands {
   std::vector<float> a, h, v, d;
   void resize(size_t n) {
-    a.resize(n);
-    h.resize(n);
-    v.resize(n);
-    d.resize(n);
+    a.resize(n + kSimdPad);
+    h.resize(n + kSimdPad);
+    v.resize(n + kSimdPad);
+    d.resize(n + kSimdPad);
   }
 };
 
@@ -481,12 +485,31 @@ class FloatAdm final : public Extractor {
   bool detail(int scale) const { return !(scale == 0 && opt_.skipScale0); }
   static float cos1degSq() { return static_cast<float>(std::cos(1.0 * kPi / 180.0) * std::cos(1.0 * kPi / 180.0)); }
 
+  // floatPlane()'s values (luma - 128 on the 8-bit scale) into `out`, with kSimdPad after them.
+  static void lumaInto(const PlaneView& plane, int bitDepth, std::vector<float>& out) {
+    out.resize(static_cast<size_t>(plane.width) * plane.height + kSimdPad);
+    float* dst = out.data();
+    const float off = -128.0f;
+    if (bitDepth == 8) {
+      for (int y = 0; y < plane.height; y++) {
+        const uint8_t* row = plane.row<uint8_t>(y);
+        for (int x = 0; x < plane.width; x++) *dst++ = static_cast<float>(row[x]) + off;
+      }
+      return;
+    }
+    const float scale = bitDepth == 10 ? 4.0f : bitDepth == 12 ? 16.0f : 256.0f;
+    for (int y = 0; y < plane.height; y++) {
+      const uint16_t* row = plane.row<uint16_t>(y);
+      for (int x = 0; x < plane.width; x++) *dst++ = static_cast<float>(row[x]) / scale + off;
+    }
+  }
+
   void compute(const PlaneView& refPlane, int refDepth, const PlaneView& disPlane, int disDepth,
                uint64_t* stats) const {
     const Options& p = opt_;
     thread_local AdmScratch sc;
-    sc.ref = floatPlane(refPlane, refDepth, -128);
-    sc.dis = floatPlane(disPlane, disDepth, -128);
+    lumaInto(refPlane, refDepth, sc.ref);
+    lumaInto(disPlane, disDepth, sc.dis);
     const AdmStages* simd = p.pNorm == 3.0 ? simdStages() : nullptr;
     int w = width_, h = height_;
     const size_t n = static_cast<size_t>((w + 1) / 2) * ((h + 1) / 2);
@@ -495,8 +518,8 @@ class FloatAdm final : public Extractor {
     for (int scale = 0; scale < 4; ++scale) {
       if (scale > 0) {
         // The previous scale's approximation band is this scale's input.
-        sc.ref.assign(refB.a.begin(), refB.a.begin() + static_cast<size_t>(w) * h);
-        sc.dis.assign(disB.a.begin(), disB.a.begin() + static_cast<size_t>(w) * h);
+        sc.ref.assign(refB.a.begin(), refB.a.begin() + static_cast<size_t>(w) * h + kSimdPad);
+        sc.dis.assign(disB.a.begin(), disB.a.begin() + static_cast<size_t>(w) * h + kSimdPad);
       }
       if (simd) {
         simd->dwt(sc.ref.data(), w, h, refB, detail(scale), sc);
