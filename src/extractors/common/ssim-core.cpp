@@ -12,7 +12,9 @@
 
 #include "cpu_features.h"
 
-#if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__)
+// The vector copies are built with GCC's `#pragma GCC target` (which Clang does not take):
+// GCC on x86-64 only; elsewhere the scalar code runs.
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
 #include <immintrin.h>
 #define VMAFS_SSIM_SIMD 1
 #endif

@@ -30,7 +30,9 @@
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
-#if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__)
+// The vector copies are built with GCC's `#pragma GCC target` (which Clang does not take):
+// GCC on x86-64 only; elsewhere the scalar code runs.
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
 #include <immintrin.h>
 #define VMAFS_FLOAT_ADM_SIMD 1
 #endif
@@ -251,6 +253,7 @@ struct AdmStages {
 // The vector helpers are inlined statics: their argument-passing ABI never matters (GCC
 // reports it at the end of the file, so the warning stays off from here on).
 #pragma GCC diagnostic ignored "-Wpsabi"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"  // GCC 12 on _mm512_undefined_* in its own headers
 #pragma GCC push_options
 #pragma GCC target("sse2")
 namespace sse2 {
