@@ -4,10 +4,20 @@
 // the last bits of the scores.
 #include "ssim-core.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <limits>
+
+#include "cpu_features.h"
+
+// The vector copies are built with GCC's `#pragma GCC target` (which Clang does not take):
+// GCC on x86-64 only; elsewhere the scalar code runs.
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
+#include <immintrin.h>
+#define VMAFS_SSIM_SIMD 1
+#endif
 
 namespace vmafs::ssim {
 namespace {
@@ -33,6 +43,60 @@ int mirror(int i, int n) {
   if (i >= n) return 2 * n - 1 - i;
   return i;
 }
+
+// The vector copies of meanSsim's filtering and terms (as the four pooling sums) and of
+// decimate() (ssim-core-simd.inc), one per instruction set.
+struct SsimKernels {
+  void (*meanSsim)(const FloatImage& ref, const FloatImage& dis, double sums[4]);
+  void (*decimate)(const FloatImage& src, int factor, const float* kernel, int size, FloatImage& dst);
+};
+
+#if defined(VMAFS_SSIM_SIMD)
+// The vector helpers are inlined statics: their argument-passing ABI never matters (GCC
+// reports it at the end of the file, so the warning stays off from here on).
+#pragma GCC diagnostic ignored "-Wpsabi"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"  // GCC 12 on _mm512_undefined_pd in its own headers
+#pragma GCC push_options
+#pragma GCC target("sse2")
+namespace sse2 {
+#define VMAFS_LANES 4
+#include "float-lanes.inc"
+#include "ssim-core-simd.inc"
+#undef VMAFS_LANES
+}  // namespace sse2
+#pragma GCC pop_options
+
+#pragma GCC push_options
+#pragma GCC target("avx2")
+namespace avx2 {
+#define VMAFS_LANES 8
+#include "float-lanes.inc"
+#include "ssim-core-simd.inc"
+#undef VMAFS_LANES
+}  // namespace avx2
+#pragma GCC pop_options
+
+#pragma GCC push_options
+#pragma GCC target("avx512f,avx512bw,avx512dq,avx512vl")
+namespace avx512 {
+#define VMAFS_LANES 16
+#include "float-lanes.inc"
+#include "ssim-core-simd.inc"
+#undef VMAFS_LANES
+}  // namespace avx512
+#pragma GCC pop_options
+
+// The copy for the active instruction set (cpu_features.h's cap), or none: the scalar code.
+const SsimKernels* simdKernels() {
+  const IsaLevel level = activeIsa();
+  if (level >= IsaLevel::kAvx512) return &avx512::kKernels;
+  if (level >= IsaLevel::kAvx2) return &avx2::kKernels;
+  if (level >= IsaLevel::kBaseline) return &sse2::kKernels;
+  return nullptr;
+}
+#else
+const SsimKernels* simdKernels() { return nullptr; }
+#endif
 
 }  // namespace
 
@@ -116,6 +180,10 @@ FloatImage decimate(const FloatImage& src, int factor, const float* kernel, int 
   const int sw = dst.width;
   // Taps sit at offsets -size/2 .. size/2 (one fewer on the right for even sizes).
   const int centre = size / 2;
+  if (const SsimKernels* k = simdKernels()) {
+    k->decimate(src, factor, kernel, size, dst);
+    return dst;
+  }
   std::vector<int> columns(static_cast<size_t>(size) * sw);
   for (int u = 0; u < size; u++)
     for (int x = 0; x < sw; x++) columns[static_cast<size_t>(u) * sw + x] = mirror(x * factor + u - centre, w);
@@ -140,6 +208,12 @@ SsimMeans meanSsim(const FloatImage& ref, const FloatImage& dis) {
   const int w = ref.width, h = ref.height;
   const int ow = w - kWindow + 1, oh = h - kWindow + 1;
   SsimPool pool(ow, oh);
+  if (const SsimKernels* k = simdKernels()) {
+    double sums[kPoolSums];
+    k->meanSsim(ref, dis, sums);
+    pool.ssimSum = sums[0], pool.lSum = sums[1], pool.cSum = sums[2], pool.sSum = sums[3];
+    return pool.means();
+  }
 
   // The five filtered quantities (means of ref, dis, ref^2, dis^2, ref*dis): each source
   // row is filtered horizontally once into a ring of the last kWindow rows, then each

@@ -30,8 +30,15 @@
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
+// The vector copies are built with GCC's `#pragma GCC target` (which Clang does not take):
+// GCC on x86-64 only; elsewhere the scalar code runs.
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
+#include <immintrin.h>
+#define VMAFS_FLOAT_ADM_SIMD 1
+#endif
 
 #include "adm_csf.h"
+#include "cpu_features.h"
 #include "extractor.h"
 #include "../common/float-picture.h"
 
@@ -130,13 +137,17 @@ const RcpTable& rcpTable() {
   return table;
 }
 
+// Room after a plane's last sample for the vector copies' whole-vector loads (their lanes
+// past the plane are computed and never stored).
+constexpr size_t kSimdPad = 16;
+
 struct Bands {
   std::vector<float> a, h, v, d;
   void resize(size_t n) {
-    a.resize(n);
-    h.resize(n);
-    v.resize(n);
-    d.resize(n);
+    a.resize(n + kSimdPad);
+    h.resize(n + kSimdPad);
+    v.resize(n + kSimdPad);
+    d.resize(n + kSimdPad);
   }
 };
 
@@ -207,6 +218,116 @@ Region tapRegion(int w, int h) {
   return {std::max(left, 0), std::max(top, 0), std::min(right, w), std::min(bottom, h)};
 }
 
+// Per-thread working memory, kept between frames: fresh multi-megabyte vectors per frame
+// cost more in page faults and zeroing than the arithmetic.
+struct AdmScratch {
+  std::vector<float> ref, dis;
+  Bands refB, disB, r, a, csfA, csfF;
+  std::vector<float> lo, hi, terms;
+};
+
+// Row word k of the stats (kRowWords to a row, two words to an accumulator).
+constexpr int kRowWords = 10;
+inline void putRow(uint64_t* stats, int row, int k, float v) {
+  uint64_t& slot = stats[static_cast<size_t>(row) * kRowWords / 2 + k / 2];
+  const int shift = 32 * (k % 2);
+  slot = (slot & ~(uint64_t{0xffffffffu} << shift)) | (static_cast<uint64_t>(bitsOf(v)) << shift);
+}
+
+// The stages an instruction-set copy provides (float_adm-simd.inc), for p-norm 3.
+struct AdmStages {
+  void (*dwt)(const float* src, int w, int h, Bands& out, bool details, AdmScratch& s);
+  void (*decouple)(const Bands& ref, const Bands& dis, Bands& r, Bands& a, int w, int h, double limit,
+                   float cos1degSq);
+  void (*csf)(const Bands& src, Bands& dst, Bands& flt, const float* factor, int w, int h);
+  void (*denominator)(const Bands& ref, const float* factor, int w, int h, uint64_t* stats, AdmScratch& s);
+  void (*masked)(const Bands& src, const Bands& flt, const Bands& masker, const float* factor, bool bypass, int w,
+                 int h, uint64_t* stats, int word, AdmScratch& s);
+};
+
+#if defined(VMAFS_FLOAT_ADM_SIMD)
+// One copy per instruction set: the same source under each target. rcpps gives, per lane,
+// rcpss's bits (the same approximation; checked on all 2^32 inputs on the Xeon this was
+// written on, and at start-up by rcpLanesAgree() on the CPU it runs on). AVX-512 has no
+// 16-lane rcpps (vrcp14ps is a different, finer approximation), so it takes two 8-lane ones.
+// The vector helpers are inlined statics: their argument-passing ABI never matters (GCC
+// reports it at the end of the file, so the warning stays off from here on).
+#pragma GCC diagnostic ignored "-Wpsabi"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"  // GCC 12 on _mm512_undefined_* in its own headers
+#pragma GCC push_options
+#pragma GCC target("sse2")
+namespace sse2 {
+#define VMAFS_LANES 4
+#define VMAFS_RCP(x) ((VF)_mm_rcp_ps((__m128)(x)))
+#include "../common/float-lanes.inc"
+#include "float_adm-simd.inc"
+#undef VMAFS_RCP
+#undef VMAFS_LANES
+}  // namespace sse2
+#pragma GCC pop_options
+
+#pragma GCC push_options
+#pragma GCC target("avx2")
+namespace avx2 {
+#define VMAFS_LANES 8
+#define VMAFS_RCP(x) ((VF)_mm256_rcp_ps((__m256)(x)))
+#include "../common/float-lanes.inc"
+#include "float_adm-simd.inc"
+#undef VMAFS_RCP
+#undef VMAFS_LANES
+// Every 4- and 8-lane rcpps result equals rcpss's, over a spread of mantissas and
+// exponents: the premise of the vector copies (false keeps float_adm scalar).
+bool rcpLanesAgree() {
+  for (uint32_t e : {1u, 100u, 126u, 127u, 128u, 200u, 253u, 254u}) {
+    for (uint32_t m = 0; m < (1u << 23); m += 8 * 37) {
+      alignas(32) float in[8], out[8];
+      for (int k = 0; k < 8; k++) in[k] = floatOf((e << 23) | ((m + static_cast<uint32_t>(k)) & 0x7fffffu));
+      _mm256_store_ps(out, _mm256_rcp_ps(_mm256_load_ps(in)));
+      alignas(16) float out4[4];
+      _mm_store_ps(out4, _mm_rcp_ps(_mm_load_ps(in + 4)));
+      for (int k = 0; k < 8; k++) {
+        const uint32_t want = bitsOf(_mm_cvtss_f32(_mm_rcp_ss(_mm_set_ss(in[k]))));
+        if (bitsOf(out[k]) != want || (k >= 4 && bitsOf(out4[k - 4]) != want)) return false;
+      }
+    }
+  }
+  return true;
+}
+}  // namespace avx2
+#pragma GCC pop_options
+
+#pragma GCC push_options
+#pragma GCC target("avx512f,avx512bw,avx512dq,avx512vl")
+namespace avx512 {
+#define VMAFS_LANES 16
+typedef float Half __attribute__((vector_size(32)));
+#define VMAFS_RCP(x) rcp16(x)
+#include "../common/float-lanes.inc"
+static inline __attribute__((always_inline)) VF rcp16(VF x) {
+  const Half lo = (Half)_mm256_rcp_ps((__m256)__builtin_shufflevector(x, x, 0, 1, 2, 3, 4, 5, 6, 7));
+  const Half hi = (Half)_mm256_rcp_ps((__m256)__builtin_shufflevector(x, x, 8, 9, 10, 11, 12, 13, 14, 15));
+  return __builtin_shufflevector(lo, hi, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+}
+#include "float_adm-simd.inc"
+#undef VMAFS_RCP
+#undef VMAFS_LANES
+}  // namespace avx512
+#pragma GCC pop_options
+
+// The copy for the active instruction set (cpu_features.h's cap), or none: the scalar stages.
+const AdmStages* simdStages() {
+  static const bool agree = detectedIsa() < IsaLevel::kAvx2 || avx2::rcpLanesAgree();
+  if (!agree) return nullptr;
+  const IsaLevel level = activeIsa();
+  if (level >= IsaLevel::kAvx512) return &avx512::kStages;
+  if (level >= IsaLevel::kAvx2) return &avx2::kStages;
+  if (level >= IsaLevel::kBaseline) return &sse2::kStages;
+  return nullptr;
+}
+#else
+const AdmStages* simdStages() { return nullptr; }
+#endif
+
 struct Options {
   double gainLimit, normViewDist, noiseWeight, csfScale, csfDiagScale, minVal, pNorm, dlmWeight;
   int refDisplayHeight, csfMode, bypassCm, skipAimScale;
@@ -266,8 +387,7 @@ class FloatAdm final : public Extractor {
 
   void extract(const FrameWindow& f, double* out) const override {
     std::vector<uint64_t> rows(statsCount());
-    compute(floatPlane(f.ref->plane[0], f.ref->bitDepth, -128), floatPlane(f.dis->plane[0], f.dis->bitDepth, -128),
-            rows.data());
+    compute(f.ref->plane[0], f.ref->bitDepth, f.dis->plane[0], f.dis->bitDepth, rows.data());
     finishStats(rows.data(), out);
   }
 
@@ -276,7 +396,6 @@ class FloatAdm final : public Extractor {
   // one unused word), two to an accumulator, low word first: what compute() gives and the
   // gpu kernel (float_adm-gpu.ts) does. From here on the arithmetic is order-dependent float
   // and double summation: it runs here for both backends.
-  static constexpr int kRowWords = 10;
   size_t statsCount() const override {
     size_t rows = 0;
     int w = width_, h = height_;
@@ -369,44 +488,71 @@ class FloatAdm final : public Extractor {
   bool detail(int scale) const { return !(scale == 0 && opt_.skipScale0); }
   static float cos1degSq() { return static_cast<float>(std::cos(1.0 * kPi / 180.0) * std::cos(1.0 * kPi / 180.0)); }
 
-  void compute(std::vector<float> ref, std::vector<float> dis, uint64_t* stats) const {
+  // floatPlane()'s values (luma - 128 on the 8-bit scale) into `out`, with kSimdPad after them.
+  static void lumaInto(const PlaneView& plane, int bitDepth, std::vector<float>& out) {
+    out.resize(static_cast<size_t>(plane.width) * plane.height + kSimdPad);
+    float* dst = out.data();
+    const float off = -128.0f;
+    if (bitDepth == 8) {
+      for (int y = 0; y < plane.height; y++) {
+        const uint8_t* row = plane.row<uint8_t>(y);
+        for (int x = 0; x < plane.width; x++) *dst++ = static_cast<float>(row[x]) + off;
+      }
+      return;
+    }
+    const float scale = bitDepth == 10 ? 4.0f : bitDepth == 12 ? 16.0f : 256.0f;
+    for (int y = 0; y < plane.height; y++) {
+      const uint16_t* row = plane.row<uint16_t>(y);
+      for (int x = 0; x < plane.width; x++) *dst++ = static_cast<float>(row[x]) / scale + off;
+    }
+  }
+
+  void compute(const PlaneView& refPlane, int refDepth, const PlaneView& disPlane, int disDepth,
+               uint64_t* stats) const {
     const Options& p = opt_;
+    thread_local AdmScratch sc;
+    lumaInto(refPlane, refDepth, sc.ref);
+    lumaInto(disPlane, disDepth, sc.dis);
+    const AdmStages* simd = p.pNorm == 3.0 ? simdStages() : nullptr;
     int w = width_, h = height_;
     const size_t n = static_cast<size_t>((w + 1) / 2) * ((h + 1) / 2);
-    Bands refB, disB, r, a, csfA, csfF;
-    refB.resize(n);
-    disB.resize(n);
-    r.resize(n);
-    a.resize(n);
-    csfA.resize(n);
-    csfF.resize(n);
+    for (Bands* b : {&sc.refB, &sc.disB, &sc.r, &sc.a, &sc.csfA, &sc.csfF}) b->resize(n);
+    Bands &refB = sc.refB, &disB = sc.disB, &r = sc.r, &a = sc.a, &csfA = sc.csfA, &csfF = sc.csfF;
     for (int scale = 0; scale < 4; ++scale) {
       if (scale > 0) {
         // The previous scale's approximation band is this scale's input.
-        ref.assign(refB.a.begin(), refB.a.begin() + static_cast<size_t>(w) * h);
-        dis.assign(disB.a.begin(), disB.a.begin() + static_cast<size_t>(w) * h);
+        sc.ref.assign(refB.a.begin(), refB.a.begin() + static_cast<size_t>(w) * h + kSimdPad);
+        sc.dis.assign(disB.a.begin(), disB.a.begin() + static_cast<size_t>(w) * h + kSimdPad);
       }
-      dwt(ref.data(), w, h, refB, detail(scale));
-      dwt(dis.data(), w, h, disB, detail(scale));
+      if (simd) {
+        simd->dwt(sc.ref.data(), w, h, refB, detail(scale), sc);
+        simd->dwt(sc.dis.data(), w, h, disB, detail(scale), sc);
+      } else {
+        dwt(sc.ref.data(), w, h, refB, detail(scale));
+        dwt(sc.dis.data(), w, h, disB, detail(scale));
+      }
       w = (w + 1) / 2;
       h = (h + 1) / 2;
       if (!detail(scale)) continue;
       const Region g = scoredRegion(w, h);
-      decouple(refB, disB, r, a, w, h);
-      denominator(refB, scale, w, h, stats);
-      csf(a, csfA, csfF, scale, w, h);
-      masked(r, csfF, csfA, scale, w, h, stats, 3);
-      csf(r, csfF, csfA, scale, w, h);
-      masked(a, csfA, csfF, scale, w, h, stats, 6);
+      const float* f = factor_[scale];
+      if (simd) {
+        simd->decouple(refB, disB, r, a, w, h, p.gainLimit, cos1degSq());
+        simd->denominator(refB, f, w, h, stats, sc);
+        simd->csf(a, csfA, csfF, f, w, h);
+        simd->masked(r, csfF, csfA, f, p.bypassCm != 0, w, h, stats, 3, sc);
+        simd->csf(r, csfF, csfA, f, w, h);
+        simd->masked(a, csfA, csfF, f, p.bypassCm != 0, w, h, stats, 6, sc);
+      } else {
+        decouple(refB, disB, r, a, w, h);
+        denominator(refB, scale, w, h, stats);
+        csf(a, csfA, csfF, scale, w, h);
+        masked(r, csfF, csfA, scale, w, h, stats, 3);
+        csf(r, csfF, csfA, scale, w, h);
+        masked(a, csfA, csfF, scale, w, h, stats, 6);
+      }
       stats += static_cast<size_t>(g.bottom - g.top) * kRowWords / 2;
     }
-  }
-
-  // Word k of a row's sums (kRowWords to a row, two to an accumulator).
-  static void putRow(uint64_t* stats, int row, int k, float v) {
-    uint64_t& slot = stats[static_cast<size_t>(row) * kRowWords / 2 + k / 2];
-    const int shift = 32 * (k % 2);
-    slot = (slot & ~(uint64_t{0xffffffffu} << shift)) | (static_cast<uint64_t>(bitsOf(v)) << shift);
   }
 
   void decouple(const Bands& ref, const Bands& dis, Bands& r, Bands& a, int w, int h) const {
