@@ -252,6 +252,57 @@ describe('gpu backend (WebGPU)', function () {
       }
     });
 
+    it("writes a group's pictures into one slot (regions, each plane at its offset, pads zeroed) and copies each out", async function () {
+      const ring = new UploadRing({ gpu, slots: 2, bytes: 64, label: 'test' });
+      const dst = [0, 1, 2].map(() => gpu.device.createBuffer({ size: 16, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST | GPUBufferUsage.COPY_SRC }));
+      try {
+        // Junk in both slots first (a mapping shows the buffer's contents): only the regions
+        // written next are zeroed around their planes.
+        for (const junk of [await ring.acquire(), await ring.acquire()]) {
+          await junk.writeRegionsAsync([{ offset: 0, bytes: 64, planes: [{ bytes: new Uint8Array(64).fill(0xee), offset: 0 }] }], undefined);
+          await ring.submitted(junk);
+        }
+        const slot = await ring.acquire();
+        // Region 0: one plane of 6 bytes (pad 2); region 2 (at 32): two planes (gap and tail); region 1 left out.
+        await slot.writeRegionsAsync([
+          { offset: 0, bytes: 6, planes: [{ bytes: new Uint8Array([1, 2, 3, 4, 5, 6]), offset: 0 }] },
+          { offset: 32, bytes: 14, planes: [{ bytes: new Uint8Array([7, 8, 9]), offset: 0 }, { bytes: new Uint8Array([10, 11]), offset: 8 }] },
+        ], undefined);
+        assert.equal(slot.buffer.mapState, 'unmapped');
+        const enc = gpu.device.createCommandEncoder();
+        slot.encodeRegionCopy(enc, 0, 8, dst[0]);
+        slot.encodeRegionCopy(enc, 32, 16, dst[2]);
+        assert.throws(() => slot.encodeRegionCopy(enc, 48, 16, dst[1]), (e) => e.code === 'E_GPU');
+        gpu.device.queue.submit([enc.finish()]);
+        await ring.submitted(slot);
+        assert.deepEqual([...new Uint8Array(await gpu.read(dst[0], 8))], [1, 2, 3, 4, 5, 6, 0, 0]);
+        assert.deepEqual([...new Uint8Array(await gpu.read(dst[2], 16))], [7, 8, 9, 0, 0, 0, 0, 0, 10, 11, 0, 0, 0, 0, 0, 0]);
+        const other = await ring.acquire();
+        await assert.rejects(other.writeRegionsAsync([{ offset: 0, bytes: 4, planes: [{ bytes: new Uint8Array(6), offset: 0 }] }], undefined), (e) => e.code === 'E_GPU' && /overrun/.test(e.message));
+        ring.release(other);
+      } finally {
+        ring.destroy();
+        for (const d of dst) d.destroy();
+      }
+    });
+
+    it("places a group's pictures in one upload slot, or in several where one slot would pass the buffer limit", function () {
+      const one = new StagingPool({ gpu, depth: 2, renditions: 3, lumaBytes: 10, statsBytes: 64 });
+      try {
+        assert.deepEqual([one.pictureStride, one.picturesPerSlot, one.slotsPerGroup, one.upload.slots.length, one.upload.bytes], [12, 4, 1, 2, 48]);
+        assert.deepEqual([0, 1, 3].map((j) => one.uploadPlace(j)), [{ slot: 0, offset: 0 }, { slot: 0, offset: 12 }, { slot: 0, offset: 36 }]);
+      } finally {
+        one.destroy();
+      }
+      const split = new StagingPool({ gpu, depth: 2, renditions: 3, lumaBytes: 10, statsBytes: 64, maxUploadBytes: 30 });
+      try {
+        assert.deepEqual([split.picturesPerSlot, split.slotsPerGroup, split.upload.slots.length, split.upload.bytes], [2, 2, 4, 24]);
+        assert.deepEqual([1, 2, 3].map((j) => split.uploadPlace(j)), [{ slot: 0, offset: 12 }, { slot: 1, offset: 0 }, { slot: 1, offset: 12 }]);
+      } finally {
+        split.destroy();
+      }
+    });
+
     it('reads back without holding up the next submit, and frees the slot after the read', async function () {
       const rb = new ReadbackRing({ gpu, slots: 2, bytes: 16, label: 'test' });
       const src = gpu.device.createBuffer({ size: 16, usage: GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST });
@@ -305,9 +356,9 @@ describe('gpu backend (WebGPU)', function () {
     it('turns a fence that never resolves into E_GPU, and a destroyed ring into E_GPU for its waiters', async function () {
       await assert.rejects(gpu.guard(new Promise(() => {}), 'test fence', 50), (e) => e instanceof BackendError && e.code === 'E_GPU' && /no answer/.test(e.message));
       const pool = new StagingPool({ gpu, depth: 2, lumaBytes: 100, statsBytes: 456 });
-      await pool.refUpload.acquire();
-      await pool.refUpload.acquire();
-      const waiting = pool.refUpload.acquire();
+      await pool.upload.acquire();
+      await pool.upload.acquire();
+      const waiting = pool.upload.acquire();
       pool.destroy();
       await assert.rejects(waiting, (e) => e.code === 'E_GPU');
     });

@@ -484,8 +484,8 @@ interface ReadyGroup {
 interface Staged {
   geometry: FrameGeometry;
   kernels: KernelSet;
-  refSlot: UploadSlot;
-  disSlots: Array<UploadSlot | undefined>;
+  /** The group's upload slots (StagingPool.uploadPlace): its reference and distorted pictures, one slot for most runs. */
+  slots: Array<UploadSlot | undefined>;
   refPts: number | undefined;
   renditions: Presence[];
   /** The distorted frames computed (those present, in a scored group). */
@@ -663,11 +663,10 @@ class GpuStream {
    * copy has, and the frames are released then.
    */
   /** Gives back what a failed stage or submit holds, marks the reference chain broken, rethrows. */
-  #fail(job: Job, refSlot: UploadSlot | undefined, disSlots: Array<UploadSlot | undefined>, error: unknown): never {
+  #fail(job: Job, slots: Array<UploadSlot | undefined>, error: unknown): never {
     releaseAll(job);
     if (this.#pool && !this.#pool.destroyed) {
-      if (refSlot) this.#pool.refUpload.release(refSlot);
-      for (const slot of disSlots) if (slot) this.#pool.disUpload.release(slot);
+      for (const slot of slots) if (slot) this.#pool.upload.release(slot);
     }
     // The reference chain is broken: no later frame may be computed.
     if (error !== CANCELLED) this.#broken ??= error;
@@ -676,8 +675,7 @@ class GpuStream {
 
   async #stage(job: Job): Promise<Staged> {
     const { group, scored } = job;
-    let refSlot: UploadSlot | undefined;
-    const disSlots: Array<UploadSlot | undefined> = [];
+    const slots: Array<UploadSlot | undefined> = [];
     const pool = (): StagingPool => this.#pool!;
     try {
       this.#check();
@@ -729,11 +727,14 @@ class GpuStream {
         this.#pool = await this.#gpu.withErrorScopes(`allocating the buffers for ${geometry.width}x${geometry.height} frames`, () => this.#makePool(geometry, L));
         this.#check();
       }
-      refSlot = await pool().refUpload.acquire();
-      this.#check();
-      for (const [k, dis] of computed.entries()) {
-        if (!dis) continue;
-        disSlots[k] = await pool().disUpload.acquire();
+      // The slots holding the pictures computed (in one-slot runs: the one), in order.
+      const P = pool();
+      const uses = new Array<boolean>(P.slotsPerGroup).fill(false);
+      uses[0] = true;
+      for (let k = 0; k < computed.length; k++) if (computed[k]) uses[P.uploadPlace(k + 1).slot] = true;
+      for (let i = 0; i < uses.length; i++) {
+        if (!uses[i]) continue;
+        slots[i] = await P.upload.acquire();
         this.#check();
       }
 
@@ -743,21 +744,25 @@ class GpuStream {
       const refPts = ref.pts;
       const renditions = group.dis.map((dis): Presence => ({ present: dis !== undefined, disPts: scored ? dis?.pts : undefined }));
       const copy = this.#copyBytes;
+      // Each slot's pictures in one write: one map, one unmap and one fence for them all.
+      type Region = { offset: number; bytes: number; planes: Array<{ bytes: Uint8Array; offset: number }> };
+      const regions: Region[][] = slots.map(() => []);
+      const place = (j: number, planes: Uint8Array[]): void => {
+        const { slot, offset } = P.uploadPlace(j);
+        regions[slot]!.push({ offset, bytes: picture.bytes, planes: planes.map((bytes, p) => ({ bytes, offset: picture.planes[p]!.offset })) });
+      };
+      place(0, refPlanes);
+      for (let k = 0; k < disPlanes.length; k++) if (disPlanes[k]) place(k + 1, disPlanes[k]!);
       const writes: Promise<void>[] = [];
-      // A luma-only picture takes the single-plane path it always took.
-      const start = (slot: UploadSlot, planes: Uint8Array[]): void => {
+      for (let i = 0; i < slots.length; i++) {
+        const slot = slots[i];
+        if (!slot) continue;
         try {
-          writes.push(
-            planes.length === 1
-              ? slot.writeAsync(planes[0]!, copy)
-              : slot.writePlanesAsync(planes.map((bytes, p) => ({ bytes, offset: picture.planes[p]!.offset })), picture.bytes, copy),
-          );
+          writes.push(slot.writeRegionsAsync(regions[i]!, copy));
         } catch (error) {
           writes.push(Promise.reject(error));
         }
-      };
-      start(refSlot, refPlanes);
-      for (const [k, planes] of disPlanes.entries()) if (planes) start(disSlots[k]!, planes);
+      }
       // Settles once every copy has (a failed one does not cut the others short): only then
       // may the frames be released and the slots given back.
       const copied = Promise.allSettled(writes).then((results) => {
@@ -769,12 +774,11 @@ class GpuStream {
       copied.catch(() => undefined);
       this.#copies.add(copied);
       void copied.finally(() => this.#copies.delete(copied)).catch(() => undefined);
-      const staged: Staged = { geometry, kernels, refSlot, disSlots: [...disSlots], refPts, renditions, computed, copied };
-      refSlot = undefined;
-      disSlots.length = 0;
+      const staged: Staged = { geometry, kernels, slots: [...slots], refPts, renditions, computed, copied };
+      slots.length = 0;
       return staged;
     } catch (error) {
-      this.#fail(job, refSlot, disSlots, error);
+      this.#fail(job, slots, error);
     }
   }
 
@@ -792,7 +796,7 @@ class GpuStream {
       hostWrite = await st.copied;
       this.#check();
     } catch (error) {
-      this.#fail(job, st.refSlot, st.disSlots, error);
+      this.#fail(job, st.slots, error);
     }
     const submitted = new Promise<Submitted>((resolve, reject) => {
       this.#ready.push({ job, st, hostWrite, resolve, reject });
@@ -859,7 +863,7 @@ class GpuStream {
       try {
         const enc = d.createCommandEncoder({ label: batch.length === 1 ? `frame ${batch[0]!.job.group.index}` : `frames ${batch[0]!.job.group.index}-${batch[batch.length - 1]!.job.group.index}` });
         for (const [i, { job, st }] of batch.entries()) {
-          const { computed, refSlot, disSlots } = st;
+          const { computed, slots } = st;
           const { ref: refBuf, prevRef, prevRef2 } = pool().references.advance();
           refs.push({ prevRef: prevRef !== undefined, prevRef2: prevRef2 !== undefined });
           const disBufs = computed.map((dis) => (dis ? pool().distorted.next() : undefined));
@@ -867,8 +871,15 @@ class GpuStream {
           // Timestamps for scored groups; the query sets are reused within a command buffer in queue order.
           const queries = timing && job.scored ? this.#queries[i] : undefined;
           if (queries) marker(enc, queries.set, 0);
-          refSlot.encodeCopy(enc, refBuf);
-          for (const [k, disBuf] of disBufs.entries()) if (disBuf) disSlots[k]!.encodeCopy(enc, disBuf);
+          const P = pool();
+          const size = P.pictureStride;
+          const perSlot = P.picturesPerSlot;
+          slots[0]!.encodeRegionCopy(enc, 0, size, refBuf);
+          for (let k = 0; k < disBufs.length; k++) {
+            const disBuf = disBufs[k];
+            const j = k + 1;
+            if (disBuf) slots[Math.floor(j / perSlot)]!.encodeRegionCopy(enc, (j % perSlot) * size, size, disBuf);
+          }
           if (queries) marker(enc, queries.set, 1);
           if (shared) {
             // The core kernels' dispatches in one compute pass per group (fewer native calls
@@ -964,11 +975,11 @@ class GpuStream {
 
       // Step 4: the fences, each group's staging slots, then the batch's readback and error scope.
       for (const { st } of batch) {
-        pool().refUpload.submitted(st.refSlot);
-        for (const [k, slot] of st.disSlots.entries()) {
+        for (let i = 0; i < st.slots.length; i++) {
+          const slot = st.slots[i];
           if (!slot) continue;
-          pool().disUpload.submitted(slot);
-          st.disSlots[k] = undefined;
+          pool().upload.submitted(slot);
+          st.slots[i] = undefined;
         }
       }
       const read = pool().readback.readFrames(rb, batch.length, stride, frameBytes);
@@ -984,7 +995,7 @@ class GpuStream {
       if (rb && this.#pool && !this.#pool.destroyed) this.#pool.readback.release(rb);
       for (const { job, st, reject } of batch) {
         try {
-          this.#fail(job, st.refSlot, st.disSlots, error);
+          this.#fail(job, st.slots, error);
         } catch (e) {
           reject(e);
         }
@@ -1010,6 +1021,7 @@ class GpuStream {
       statsBytes: layout.bytes,
       extraReadbackBytes: backend.timing ? TIMESTAMPS * 8 : 0,
       readbackFrames: backend.batch,
+      maxUploadBytes: this.#gpu.limits.maxBufferSize,
       fenceTimeoutMs: backend.fenceTimeoutMs,
       label: `${g.width}x${g.height}`,
     });
