@@ -286,6 +286,43 @@ describe('gpu backend (WebGPU)', function () {
       }
     });
 
+    it('copies large pictures off the main thread: one copyBytes call for a slot\'s pairs, or one per plane', async function () {
+      const native = loadNative();
+      assert.equal(native.copyBytesPairs, true);
+      const big = 300 * 1024; // over ASYNC_WRITE_MIN_BYTES
+      const stride = big + 4;
+      const ring = new UploadRing({ gpu, slots: 2, bytes: 2 * stride, label: 'test' });
+      const dst = gpu.device.createBuffer({ size: 2 * stride, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST | GPUBufferUsage.COPY_SRC });
+      try {
+        const a = new Uint8Array(big).map((_, i) => (i * 7) & 255);
+        const b = new Uint8Array(big - 2).map((_, i) => (i * 13 + 1) & 255);
+        const want = new Uint8Array(2 * stride);
+        want.set(a, 0);
+        want.set(b, stride);
+        for (const mode of ['pairs', 'single']) {
+          let calls = 0;
+          const copy = (d, s) => (calls++, native.copyBytes(d, s));
+          const copyPairs = (pairs) => (calls++, native.copyBytes(...pairs));
+          const slot = await ring.acquire();
+          await slot.writeRegionsAsync([
+            { offset: 0, bytes: big, planes: [{ bytes: a, offset: 0 }] },
+            { offset: stride, bytes: big, planes: [{ bytes: b, offset: 0 }] },
+          ], copy, mode === 'pairs' ? copyPairs : undefined);
+          assert.equal(calls, mode === 'pairs' ? 1 : 2, mode);
+          const enc = gpu.device.createCommandEncoder();
+          slot.encodeRegionCopy(enc, 0, stride + big, dst);
+          gpu.device.queue.submit([enc.finish()]);
+          await ring.submitted(slot);
+          assert.deepEqual(new Uint8Array(await gpu.read(dst, stride + big)), want.subarray(0, stride + big), mode);
+        }
+        await assert.rejects(async () => native.copyBytes(new Uint8Array(4), new Uint8Array(4), new Uint8Array(4)), TypeError);
+        await assert.rejects(async () => native.copyBytes(new Uint8Array(4), new Uint8Array(4), new Uint8Array(2), new Uint8Array(4)), /dst only 2/);
+      } finally {
+        ring.destroy();
+        dst.destroy();
+      }
+    });
+
     it("places a group's pictures in one upload slot, or in several where one slot would pass the buffer limit", function () {
       const one = new StagingPool({ gpu, depth: 2, renditions: 3, lumaBytes: 10, statsBytes: 64 });
       try {

@@ -203,11 +203,13 @@ export class UploadSlot {
    * region holds one picture's planes (offsets within the region, word aligned, ascending);
    * only each region's gaps and tail up to its padded `bytes` are zeroed, so a region left
    * out (an absent rendition) costs nothing. A region's copy runs off the main thread where
-   * its picture is large and `copy` exists, as writeAsync's.
+   * its picture is large and `copy` exists, as writeAsync's; with `copyPairs` (the addon's
+   * copyBytes of several pairs), every such copy of the slot in one call.
    */
   async writeRegionsAsync(
     regions: ReadonlyArray<{ offset: number; bytes: number; planes: ReadonlyArray<{ bytes: Uint8Array; offset: number }> }>,
     copy: ((dst: Uint8Array, src: Uint8Array) => Promise<void>) | undefined,
+    copyPairs?: (pairs: Uint8Array[]) => Promise<void>,
   ): Promise<void> {
     if (this.state !== 'held') throw new BackendError('E_GPU', `staging slot ${this.index} is not held for writing (${this.state})`);
     let size = 0;
@@ -216,23 +218,27 @@ export class UploadSlot {
     const mapped = new Uint8Array(this.buffer.getMappedRange(0, size));
     const pads: number[] = [];
     const copies: Promise<void>[] = [];
+    // With copyPairs, the large pictures' planes go in one call: [dst, src, dst, src, ...].
+    const pairs: Uint8Array[] = [];
     this.state = 'writing';
     try {
       for (const r of regions) {
         let end = r.offset;
         const stop = r.offset + paddedBytes(r.bytes);
-        const async = copy !== undefined && r.bytes >= ASYNC_WRITE_MIN_BYTES;
+        const async = (copy !== undefined || copyPairs !== undefined) && r.bytes >= ASYNC_WRITE_MIN_BYTES;
         for (const p of r.planes) {
           const at = r.offset + p.offset;
           if (at < end || at + p.bytes.byteLength > stop) throw new BackendError('E_GPU', `staging slot ${this.index}: planes overlap or overrun the picture`);
           pads.push(end, at);
           end = at + p.bytes.byteLength;
           const dst = mapped.subarray(at, end);
-          if (async) copies.push(copy(dst, p.bytes));
-          else dst.set(p.bytes);
+          if (!async) dst.set(p.bytes);
+          else if (copyPairs) pairs.push(dst, p.bytes);
+          else copies.push(copy!(dst, p.bytes));
         }
         pads.push(end, stop);
       }
+      if (pairs.length > 0) copies.push(copyPairs!(pairs));
       if (copies.length > 0) await Promise.all(copies);
     } catch (error) {
       // Every copy started must be over before the slot may be unmapped or given back.

@@ -7,7 +7,9 @@
  * finished by their C++ extractors; a run whose plan has no core instance runs only them.
  *
  * Per frame pair, in frame order:
- *   1. take an upload slot per input (src/pool/staging-ring.ts), waiting on their fences when
+ *   1. take the group's upload slot (src/pool/staging-ring.ts: the reference's and every
+ *      rendition's pictures side by side, so one map, unmap and fence per group; several
+ *      slots only where one would pass maxBufferSize), waiting on its fence when
  *      all are in flight;
  *   2. copy the reference (and, for a scored pair, the distorted) picture into the mapped
  *      staging slots and release the host frames at once: the GPU reads the staging copy,
@@ -42,7 +44,7 @@
  * A ladder (extractMany: one reference, several distorted inputs per frame) is the same
  * steps per group: the reference is uploaded once per frame, into the one reference ring
  * that every rendition reads, and motion (which reads only the reference) runs once; each
- * rendition present in the group gets its own distorted upload slot and device plane, its
+ * rendition present in the group gets its own region of the group's upload slot and device plane, its
  * own VIF and ADM passes in the same command buffer, writing its own block of the group's
  * stats buffer ([rendition 0: vif, adm][rendition 1: vif, adm]...[motion SADs]), which comes
  * back in one readback. extract() is extractMany with groups of one.
@@ -542,6 +544,8 @@ class GpuStream {
 
   /** The native off-thread copy (undefined with an addon that lacks it: copies stay synchronous). */
   readonly #copyBytes: ((dst: Uint8Array, src: Uint8Array) => Promise<void>) | undefined;
+  /** The same for several (dst, src) pairs in one call, where the addon takes them (one pool hop per group). */
+  readonly #copyPairs: ((pairs: Uint8Array[]) => Promise<void>) | undefined;
 
   constructor(backend: GpuBackend, gpu: GpuDevice, native: NativeAddon, extractors?: () => GpuExtractorSet | undefined) {
     this.#backend = backend;
@@ -550,6 +554,7 @@ class GpuStream {
     this.#native = native;
     const copyBytes = native.copyBytes;
     this.#copyBytes = copyBytes ? (dst, src) => copyBytes.call(native, dst, src) : undefined;
+    this.#copyPairs = copyBytes && native.copyBytesPairs === true ? (pairs) => copyBytes.apply(native, pairs as [Uint8Array, Uint8Array]) : undefined;
   }
 
   admit(group: FrameGroup): Job {
@@ -758,7 +763,7 @@ class GpuStream {
         const slot = slots[i];
         if (!slot) continue;
         try {
-          writes.push(slot.writeRegionsAsync(regions[i]!, copy));
+          writes.push(slot.writeRegionsAsync(regions[i]!, copy, this.#copyPairs));
         } catch (error) {
           writes.push(Promise.reject(error));
         }
