@@ -15,7 +15,7 @@ import { GpuBackend } from '../dist/kernels/gpu/gpu-backend.js';
 import { MotionKernel } from '../dist/kernels/gpu/motion/motion-kernel.js';
 import { openGpuDevice, hasHardwareAdapter } from '../dist/kernels/gpu/device.js';
 import { readI64 } from '../dist/kernels/gpu/wgsl.js';
-import { UploadRing, ReadbackRing, ReferenceRing, StagingPool } from '../dist/pool/staging-ring.js';
+import { UploadRing, UploadSlot, ReadbackRing, ReferenceRing, StagingPool } from '../dist/pool/staging-ring.js';
 import { CpuBackend } from '../dist/kernels/cpu-backend.js';
 import { createBackend } from '../dist/kernels/create-backend.js';
 import { loadNative } from '../dist/kernels/native.js';
@@ -338,6 +338,14 @@ describe('gpu backend (WebGPU)', function () {
       } finally {
         split.destroy();
       }
+      // 9 pictures, at most 4 a slot: 3 slots of 3 (not 4, 4 and 1).
+      const even = new StagingPool({ gpu, depth: 2, renditions: 8, lumaBytes: 12, statsBytes: 64, maxUploadBytes: 48 });
+      try {
+        assert.deepEqual([even.picturesPerSlot, even.slotsPerGroup, even.upload.slots.length, even.upload.bytes], [3, 3, 6, 36]);
+        assert.deepEqual(even.uploadPlace(8), { slot: 2, offset: 24 });
+      } finally {
+        even.destroy();
+      }
     });
 
     it('reads back without holding up the next submit, and frees the slot after the read', async function () {
@@ -412,6 +420,48 @@ describe('gpu backend (WebGPU)', function () {
         assertAllReleasedOnce(releases, count);
       });
     }
+
+    it("a ladder's pictures split over several upload slots (maxUploadBytes) give the same bits as one slot a group", async function () {
+      const clip = await loadClip(CLIPS[0]);
+      const n = 5;
+      const picture = clip.ref[0].luma.byteLength;
+      // Three renditions (the distorted, the reference itself, the distorted again, which ends after 3 frames).
+      const groupsOf = () => {
+        const { pairs, releases } = pairsOf(clip);
+        const extra = pairsOf(clip).pairs;
+        const more = pairsOf(clip).pairs;
+        const groups = pairs.slice(0, n).map((p, i) => ({ index: i, ref: p.ref, dis: [p.dis, extra[i].ref, i < 3 ? more[i].dis : undefined] }));
+        return { groups, releases };
+      };
+      const write = UploadSlot.prototype.writeRegionsAsync;
+      let writes = 0;
+      const run = async (maxUploadBytes) => {
+        const b = await GpuBackend.open({ maxUploadBytes, onWarning: () => {} });
+        writes = 0;
+        UploadSlot.prototype.writeRegionsAsync = function (...args) {
+          writes++;
+          return write.apply(this, args);
+        };
+        try {
+          const { groups } = groupsOf();
+          return await lastValueFrom(b.extractMany(from(groups)).pipe(toArray()));
+        } finally {
+          UploadSlot.prototype.writeRegionsAsync = write;
+          await b.close();
+        }
+      };
+      const one = await run(undefined);
+      assert.equal(one.length, n);
+      assert.equal(writes, n, 'one slot a group');
+      // A picture a slot: 4 slots a group while the third rendition lasts, then 3; two a slot: 2 slots a group.
+      for (const [max, want] of [[picture, 3 * 4 + 2 * 3], [2 * picture + 4, n * 2]]) {
+        assert.deepEqual(await run(max), one, `maxUploadBytes ${max}`);
+        assert.equal(writes, want, `slot writes with maxUploadBytes ${max}`);
+      }
+      // The renditions are scored as themselves: the reference against itself gives VIF 1.
+      assert.equal(one[0].renditions[1].features.integer_vif_scale0, 1);
+      assert.equal(one[4].renditions[2], undefined);
+    });
 
     it('--subsample: unscored pairs feed motion only and are not emitted, as on the cpu backend', async function () {
       const clip = await loadClip(CLIPS[0]);

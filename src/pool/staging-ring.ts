@@ -636,8 +636,10 @@ export class StagingPool {
       // floor(j / picturesPerSlot) at (j % picturesPerSlot) * pictureStride (uploadPlace).
       this.pictureStride = paddedBytes(lumaBytes);
       const pictures = renditions + 1;
-      this.picturesPerSlot = Math.max(1, Math.min(pictures, Math.floor((options.maxUploadBytes ?? Infinity) / this.pictureStride)));
-      this.slotsPerGroup = Math.ceil(pictures / this.picturesPerSlot);
+      const most = Math.max(1, Math.min(pictures, Math.floor((options.maxUploadBytes ?? Infinity) / this.pictureStride)));
+      this.slotsPerGroup = Math.ceil(pictures / most);
+      // Spread evenly over the slots needed: no slot holds room for pictures no group has.
+      this.picturesPerSlot = Math.ceil(pictures / this.slotsPerGroup);
       made.push((this.upload = new UploadRing({ ...common, slots: depth * this.slotsPerGroup, bytes: this.picturesPerSlot * this.pictureStride, label: `${label} upload` })));
       made.push((this.references = new ReferenceRing(gpu, { slots: depth + 1, bytes: lumaBytes, label: `${label} ref luma` })));
       made.push((this.distorted = new DeviceRing(gpu, { slots: depth * renditions, bytes: lumaBytes, label: `${label} dis luma` })));

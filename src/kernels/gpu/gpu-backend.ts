@@ -139,6 +139,11 @@ export interface GpuBackendOptions {
   /** Extra Dawn options (create()). */
   dawnFlags?: readonly string[];
   /**
+   * Largest upload slot in bytes (default and cap: the adapter's maxBufferSize). A group's
+   * pictures share one slot where they fit; tests set it low to split them over several.
+   */
+  maxUploadBytes?: number;
+  /**
    * The motion instances whose values each frame gets (their SADs are computed once for
    * all of them). Default: libvmaf's default instance alone.
    */
@@ -217,6 +222,8 @@ export class GpuBackend implements FeatureBackend {
   /** The most groups per submit (GpuBackendOptions.batch). */
   readonly batch: number;
   readonly fenceTimeoutMs: number;
+  /** GpuBackendOptions.maxUploadBytes, capped by the adapter's maxBufferSize. */
+  readonly maxUploadBytes: number;
   /** Whether stage timestamps are recorded (asked for and supported). */
   readonly timing: boolean;
   /** The motion instances computed (see GpuBackendOptions.motion). */
@@ -245,6 +252,7 @@ export class GpuBackend implements FeatureBackend {
     if (!Number.isInteger(batch) || batch < 1 || batch > depth) throw new BackendError('E_GPU', `the gpu backend's batch must be an integer from 1 to its depth (${depth}), got ${batch}`);
     this.batch = batch;
     this.fenceTimeoutMs = options.fenceTimeoutMs ?? DEFAULT_FENCE_TIMEOUT_MS;
+    this.maxUploadBytes = Math.min(options.maxUploadBytes ?? Infinity, gpu.limits.maxBufferSize);
     this.timing = options.timing === true && gpu.features.has('timestamp-query');
     this.parts = options.parts ?? ALL_CORE_PARTS;
     this.core = anyCorePart(this.parts);
@@ -1026,7 +1034,7 @@ class GpuStream {
       statsBytes: layout.bytes,
       extraReadbackBytes: backend.timing ? TIMESTAMPS * 8 : 0,
       readbackFrames: backend.batch,
-      maxUploadBytes: this.#gpu.limits.maxBufferSize,
+      maxUploadBytes: backend.maxUploadBytes,
       fenceTimeoutMs: backend.fenceTimeoutMs,
       label: `${g.width}x${g.height}`,
     });
