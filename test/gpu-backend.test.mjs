@@ -17,7 +17,7 @@ import { VifKernel } from '../dist/kernels/gpu/vif/vif-kernel.js';
 import { AdmKernel } from '../dist/kernels/gpu/adm/adm-kernel.js';
 import { openGpuDevice, hasHardwareAdapter } from '../dist/kernels/gpu/device.js';
 import { readI64 } from '../dist/kernels/gpu/wgsl.js';
-import { UploadRing, ReadbackRing, ReferenceRing, StagingPool } from '../dist/pool/staging-ring.js';
+import { UploadRing, UploadSlot, ReadbackRing, ReferenceRing, StagingPool } from '../dist/pool/staging-ring.js';
 import { CpuBackend } from '../dist/kernels/cpu-backend.js';
 import { createBackend } from '../dist/kernels/create-backend.js';
 import { loadNative } from '../dist/kernels/native.js';
@@ -254,6 +254,102 @@ describe('gpu backend (WebGPU)', function () {
       }
     });
 
+    it("writes a group's pictures into one slot (regions, each plane at its offset, pads zeroed) and copies each out", async function () {
+      const ring = new UploadRing({ gpu, slots: 2, bytes: 64, label: 'test' });
+      const dst = [0, 1, 2].map(() => gpu.device.createBuffer({ size: 16, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST | GPUBufferUsage.COPY_SRC }));
+      try {
+        // Junk in both slots first (a mapping shows the buffer's contents): only the regions
+        // written next are zeroed around their planes.
+        for (const junk of [await ring.acquire(), await ring.acquire()]) {
+          await junk.writeRegionsAsync([{ offset: 0, bytes: 64, planes: [{ bytes: new Uint8Array(64).fill(0xee), offset: 0 }] }], undefined);
+          await ring.submitted(junk);
+        }
+        const slot = await ring.acquire();
+        // Region 0: one plane of 6 bytes (pad 2); region 2 (at 32): two planes (gap and tail); region 1 left out.
+        await slot.writeRegionsAsync([
+          { offset: 0, bytes: 6, planes: [{ bytes: new Uint8Array([1, 2, 3, 4, 5, 6]), offset: 0 }] },
+          { offset: 32, bytes: 14, planes: [{ bytes: new Uint8Array([7, 8, 9]), offset: 0 }, { bytes: new Uint8Array([10, 11]), offset: 8 }] },
+        ], undefined);
+        assert.equal(slot.buffer.mapState, 'unmapped');
+        const enc = gpu.device.createCommandEncoder();
+        slot.encodeRegionCopy(enc, 0, 8, dst[0]);
+        slot.encodeRegionCopy(enc, 32, 16, dst[2]);
+        assert.throws(() => slot.encodeRegionCopy(enc, 48, 16, dst[1]), (e) => e.code === 'E_GPU');
+        gpu.device.queue.submit([enc.finish()]);
+        await ring.submitted(slot);
+        assert.deepEqual([...new Uint8Array(await gpu.read(dst[0], 8))], [1, 2, 3, 4, 5, 6, 0, 0]);
+        assert.deepEqual([...new Uint8Array(await gpu.read(dst[2], 16))], [7, 8, 9, 0, 0, 0, 0, 0, 10, 11, 0, 0, 0, 0, 0, 0]);
+        const other = await ring.acquire();
+        await assert.rejects(other.writeRegionsAsync([{ offset: 0, bytes: 4, planes: [{ bytes: new Uint8Array(6), offset: 0 }] }], undefined), (e) => e.code === 'E_GPU' && /overrun/.test(e.message));
+        ring.release(other);
+      } finally {
+        ring.destroy();
+        for (const d of dst) d.destroy();
+      }
+    });
+
+    it('copies large pictures off the main thread: one copyBytes call for a slot\'s pairs, or one per plane', async function () {
+      const native = loadNative();
+      assert.equal(native.copyBytesPairs, true);
+      const big = 300 * 1024; // over ASYNC_WRITE_MIN_BYTES
+      const stride = big + 4;
+      const ring = new UploadRing({ gpu, slots: 2, bytes: 2 * stride, label: 'test' });
+      const dst = gpu.device.createBuffer({ size: 2 * stride, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST | GPUBufferUsage.COPY_SRC });
+      try {
+        const a = new Uint8Array(big).map((_, i) => (i * 7) & 255);
+        const b = new Uint8Array(big - 2).map((_, i) => (i * 13 + 1) & 255);
+        const want = new Uint8Array(2 * stride);
+        want.set(a, 0);
+        want.set(b, stride);
+        for (const mode of ['pairs', 'single']) {
+          let calls = 0;
+          const copy = (d, s) => (calls++, native.copyBytes(d, s));
+          const copyPairs = (pairs) => (calls++, native.copyBytes(...pairs));
+          const slot = await ring.acquire();
+          await slot.writeRegionsAsync([
+            { offset: 0, bytes: big, planes: [{ bytes: a, offset: 0 }] },
+            { offset: stride, bytes: big, planes: [{ bytes: b, offset: 0 }] },
+          ], copy, mode === 'pairs' ? copyPairs : undefined);
+          assert.equal(calls, mode === 'pairs' ? 1 : 2, mode);
+          const enc = gpu.device.createCommandEncoder();
+          slot.encodeRegionCopy(enc, 0, stride + big, dst);
+          gpu.device.queue.submit([enc.finish()]);
+          await ring.submitted(slot);
+          assert.deepEqual(new Uint8Array(await gpu.read(dst, stride + big)), want.subarray(0, stride + big), mode);
+        }
+        await assert.rejects(async () => native.copyBytes(new Uint8Array(4), new Uint8Array(4), new Uint8Array(4)), TypeError);
+        await assert.rejects(async () => native.copyBytes(new Uint8Array(4), new Uint8Array(4), new Uint8Array(2), new Uint8Array(4)), /dst only 2/);
+      } finally {
+        ring.destroy();
+        dst.destroy();
+      }
+    });
+
+    it("places a group's pictures in one upload slot, or in several where one slot would pass the buffer limit", function () {
+      const one = new StagingPool({ gpu, depth: 2, renditions: 3, lumaBytes: 10, statsBytes: 64 });
+      try {
+        assert.deepEqual([one.pictureStride, one.picturesPerSlot, one.slotsPerGroup, one.upload.slots.length, one.upload.bytes], [12, 4, 1, 2, 48]);
+        assert.deepEqual([0, 1, 3].map((j) => one.uploadPlace(j)), [{ slot: 0, offset: 0 }, { slot: 0, offset: 12 }, { slot: 0, offset: 36 }]);
+      } finally {
+        one.destroy();
+      }
+      const split = new StagingPool({ gpu, depth: 2, renditions: 3, lumaBytes: 10, statsBytes: 64, maxUploadBytes: 30 });
+      try {
+        assert.deepEqual([split.picturesPerSlot, split.slotsPerGroup, split.upload.slots.length, split.upload.bytes], [2, 2, 4, 24]);
+        assert.deepEqual([1, 2, 3].map((j) => split.uploadPlace(j)), [{ slot: 0, offset: 12 }, { slot: 1, offset: 0 }, { slot: 1, offset: 12 }]);
+      } finally {
+        split.destroy();
+      }
+      // 9 pictures, at most 4 a slot: 3 slots of 3 (not 4, 4 and 1).
+      const even = new StagingPool({ gpu, depth: 2, renditions: 8, lumaBytes: 12, statsBytes: 64, maxUploadBytes: 48 });
+      try {
+        assert.deepEqual([even.picturesPerSlot, even.slotsPerGroup, even.upload.slots.length, even.upload.bytes], [3, 3, 6, 36]);
+        assert.deepEqual(even.uploadPlace(8), { slot: 2, offset: 24 });
+      } finally {
+        even.destroy();
+      }
+    });
+
     it('reads back without holding up the next submit, and frees the slot after the read', async function () {
       const rb = new ReadbackRing({ gpu, slots: 2, bytes: 16, label: 'test' });
       const src = gpu.device.createBuffer({ size: 16, usage: GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST });
@@ -307,9 +403,9 @@ describe('gpu backend (WebGPU)', function () {
     it('turns a fence that never resolves into E_GPU, and a destroyed ring into E_GPU for its waiters', async function () {
       await assert.rejects(gpu.guard(new Promise(() => {}), 'test fence', 50), (e) => e instanceof BackendError && e.code === 'E_GPU' && /no answer/.test(e.message));
       const pool = new StagingPool({ gpu, depth: 2, lumaBytes: 100, statsBytes: 456 });
-      await pool.refUpload.acquire();
-      await pool.refUpload.acquire();
-      const waiting = pool.refUpload.acquire();
+      await pool.upload.acquire();
+      await pool.upload.acquire();
+      const waiting = pool.upload.acquire();
       pool.destroy();
       await assert.rejects(waiting, (e) => e.code === 'E_GPU');
     });
@@ -326,6 +422,48 @@ describe('gpu backend (WebGPU)', function () {
         assertAllReleasedOnce(releases, count);
       });
     }
+
+    it("a ladder's pictures split over several upload slots (maxUploadBytes) give the same bits as one slot a group", async function () {
+      const clip = await loadClip(CLIPS[0]);
+      const n = 5;
+      const picture = clip.ref[0].luma.byteLength;
+      // Three renditions (the distorted, the reference itself, the distorted again, which ends after 3 frames).
+      const groupsOf = () => {
+        const { pairs, releases } = pairsOf(clip);
+        const extra = pairsOf(clip).pairs;
+        const more = pairsOf(clip).pairs;
+        const groups = pairs.slice(0, n).map((p, i) => ({ index: i, ref: p.ref, dis: [p.dis, extra[i].ref, i < 3 ? more[i].dis : undefined] }));
+        return { groups, releases };
+      };
+      const write = UploadSlot.prototype.writeRegionsAsync;
+      let writes = 0;
+      const run = async (maxUploadBytes) => {
+        const b = await GpuBackend.open({ maxUploadBytes, onWarning: () => {} });
+        writes = 0;
+        UploadSlot.prototype.writeRegionsAsync = function (...args) {
+          writes++;
+          return write.apply(this, args);
+        };
+        try {
+          const { groups } = groupsOf();
+          return await lastValueFrom(b.extractMany(from(groups)).pipe(toArray()));
+        } finally {
+          UploadSlot.prototype.writeRegionsAsync = write;
+          await b.close();
+        }
+      };
+      const one = await run(undefined);
+      assert.equal(one.length, n);
+      assert.equal(writes, n, 'one slot a group');
+      // A picture a slot: 4 slots a group while the third rendition lasts, then 3; two a slot: 2 slots a group.
+      for (const [max, want] of [[picture, 3 * 4 + 2 * 3], [2 * picture + 4, n * 2]]) {
+        assert.deepEqual(await run(max), one, `maxUploadBytes ${max}`);
+        assert.equal(writes, want, `slot writes with maxUploadBytes ${max}`);
+      }
+      // The renditions are scored as themselves: the reference against itself gives VIF 1.
+      assert.equal(one[0].renditions[1].features.integer_vif_scale0, 1);
+      assert.equal(one[4].renditions[2], undefined);
+    });
 
     it('--subsample: unscored pairs feed motion only and are not emitted, as on the cpu backend', async function () {
       const clip = await loadClip(CLIPS[0]);

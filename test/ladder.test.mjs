@@ -165,20 +165,24 @@ describe('ladder', function () {
       const renditions = [low, { input: high, name: 'hi' }, small, tiny];
       const cpu = await lastValueFrom(scoreLadder(REF, renditions, { ...options, backend: 'cpu' }).pipe(toArray()));
       const { source, stats } = countingSource(openFrameSource(REF, { poolSlots: 8 }));
-      // Count the host -> GPU uploads: one reference and each rendition present per frame.
-      const write = UploadSlot.prototype.write;
+      // Count the host -> GPU uploads: one reference and each rendition present per frame,
+      // all of a frame's pictures in one staging slot (one write per frame).
+      const write = UploadSlot.prototype.writeRegionsAsync;
       let uploads = 0;
-      UploadSlot.prototype.write = function (bytes) {
-        uploads++;
-        return write.call(this, bytes);
+      let slotWrites = 0;
+      UploadSlot.prototype.writeRegionsAsync = function (regions, copy) {
+        slotWrites++;
+        uploads += regions.length;
+        return write.call(this, regions, copy);
       };
       let gpuRun;
       try {
         gpuRun = await lastValueFrom(scoreLadder(source, renditions, { ...options, backend: 'gpu' }).pipe(toArray()));
       } finally {
-        UploadSlot.prototype.write = write;
+        UploadSlot.prototype.writeRegionsAsync = write;
       }
       assert.equal(uploads, 6 * (1 + 3) + 4, 'the reference is uploaded once per frame, not once per rendition');
+      assert.equal(slotWrites, 6, "a frame's pictures share one staging slot");
       assert.deepEqual(gpuRun.map((r) => `${r.rendition}:${r.result.index}`), cpu.map((r) => `${r.rendition}:${r.result.index}`));
       const g = byRendition(gpuRun);
       for (const [name, results] of byRendition(cpu)) assertSameResults(g.get(name), results, `gpu ${name}`);

@@ -151,7 +151,9 @@ export interface NativeAddon {
    * the promise settles. A src larger than dst, or the wrong types, throw a TypeError
    * synchronously. Optional: an addon built before it existed lacks it.
    */
-  copyBytes?(dst: Uint8Array, src: Uint8Array | Uint16Array): Promise<void>;
+  copyBytes?(dst: Uint8Array, src: Uint8Array | Uint16Array, ...more: Array<Uint8Array | Uint16Array>): Promise<void>;
+  /** True where copyBytes takes several (dst, src) pairs in one call (one pool hop for them all). */
+  copyBytesPairs?: boolean;
   /** The exp table of pipeline/model/exp.ts (expTableWords, flattened), for rbfSum. */
   setExpTable?(words: Uint32Array): void;
   /** The SVM's RBF sum (pipeline/model/svm.ts): model [-gamma, dim, count, coefs, vectors], x of dim values. */

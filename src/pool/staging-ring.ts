@@ -197,6 +197,69 @@ export class UploadSlot {
     this.state = 'sealed';
   }
 
+  /**
+   * writePlanesAsync() for several pictures in one slot (a group's reference and distorted
+   * pictures: one map, one unmap and one fence per group instead of one per picture). Each
+   * region holds one picture's planes (offsets within the region, word aligned, ascending);
+   * only each region's gaps and tail up to its padded `bytes` are zeroed, so a region left
+   * out (an absent rendition) costs nothing. A region's copy runs off the main thread where
+   * its picture is large and `copy` exists, as writeAsync's; with `copyPairs` (the addon's
+   * copyBytes of several pairs), every such copy of the slot in one call.
+   */
+  async writeRegionsAsync(
+    regions: ReadonlyArray<{ offset: number; bytes: number; planes: ReadonlyArray<{ bytes: Uint8Array; offset: number }> }>,
+    copy: ((dst: Uint8Array, src: Uint8Array) => Promise<void>) | undefined,
+    copyPairs?: (pairs: Uint8Array[]) => Promise<void>,
+  ): Promise<void> {
+    if (this.state !== 'held') throw new BackendError('E_GPU', `staging slot ${this.index} is not held for writing (${this.state})`);
+    let size = 0;
+    for (const r of regions) size = Math.max(size, r.offset + paddedBytes(r.bytes));
+    if (size > this.buffer.size) throw new BackendError('E_GPU', `staging slot holds ${this.buffer.size} bytes, the pictures take ${size}`);
+    const mapped = new Uint8Array(this.buffer.getMappedRange(0, size));
+    const pads: number[] = [];
+    const copies: Promise<void>[] = [];
+    // With copyPairs, the large pictures' planes go in one call: [dst, src, dst, src, ...].
+    const pairs: Uint8Array[] = [];
+    this.state = 'writing';
+    try {
+      for (const r of regions) {
+        let end = r.offset;
+        const stop = r.offset + paddedBytes(r.bytes);
+        const async = (copy !== undefined || copyPairs !== undefined) && r.bytes >= ASYNC_WRITE_MIN_BYTES;
+        for (const p of r.planes) {
+          const at = r.offset + p.offset;
+          if (at < end || at + p.bytes.byteLength > stop) throw new BackendError('E_GPU', `staging slot ${this.index}: planes overlap or overrun the picture`);
+          pads.push(end, at);
+          end = at + p.bytes.byteLength;
+          const dst = mapped.subarray(at, end);
+          if (!async) dst.set(p.bytes);
+          else if (copyPairs) pairs.push(dst, p.bytes);
+          else copies.push(copy!(dst, p.bytes));
+        }
+        pads.push(end, stop);
+      }
+      if (pairs.length > 0) copies.push(copyPairs!(pairs));
+      if (copies.length > 0) await Promise.all(copies);
+    } catch (error) {
+      // Every copy started must be over before the slot may be unmapped or given back.
+      await Promise.allSettled(copies);
+      throw error;
+    } finally {
+      this.state = 'held';
+    }
+    for (let i = 0; i < pads.length; i += 2) if (pads[i]! < pads[i + 1]!) mapped.fill(0, pads[i], pads[i + 1]);
+    this.buffer.unmap();
+    this.#written = size;
+    this.state = 'sealed';
+  }
+
+  /** Records the copy of `size` written bytes from `offset` into `dst` (at offset 0). */
+  encodeRegionCopy(encoder: GPUCommandEncoder, offset: number, size: number, dst: GPUBuffer): void {
+    if (this.state !== 'sealed') throw new BackendError('E_GPU', `staging slot ${this.index} has not been written (${this.state})`);
+    if (offset + size > this.#written) throw new BackendError('E_GPU', `staging slot ${this.index}: bytes ${offset}-${offset + size} were not written`);
+    encoder.copyBufferToBuffer(this.buffer, offset, dst, 0, size);
+  }
+
   /** Records the copy of the written bytes into `dst` (at offset 0). */
   encodeCopy(encoder: GPUCommandEncoder, dst: GPUBuffer): void {
     if (this.state !== 'sealed') throw new BackendError('E_GPU', `staging slot ${this.index} has not been written (${this.state})`);
@@ -520,19 +583,29 @@ export interface StagingPoolOptions {
    * them all back.
    */
   readbackFrames?: number;
+  /**
+   * Largest upload slot in bytes (the adapter's maxBufferSize; default no limit). A group's
+   * pictures (the reference, then each rendition's) share one upload slot, one after the
+   * other, as many as fit; a ladder too large for one slot takes several.
+   */
+  maxUploadBytes?: number;
   fenceTimeoutMs?: number;
   label?: string;
 }
 
 /**
- * Everything one stream of one frame size needs: an upload ring per input, the reference
+ * Everything one stream of one frame size needs: the upload ring (a group's pictures share a slot), the reference
  * ring (depth + 1 planes), distorted planes (depth per rendition) and stats buffers (depth),
  * the readback ring (depth slots).
  */
 export class StagingPool {
   readonly depth: number;
-  readonly refUpload: UploadRing;
-  readonly disUpload: UploadRing;
+  /** Upload slots: `slotsPerGroup` per group in flight, each holding up to `picturesPerSlot` pictures. */
+  readonly upload: UploadRing;
+  /** Bytes between two pictures in an upload slot (a picture's bytes, word aligned). */
+  readonly pictureStride: number;
+  readonly picturesPerSlot: number;
+  readonly slotsPerGroup: number;
   readonly references: ReferenceRing;
   readonly distorted: DeviceRing;
   readonly stats: DeviceRing;
@@ -559,8 +632,15 @@ export class StagingPool {
     this.readbackStride = Math.ceil((this.statsBytes + (options.extraReadbackBytes ?? 0)) / 8) * 8;
     const made: { destroy(): void }[] = [];
     try {
-      made.push((this.refUpload = new UploadRing({ ...common, slots: depth, bytes: lumaBytes, label: `${label} ref` })));
-      made.push((this.disUpload = new UploadRing({ ...common, slots: depth * renditions, bytes: lumaBytes, label: `${label} dis` })));
+      // Picture j of a group (0 the reference, k + 1 rendition k's) lies in slot
+      // floor(j / picturesPerSlot) at (j % picturesPerSlot) * pictureStride (uploadPlace).
+      this.pictureStride = paddedBytes(lumaBytes);
+      const pictures = renditions + 1;
+      const most = Math.max(1, Math.min(pictures, Math.floor((options.maxUploadBytes ?? Infinity) / this.pictureStride)));
+      this.slotsPerGroup = Math.ceil(pictures / most);
+      // Spread evenly over the slots needed: no slot holds room for pictures no group has.
+      this.picturesPerSlot = Math.ceil(pictures / this.slotsPerGroup);
+      made.push((this.upload = new UploadRing({ ...common, slots: depth * this.slotsPerGroup, bytes: this.picturesPerSlot * this.pictureStride, label: `${label} upload` })));
       made.push((this.references = new ReferenceRing(gpu, { slots: depth + 1, bytes: lumaBytes, label: `${label} ref luma` })));
       made.push((this.distorted = new DeviceRing(gpu, { slots: depth * renditions, bytes: lumaBytes, label: `${label} dis luma` })));
       made.push((this.stats = new DeviceRing(gpu, { slots: depth, bytes: statsBytes, label: `${label} stats` })));
@@ -575,11 +655,15 @@ export class StagingPool {
     return this.#destroyed;
   }
 
+  /** Where a group's picture j (0: the reference, k + 1: rendition k's) is uploaded: its slot of the group, its offset there. */
+  uploadPlace(j: number): { slot: number; offset: number } {
+    return { slot: Math.floor(j / this.picturesPerSlot), offset: (j % this.picturesPerSlot) * this.pictureStride };
+  }
+
   destroy(): void {
     if (this.#destroyed) return;
     this.#destroyed = true;
-    this.refUpload.destroy();
-    this.disUpload.destroy();
+    this.upload.destroy();
     this.references.destroy();
     this.distorted.destroy();
     this.stats.destroy();

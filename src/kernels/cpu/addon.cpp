@@ -52,6 +52,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <vector>
 #include <stdexcept>
 #include <optional>
 #include <string>
@@ -544,26 +545,36 @@ Napi::Value LimitIsa(const Napi::CallbackInfo& info) {
 // which does not size the worker pool, and a 2 MB memcpy must not queue behind frame jobs
 // of tens of milliseconds when both backends run in one process. libuv's 4 threads are
 // plenty for memory-bound copies.
-// copyBytes(dst, src): memcpy of src's bytes into dst on the threadpool (the gpu backend's
+// copyBytes(dst, src, ...): memcpy of each src into its dst on the threadpool (the gpu backend's
 // staging writes: 2 MB per plane at 1080p, off the main thread). Both arrays are held until
 // the promise settles; the caller must keep dst's memory valid (e.g. a mapped GPU range
 // stays mapped) and not write to either until then.
 class CopyWorker final : public Napi::AsyncWorker {
  public:
-  CopyWorker(Napi::Env env, Napi::TypedArray dst, Napi::TypedArray src, size_t bytes)
-      : Napi::AsyncWorker(env, "vmafStream.copyBytes"),
-        deferred_(Napi::Promise::Deferred::New(env)),
-        dst_(dataOf<uint8_t>(dst)),
-        src_(dataOf<const uint8_t>(src)),
-        bytes_(bytes),
-        dstHold_(Napi::Persistent(static_cast<Napi::Object>(dst))),
-        srcHold_(Napi::Persistent(static_cast<Napi::Object>(src))) {}
+  // Each (dst, src) pair of one call, copied one after the other on one pool thread: a
+  // group's pictures in one hop (one promise, one completion on the main thread).
+  struct Pair {
+    uint8_t* dst;
+    const uint8_t* src;
+    size_t bytes;
+  };
+
+  explicit CopyWorker(Napi::Env env)
+      : Napi::AsyncWorker(env, "vmafStream.copyBytes"), deferred_(Napi::Promise::Deferred::New(env)) {}
+
+  void Add(Napi::TypedArray dst, Napi::TypedArray src, size_t bytes) {
+    pairs_.push_back({dataOf<uint8_t>(dst), dataOf<const uint8_t>(src), bytes});
+    holds_.push_back(Napi::Persistent(static_cast<Napi::Object>(dst)));
+    holds_.push_back(Napi::Persistent(static_cast<Napi::Object>(src)));
+  }
 
   Napi::Promise Promise() const { return deferred_.Promise(); }
 
  protected:
   void Execute() override {
-    if (bytes_ > 0) std::memcpy(dst_, src_, bytes_);
+    for (const Pair& p : pairs_) {
+      if (p.bytes > 0) std::memcpy(p.dst, p.src, p.bytes);
+    }
   }
 
   void OnOK() override {
@@ -578,43 +589,47 @@ class CopyWorker final : public Napi::AsyncWorker {
 
  private:
   void Release() {
-    dstHold_.Reset();
-    srcHold_.Reset();
+    for (Napi::ObjectReference& h : holds_) h.Reset();
   }
 
   Napi::Promise::Deferred deferred_;
-  uint8_t* dst_;
-  const uint8_t* src_;
-  size_t bytes_;
-  Napi::ObjectReference dstHold_;
-  Napi::ObjectReference srcHold_;
+  std::vector<Pair> pairs_;
+  std::vector<Napi::ObjectReference> holds_;
 };
 
+// copyBytes(dst, src[, dst2, src2, ...]): every pair checked before any is queued.
 Napi::Value CopyBytes(const Napi::CallbackInfo& info) {
   const Napi::Env env = info.Env();
   const char* fn = "copyBytes";
-  if (info.Length() < 2 || !info[0].IsTypedArray() ||
-      info[0].As<Napi::TypedArray>().TypedArrayType() != napi_uint8_array) {
-    throwType(env, std::string(fn) + ": dst must be a Uint8Array");
+  if (info.Length() < 2 || info.Length() % 2 != 0) throwType(env, std::string(fn) + ": takes (dst, src) pairs");
+  for (size_t i = 0; i < info.Length(); i += 2) {
+    if (!info[i].IsTypedArray() || info[i].As<Napi::TypedArray>().TypedArrayType() != napi_uint8_array) {
+      throwType(env, std::string(fn) + ": dst must be a Uint8Array");
+    }
+    if (!info[i + 1].IsTypedArray() ||
+        (info[i + 1].As<Napi::TypedArray>().TypedArrayType() != napi_uint8_array &&
+         info[i + 1].As<Napi::TypedArray>().TypedArrayType() != napi_uint16_array)) {
+      throwType(env, std::string(fn) + ": src must be a Uint8Array or a Uint16Array");
+    }
+    Napi::TypedArray dst = info[i].As<Napi::TypedArray>();
+    Napi::TypedArray src = info[i + 1].As<Napi::TypedArray>();
+    const size_t dstBytes = dst.ByteLength();
+    const size_t srcBytes = src.ByteLength();
+    if (srcBytes > dstBytes) {
+      throwType(env, std::string(fn) + ": src has " + std::to_string(srcBytes) +
+                         " bytes, dst only " + std::to_string(dstBytes));
+    }
+    // Asking for the buffers also moves small on-heap typed arrays off the V8 heap, so the
+    // pointers stay valid while the worker holds references.
+    if (dstBytes > 0 && dst.ArrayBuffer().Data() == nullptr) throwType(env, std::string(fn) + ": dst's buffer is detached");
+    if (srcBytes > 0 && src.ArrayBuffer().Data() == nullptr) throwType(env, std::string(fn) + ": src's buffer is detached");
   }
-  if (!info[1].IsTypedArray() ||
-      (info[1].As<Napi::TypedArray>().TypedArrayType() != napi_uint8_array &&
-       info[1].As<Napi::TypedArray>().TypedArrayType() != napi_uint16_array)) {
-    throwType(env, std::string(fn) + ": src must be a Uint8Array or a Uint16Array");
+  CopyWorker* worker = new CopyWorker(env);
+  for (size_t i = 0; i < info.Length(); i += 2) {
+    Napi::TypedArray dst = info[i].As<Napi::TypedArray>();
+    Napi::TypedArray src = info[i + 1].As<Napi::TypedArray>();
+    worker->Add(dst, src, std::min(src.ByteLength(), dst.ByteLength()));
   }
-  Napi::TypedArray dst = info[0].As<Napi::TypedArray>();
-  Napi::TypedArray src = info[1].As<Napi::TypedArray>();
-  const size_t dstBytes = dst.ByteLength();
-  const size_t srcBytes = src.ByteLength();
-  if (srcBytes > dstBytes) {
-    throwType(env, std::string(fn) + ": src has " + std::to_string(srcBytes) +
-                       " bytes, dst only " + std::to_string(dstBytes));
-  }
-  // Asking for the buffers also moves small on-heap typed arrays off the V8 heap, so the
-  // pointers stay valid while the worker holds references.
-  if (dstBytes > 0 && dst.ArrayBuffer().Data() == nullptr) throwType(env, std::string(fn) + ": dst's buffer is detached");
-  if (srcBytes > 0 && src.ArrayBuffer().Data() == nullptr) throwType(env, std::string(fn) + ": src's buffer is detached");
-  CopyWorker* worker = new CopyWorker(env, dst, src, std::min(srcBytes, dstBytes));
   Napi::Promise promise = worker->Promise();
   worker->Queue();  // the worker deletes itself once settled
   return promise;
@@ -772,6 +787,8 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("motionSad", Napi::Function::New(env, MotionSad, "motionSad"));
   exports.Set("finishFeatures", Napi::Function::New(env, FinishFeatures, "finishFeatures"));
   exports.Set("copyBytes", Napi::Function::New(env, CopyBytes, "copyBytes"));
+  // copyBytes takes several (dst, src) pairs per call (an addon without this flag: one).
+  exports.Set("copyBytesPairs", Napi::Boolean::New(env, true));
   exports.Set("setExpTable", Napi::Function::New(env, SetExpTable, "setExpTable"));
   exports.Set("rbfSum", Napi::Function::New(env, RbfSum, "rbfSum"));
   exports.Set("computeAdmStats", Napi::Function::New(env, ComputeAdmStats, "computeAdmStats"));

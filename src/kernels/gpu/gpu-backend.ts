@@ -7,7 +7,9 @@
  * finished by their C++ extractors; a run whose plan has no core instance runs only them.
  *
  * Per frame pair, in frame order:
- *   1. take an upload slot per input (src/pool/staging-ring.ts), waiting on their fences when
+ *   1. take the group's upload slot (src/pool/staging-ring.ts: the reference's and every
+ *      rendition's pictures side by side, so one map, unmap and fence per group; several
+ *      slots only where one would pass maxBufferSize), waiting on its fence when
  *      all are in flight;
  *   2. copy the reference (and, for a scored pair, the distorted) picture into the mapped
  *      staging slots and release the host frames at once: the GPU reads the staging copy,
@@ -42,7 +44,7 @@
  * A ladder (extractMany: one reference, several distorted inputs per frame) is the same
  * steps per group: the reference is uploaded once per frame, into the one reference ring
  * that every rendition reads, and motion (which reads only the reference) runs once; each
- * rendition present in the group gets its own distorted upload slot and device plane, its
+ * rendition present in the group gets its own region of the group's upload slot and device plane, its
  * own VIF and ADM passes in the same command buffer, writing its own block of the group's
  * stats buffer ([rendition 0: vif, adm][rendition 1: vif, adm]...[motion SADs]), which comes
  * back in one readback. extract() is extractMany with groups of one.
@@ -138,6 +140,11 @@ export interface GpuBackendOptions {
   /** Extra Dawn options (create()). */
   dawnFlags?: readonly string[];
   /**
+   * Largest upload slot in bytes (default and cap: the adapter's maxBufferSize). A group's
+   * pictures share one slot where they fit; tests set it low to split them over several.
+   */
+  maxUploadBytes?: number;
+  /**
    * The motion instances whose values each frame gets (their SADs are computed once for
    * all of them). Default: libvmaf's default instance alone.
    */
@@ -216,6 +223,8 @@ export class GpuBackend implements FeatureBackend {
   /** The most groups per submit (GpuBackendOptions.batch). */
   readonly batch: number;
   readonly fenceTimeoutMs: number;
+  /** GpuBackendOptions.maxUploadBytes, capped by the adapter's maxBufferSize. */
+  readonly maxUploadBytes: number;
   /** Whether stage timestamps are recorded (asked for and supported). */
   readonly timing: boolean;
   /** The motion instances computed (see GpuBackendOptions.motion). */
@@ -244,6 +253,7 @@ export class GpuBackend implements FeatureBackend {
     if (!Number.isInteger(batch) || batch < 1 || batch > depth) throw new BackendError('E_GPU', `the gpu backend's batch must be an integer from 1 to its depth (${depth}), got ${batch}`);
     this.batch = batch;
     this.fenceTimeoutMs = options.fenceTimeoutMs ?? DEFAULT_FENCE_TIMEOUT_MS;
+    this.maxUploadBytes = Math.min(options.maxUploadBytes ?? Infinity, gpu.limits.maxBufferSize);
     this.timing = options.timing === true && gpu.features.has('timestamp-query');
     this.parts = options.parts ?? ALL_CORE_PARTS;
     this.core = anyCorePart(this.parts);
@@ -495,8 +505,8 @@ interface ReadyGroup {
 interface Staged {
   geometry: FrameGeometry;
   kernels: KernelSet;
-  refSlot: UploadSlot;
-  disSlots: Array<UploadSlot | undefined>;
+  /** The group's upload slots (StagingPool.uploadPlace): its reference and distorted pictures, one slot for most runs. */
+  slots: Array<UploadSlot | undefined>;
   refPts: number | undefined;
   renditions: Presence[];
   /** The distorted frames computed (those present, in a scored group). */
@@ -555,6 +565,8 @@ class GpuStream {
 
   /** The native off-thread copy (undefined with an addon that lacks it: copies stay synchronous). */
   readonly #copyBytes: ((dst: Uint8Array, src: Uint8Array) => Promise<void>) | undefined;
+  /** The same for several (dst, src) pairs in one call, where the addon takes them (one pool hop per group). */
+  readonly #copyPairs: ((pairs: Uint8Array[]) => Promise<void>) | undefined;
 
   constructor(backend: GpuBackend, gpu: GpuDevice, native: NativeAddon, extractors?: () => GpuExtractorSet | undefined) {
     this.#backend = backend;
@@ -563,6 +575,7 @@ class GpuStream {
     this.#native = native;
     const copyBytes = native.copyBytes;
     this.#copyBytes = copyBytes ? (dst, src) => copyBytes.call(native, dst, src) : undefined;
+    this.#copyPairs = copyBytes && native.copyBytesPairs === true ? (pairs) => copyBytes.apply(native, pairs as [Uint8Array, Uint8Array]) : undefined;
   }
 
   admit(group: FrameGroup): Job {
@@ -678,11 +691,10 @@ class GpuStream {
    * copy has, and the frames are released then.
    */
   /** Gives back what a failed stage or submit holds, marks the reference chain broken, rethrows. */
-  #fail(job: Job, refSlot: UploadSlot | undefined, disSlots: Array<UploadSlot | undefined>, error: unknown): never {
+  #fail(job: Job, slots: Array<UploadSlot | undefined>, error: unknown): never {
     releaseAll(job);
     if (this.#pool && !this.#pool.destroyed) {
-      if (refSlot) this.#pool.refUpload.release(refSlot);
-      for (const slot of disSlots) if (slot) this.#pool.disUpload.release(slot);
+      for (const slot of slots) if (slot) this.#pool.upload.release(slot);
     }
     // The reference chain is broken: no later frame may be computed.
     if (error !== CANCELLED) this.#broken ??= error;
@@ -691,8 +703,7 @@ class GpuStream {
 
   async #stage(job: Job): Promise<Staged> {
     const { group, scored } = job;
-    let refSlot: UploadSlot | undefined;
-    const disSlots: Array<UploadSlot | undefined> = [];
+    const slots: Array<UploadSlot | undefined> = [];
     const pool = (): StagingPool => this.#pool!;
     try {
       this.#check();
@@ -746,11 +757,13 @@ class GpuStream {
           this.#check();
           mark('staging pool');
         }
-        refSlot = await pool().refUpload.acquire();
-        this.#check();
-        for (const [k, dis] of computed.entries()) {
-          if (!dis) continue;
-          disSlots[k] = await pool().disUpload.acquire();
+        // The slots holding the pictures computed (in one-slot runs: the one), in order.
+        const uses = new Array<boolean>(pool().slotsPerGroup).fill(false);
+        uses[0] = true;
+        for (let k = 0; k < computed.length; k++) if (computed[k]) uses[pool().uploadPlace(k + 1).slot] = true;
+        for (let i = 0; i < uses.length; i++) {
+          if (!uses[i]) continue;
+          slots[i] = await pool().upload.acquire();
           this.#check();
         }
       } catch (error) {
@@ -759,6 +772,7 @@ class GpuStream {
         if (compiling && error !== CANCELLED) await compiling;
         throw error;
       }
+      const P = pool();
 
       // Step 2: the host's part. The frames are released as soon as they are copied: the
       // reference once for every rendition.
@@ -766,21 +780,25 @@ class GpuStream {
       const refPts = ref.pts;
       const renditions = group.dis.map((dis): Presence => ({ present: dis !== undefined, disPts: scored ? dis?.pts : undefined }));
       const copy = this.#copyBytes;
+      // Each slot's pictures in one write: one map, one unmap and one fence for them all.
+      type Region = { offset: number; bytes: number; planes: Array<{ bytes: Uint8Array; offset: number }> };
+      const regions: Region[][] = slots.map(() => []);
+      const place = (j: number, planes: Uint8Array[]): void => {
+        const { slot, offset } = P.uploadPlace(j);
+        regions[slot]!.push({ offset, bytes: picture.bytes, planes: planes.map((bytes, p) => ({ bytes, offset: picture.planes[p]!.offset })) });
+      };
+      place(0, refPlanes);
+      for (let k = 0; k < disPlanes.length; k++) if (disPlanes[k]) place(k + 1, disPlanes[k]!);
       const writes: Promise<void>[] = [];
-      // A luma-only picture takes the single-plane path it always took.
-      const start = (slot: UploadSlot, planes: Uint8Array[]): void => {
+      for (let i = 0; i < slots.length; i++) {
+        const slot = slots[i];
+        if (!slot) continue;
         try {
-          writes.push(
-            planes.length === 1
-              ? slot.writeAsync(planes[0]!, copy)
-              : slot.writePlanesAsync(planes.map((bytes, p) => ({ bytes, offset: picture.planes[p]!.offset })), picture.bytes, copy),
-          );
+          writes.push(slot.writeRegionsAsync(regions[i]!, copy, this.#copyPairs));
         } catch (error) {
           writes.push(Promise.reject(error));
         }
-      };
-      start(refSlot, refPlanes);
-      for (const [k, planes] of disPlanes.entries()) if (planes) start(disSlots[k]!, planes);
+      }
       // Settles once every copy has (a failed one does not cut the others short): only then
       // may the frames be released and the slots given back.
       const copied = Promise.allSettled(writes).then((results) => {
@@ -804,12 +822,11 @@ class GpuStream {
         }
         this.#kernelSet = kernels;
       }
-      const staged: Staged = { geometry, kernels: kernels!, refSlot, disSlots: [...disSlots], refPts, renditions, computed, copied };
-      refSlot = undefined;
-      disSlots.length = 0;
+      const staged: Staged = { geometry, kernels: kernels!, slots: [...slots], refPts, renditions, computed, copied };
+      slots.length = 0;
       return staged;
     } catch (error) {
-      this.#fail(job, refSlot, disSlots, error);
+      this.#fail(job, slots, error);
     }
   }
 
@@ -827,7 +844,7 @@ class GpuStream {
       hostWrite = await st.copied;
       this.#check();
     } catch (error) {
-      this.#fail(job, st.refSlot, st.disSlots, error);
+      this.#fail(job, st.slots, error);
     }
     const submitted = new Promise<Submitted>((resolve, reject) => {
       this.#ready.push({ job, st, hostWrite, resolve, reject });
@@ -894,7 +911,7 @@ class GpuStream {
       try {
         const enc = d.createCommandEncoder({ label: batch.length === 1 ? `frame ${batch[0]!.job.group.index}` : `frames ${batch[0]!.job.group.index}-${batch[batch.length - 1]!.job.group.index}` });
         for (const [i, { job, st }] of batch.entries()) {
-          const { computed, refSlot, disSlots } = st;
+          const { computed, slots } = st;
           const { ref: refBuf, prevRef, prevRef2 } = pool().references.advance();
           refs.push({ prevRef: prevRef !== undefined, prevRef2: prevRef2 !== undefined });
           const disBufs = computed.map((dis) => (dis ? pool().distorted.next() : undefined));
@@ -902,8 +919,15 @@ class GpuStream {
           // Timestamps for scored groups; the query sets are reused within a command buffer in queue order.
           const queries = timing && job.scored ? this.#queries[i] : undefined;
           if (queries) marker(enc, queries.set, 0);
-          refSlot.encodeCopy(enc, refBuf);
-          for (const [k, disBuf] of disBufs.entries()) if (disBuf) disSlots[k]!.encodeCopy(enc, disBuf);
+          const P = pool();
+          const size = P.pictureStride;
+          const perSlot = P.picturesPerSlot;
+          slots[0]!.encodeRegionCopy(enc, 0, size, refBuf);
+          for (let k = 0; k < disBufs.length; k++) {
+            const disBuf = disBufs[k];
+            const j = k + 1;
+            if (disBuf) slots[Math.floor(j / perSlot)]!.encodeRegionCopy(enc, (j % perSlot) * size, size, disBuf);
+          }
           if (queries) marker(enc, queries.set, 1);
           if (shared) {
             // The core kernels' dispatches in one compute pass per group (fewer native calls
@@ -1001,11 +1025,11 @@ class GpuStream {
 
       // Step 4: the fences, each group's staging slots, then the batch's readback and error scope.
       for (const { st } of batch) {
-        pool().refUpload.submitted(st.refSlot);
-        for (const [k, slot] of st.disSlots.entries()) {
+        for (let i = 0; i < st.slots.length; i++) {
+          const slot = st.slots[i];
           if (!slot) continue;
-          pool().disUpload.submitted(slot);
-          st.disSlots[k] = undefined;
+          pool().upload.submitted(slot);
+          st.slots[i] = undefined;
         }
       }
       const read = pool().readback.readFrames(rb, batch.length, stride, frameBytes);
@@ -1021,7 +1045,7 @@ class GpuStream {
       if (rb && this.#pool && !this.#pool.destroyed) this.#pool.readback.release(rb);
       for (const { job, st, reject } of batch) {
         try {
-          this.#fail(job, st.refSlot, st.disSlots, error);
+          this.#fail(job, st.slots, error);
         } catch (e) {
           reject(e);
         }
@@ -1047,6 +1071,7 @@ class GpuStream {
       statsBytes: layout.bytes,
       extraReadbackBytes: backend.timing ? TIMESTAMPS * 8 : 0,
       readbackFrames: backend.batch,
+      maxUploadBytes: backend.maxUploadBytes,
       fenceTimeoutMs: backend.fenceTimeoutMs,
       label: `${g.width}x${g.height}`,
     });
