@@ -11,21 +11,7 @@ import { resolveOptions } from '../dist/extractors/option.js';
 import { floatAdm } from '../dist/extractors/float_adm/float_adm.js';
 import { floatSsim } from '../dist/extractors/float_ssim/float_ssim.js';
 import { floatMsSsim } from '../dist/extractors/float_ms_ssim/float_ms_ssim.js';
-
-const LEVELS = ['scalar', 'baseline', 'avx2', 'avx512', 'avx512vnni'];
-
-/** xorshift32: the same frames on every run. */
-function random(seed) {
-  let x = seed >>> 0 || 1;
-  return () => {
-    x ^= x << 13;
-    x >>>= 0;
-    x ^= x >>> 17;
-    x ^= x << 5;
-    x >>>= 0;
-    return x;
-  };
-}
+import { assertSameAsScalar, atEveryLevel, isaLevels, random } from './helpers/isa-levels.mjs';
 
 /** Luma of a reference and a distorted frame: noise, smooth waves, or flat with steps and extremes. */
 function frames(width, height, bitDepth, kind, seed) {
@@ -66,13 +52,7 @@ const CASES = [
 
 describe('float extractors: every instruction set gives the same values', function () {
   const native = loadNative();
-  const { detected } = native.limitIsa();
-  const levels = LEVELS.slice(0, LEVELS.indexOf(detected) + 1);
-  after(() => native.limitIsa());
-
-  it(`has more than one copy to compare on this CPU (${levels.join(', ')})`, function () {
-    assert.ok(levels.length >= 2);
-  });
+  const levels = isaLevels(native);
 
   for (const { def, given, min = 0 } of CASES) {
     const label = `${def.name}${Object.keys(given).length ? ' ' + Object.entries(given).map(([k, v]) => `${k}=${v}`).join(':') : ''}`;
@@ -90,21 +70,11 @@ describe('float extractors: every instruction set gives the same values', functi
             const options = { ...defaults(def, given) };
             const geometry = { width, height, bitDepth, chromaWidth: 0, chromaHeight: 0 };
             const h = native.createExtractor(def.name, options, geometry);
-            const results = [];
-            for (const level of levels) {
-              assert.equal(native.limitIsa(level).active, level);
-              results.push({ level, values: [...(await native.runExtractor(h, [ref], [dis], [], []))] });
-            }
-            native.limitIsa();
-            const [scalar, ...rest] = results;
-            assert.ok(scalar.values.every((v) => Number.isFinite(v)), `finite values: ${scalar.values}`);
-            for (const r of rest) {
-              assert.deepEqual(
-                r.values.map((v) => Object.is(v, -0) ? '-0' : v),
-                scalar.values.map((v) => Object.is(v, -0) ? '-0' : v),
-                `${r.level} equals the scalar copy`,
-              );
-            }
+            const results = await atEveryLevel(native, levels, async () => [
+              ...(await native.runExtractor(h, [ref], [dis], [], [])),
+            ]);
+            assert.ok(results[0].value.every((v) => Number.isFinite(v)), `finite values: ${results[0].value}`);
+            assertSameAsScalar(results, label);
           });
         }
       }

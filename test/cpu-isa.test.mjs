@@ -5,21 +5,7 @@
 import assert from 'node:assert/strict';
 import { loadNative } from '../dist/kernels/native.js';
 import { EXTRACTORS } from '../dist/extractors/registry.js';
-
-const LEVELS = ['scalar', 'baseline', 'avx2', 'avx512', 'avx512vnni'];
-
-/** xorshift32: the same frames on every run. */
-function random(seed) {
-  let x = seed >>> 0 || 1;
-  return () => {
-    x ^= x << 13;
-    x >>>= 0;
-    x ^= x >>> 17;
-    x ^= x << 5;
-    x >>>= 0;
-    return x;
-  };
-}
+import { assertSameAsScalar, atEveryLevel, isaLevels, random } from './helpers/isa-levels.mjs';
 
 /** A reference, a distorted and a previous frame; `kind` picks noise or smooth content. */
 function frames(width, height, bitDepth, kind, seed) {
@@ -44,13 +30,7 @@ function frames(width, height, bitDepth, kind, seed) {
 
 describe('cpu kernels: every instruction set gives the same results', function () {
   const native = loadNative();
-  const { detected } = native.limitIsa();
-  const levels = LEVELS.slice(0, LEVELS.indexOf(detected) + 1);
-  after(() => native.limitIsa());
-
-  it(`has more than one copy to compare on this CPU (${levels.join(', ')})`, function () {
-    assert.ok(levels.length >= 2);
-  });
+  const levels = isaLevels(native);
 
   for (const bitDepth of [8, 10, 12, 16]) {
     for (const [width, height] of [
@@ -61,19 +41,12 @@ describe('cpu kernels: every instruction set gives the same results', function (
       for (const kind of ['noise', 'smooth']) {
         it(`${width}x${height}, ${bitDepth}-bit, ${kind}`, async function () {
           const { ref, dis, prev } = frames(width, height, bitDepth, kind, width * 131 + bitDepth * 7 + kind.length);
-          const results = [];
-          for (const level of levels) {
-            assert.equal(native.limitIsa(level).active, level);
+          const results = await atEveryLevel(native, levels, async () => {
             const r = await native.computeFrameStats(ref, dis, width, height, bitDepth, prev);
-            results.push({ level, stats: [...r.stats], sad: r.sad });
-          }
-          native.limitIsa();
-          const [scalar, ...rest] = results;
-          assert.ok(scalar.stats.some((v) => v !== 0n), 'the frames give non-zero stats');
-          for (const r of rest) {
-            assert.deepEqual(r.stats, scalar.stats, `${r.level} stats equal the scalar ones`);
-            assert.equal(r.sad, scalar.sad, `${r.level} SAD equals the scalar one`);
-          }
+            return { stats: [...r.stats], sad: r.sad };
+          });
+          assert.ok(results[0].value.stats.some((v) => v !== 0n), 'the frames give non-zero stats');
+          assertSameAsScalar(results, 'stats and SAD');
         });
       }
     }
@@ -102,9 +75,7 @@ function floatFrames(width, height, bitDepth, kind, seed) {
 
 describe('cpu float extractors: every instruction set gives the same values', function () {
   const native = loadNative();
-  const { detected } = native.limitIsa();
-  const levels = LEVELS.slice(0, LEVELS.indexOf(detected) + 1);
-  after(() => native.limitIsa());
+  const levels = isaLevels(native);
   const byName = Object.fromEntries(EXTRACTORS.map((x) => [x.name, x]));
   const optionsOf = (name, given) => Object.fromEntries(byName[name].options.map((o) => [o.name, given[o.name] ?? o.default]));
   const CASES = [
@@ -132,19 +103,16 @@ describe('cpu float extractors: every instruction set gives the same values', fu
           const picture = (key) => [y[key], u[key], v[key]];
           const geometry = { width, height, bitDepth, chromaWidth: cw, chromaHeight: ch };
           for (const [name, given] of CASES) {
-            const results = [];
-            for (const level of levels) {
-              assert.equal(native.limitIsa(level).active, level);
+            const results = await atEveryLevel(native, levels, async () => {
               const h = native.createExtractor(byName[name].implementation.native, optionsOf(name, given), geometry);
               const previous = name === 'float_motion' ? [picture('prev')] : [];
-              results.push({ level, values: [...(await native.runExtractor(h, picture('ref'), picture('dis'), previous, previous))] });
-            }
-            native.limitIsa();
-            const [scalar, ...rest] = results;
+              return [...(await native.runExtractor(h, picture('ref'), picture('dis'), previous, previous))];
+            });
+            const scalar = results[0].value;
             const what = `${name} ${JSON.stringify(given)}`;
-            assert.ok(scalar.values.length > 0 && scalar.values.every((x) => Number.isFinite(x)), `${what}: finite values ${scalar.values}`);
-            assert.ok(scalar.values.some((x) => x !== 0), `${what}: non-zero values`);
-            for (const r of rest) assert.deepEqual(r.values, scalar.values, `${what}: ${r.level} equals scalar`);
+            assert.ok(scalar.length > 0 && scalar.every((x) => Number.isFinite(x)), `${what}: finite values ${scalar}`);
+            assert.ok(scalar.some((x) => x !== 0), `${what}: non-zero values`);
+            assertSameAsScalar(results, what);
           }
         });
       }

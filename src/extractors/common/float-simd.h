@@ -1,16 +1,18 @@
-// Lane-wise float arithmetic for the float extractors (float_vif, float_motion), with one
-// "ops" type per instruction set: Scalar (one lane, plain C++), Sse2 (4 lanes, x86-64's
-// baseline), Avx2 (8) and Avx512 (16). Every op is one IEEE operation per lane (add, sub,
-// mul and div are separate instructions: nothing is fused into an FMA), so code written
-// once over these types gives, in each lane, exactly the scalar code's result: the
-// vectorization is across pixels, never across the terms of one pixel's sum.
+// Lane-wise float (and double) arithmetic for the float extractors (float_vif, float_motion,
+// float_adm, ssim-core), with one "ops" type per instruction set: Scalar (one lane, plain
+// C++), Sse2 (4 lanes, x86-64's baseline), Avx2 (8) and Avx512 (16). Every op is one IEEE
+// operation per lane (add, sub, mul and div are separate instructions: nothing is fused into
+// an FMA), so code written once over these types gives, in each lane, exactly the scalar
+// code's result: the vectorization is across pixels, never across the terms of one pixel's
+// sum. D holds N doubles (two of the set's registers), for the sums libvmaf forms in double.
 //
 // The kernels written over them (the separable filters here, the VIF statistic in
-// float_vif.cpp) are templates that each extractor instantiates in one function per
-// instruction set, marked with that set's target and `flatten` so the ops inline into it
-// (the same scheme as src/kernels/cpu/vif.cpp). floatIsa() picks the copy at run time
-// from cpu_features.h's level (capped by limitIsa / --cpumask); kScalar runs the one-lane
-// copy.
+// float_vif.cpp, float_adm-simd.h, ssim-core-simd.h) are templates that each extractor
+// instantiates in one function per instruction set, marked with that set's target and
+// `flatten` so the ops inline into it (the same scheme as src/kernels/cpu/vif.cpp). Per-
+// function target attributes, unlike `#pragma GCC target` regions, are taken by Clang as
+// well as GCC. floatIsa() picks the copy at run time from cpu_features.h's level (capped by
+// limitIsa / --cpumask); kScalar runs the one-lane copy.
 #pragma once
 #include <algorithm>
 #include <cmath>
@@ -28,6 +30,7 @@
 // warns about the ABI such a call would have between targets.
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wpsabi"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"  // GCC 12 on _mm512_undefined_* in its own headers
 #endif
 #endif
 
@@ -82,6 +85,42 @@ struct Scalar {
   // where a float meets a double option.
   static F onePlusRatio(F a, F b, double c) { return static_cast<float>(1.0f + a / (b + c)); }
   static F onePlusRatio(F a, double c) { return static_cast<float>(1.0f + a / c); }
+  static M le(F a, F b) { return a <= b; }
+  static M ge(F a, F b) { return a >= b; }
+  static M mand(M a, M b) { return a && b; }
+  static F abs(F a) {
+    uint32_t b;
+    std::memcpy(&b, &a, sizeof b);
+    b &= 0x7FFFFFFFu;
+    std::memcpy(&a, &b, sizeof a);
+    return a;
+  }
+  // rcpss where there is SSE (float_adm's divisions), else the division it approximates.
+  static F rcp(F a) {
+#if defined(VMAFS_FLOAT_SIMD)
+    return _mm_cvtss_f32(_mm_rcp_ss(_mm_set_ss(a)));
+#else
+    return 1.0f / a;
+#endif
+  }
+  // p[0], p[2], ... and p[1], p[3], ... of 2N floats.
+  static F evens(const float* p) { return p[0]; }
+  static F odds(const float* p) { return p[1]; }
+  using D = double;
+  using DM = bool;
+  static D dzero() { return 0.0; }
+  static D dset1(double x) { return x; }
+  static D dload(const double* p) { return *p; }
+  static void dstore(double* p, D v) { *p = v; }
+  static D dadd(D a, D b) { return a + b; }
+  static D dsub(D a, D b) { return a - b; }
+  static D dmul(D a, D b) { return a * b; }
+  static D ddiv(D a, D b) { return a / b; }
+  static D dsqrt(D a) { return std::sqrt(a); }
+  static DM dlt(D a, D b) { return a < b; }
+  static D dselect(DM m, D a, D b) { return m ? a : b; }
+  static D toD(F a) { return a; }
+  static F toF(D a) { return static_cast<float>(a); }
 };
 
 #if defined(VMAFS_FLOAT_SIMD)
@@ -123,6 +162,33 @@ struct Sse2 {
     const __m128d hi = _mm_add_pd(one, _mm_div_pd(_mm_cvtps_pd(_mm_movehl_ps(a, a)), cc));
     return _mm_movelh_ps(_mm_cvtpd_ps(lo), _mm_cvtpd_ps(hi));
   }
+  static M le(F a, F b) { return _mm_cmple_ps(a, b); }
+  static M ge(F a, F b) { return _mm_cmpge_ps(a, b); }
+  static M mand(M a, M b) { return _mm_and_ps(a, b); }
+  static F abs(F a) { return _mm_and_ps(a, _mm_castsi128_ps(_mm_set1_epi32(0x7FFFFFFF))); }
+  static F rcp(F a) { return _mm_rcp_ps(a); }
+  static F evens(const float* p) { return _mm_shuffle_ps(load(p), load(p + 4), _MM_SHUFFLE(2, 0, 2, 0)); }
+  static F odds(const float* p) { return _mm_shuffle_ps(load(p), load(p + 4), _MM_SHUFFLE(3, 1, 3, 1)); }
+  struct D {
+    __m128d lo, hi;  // lanes 0-1, 2-3
+  };
+  using DM = D;
+  static D dzero() { return {_mm_setzero_pd(), _mm_setzero_pd()}; }
+  static D dset1(double x) { return {_mm_set1_pd(x), _mm_set1_pd(x)}; }
+  static D dload(const double* p) { return {_mm_loadu_pd(p), _mm_loadu_pd(p + 2)}; }
+  static void dstore(double* p, D v) { _mm_storeu_pd(p, v.lo), _mm_storeu_pd(p + 2, v.hi); }
+  static D dadd(D a, D b) { return {_mm_add_pd(a.lo, b.lo), _mm_add_pd(a.hi, b.hi)}; }
+  static D dsub(D a, D b) { return {_mm_sub_pd(a.lo, b.lo), _mm_sub_pd(a.hi, b.hi)}; }
+  static D dmul(D a, D b) { return {_mm_mul_pd(a.lo, b.lo), _mm_mul_pd(a.hi, b.hi)}; }
+  static D ddiv(D a, D b) { return {_mm_div_pd(a.lo, b.lo), _mm_div_pd(a.hi, b.hi)}; }
+  static D dsqrt(D a) { return {_mm_sqrt_pd(a.lo), _mm_sqrt_pd(a.hi)}; }
+  static DM dlt(D a, D b) { return {_mm_cmplt_pd(a.lo, b.lo), _mm_cmplt_pd(a.hi, b.hi)}; }
+  static D dselect(DM m, D a, D b) {
+    return {_mm_or_pd(_mm_and_pd(m.lo, a.lo), _mm_andnot_pd(m.lo, b.lo)),
+            _mm_or_pd(_mm_and_pd(m.hi, a.hi), _mm_andnot_pd(m.hi, b.hi))};
+  }
+  static D toD(F a) { return {_mm_cvtps_pd(a), _mm_cvtps_pd(_mm_movehl_ps(a, a))}; }
+  static F toF(D a) { return _mm_movelh_ps(_mm_cvtpd_ps(a.lo), _mm_cvtpd_ps(a.hi)); }
 };
 
 #define VMAFS_AVX2_FN __attribute__((target("avx2"))) static
@@ -164,6 +230,39 @@ struct Avx2 {
     const __m256d hi = _mm256_add_pd(one, _mm256_div_pd(_mm256_cvtps_pd(_mm256_extractf128_ps(a, 1)), cc));
     return _mm256_insertf128_ps(_mm256_castps128_ps256(_mm256_cvtpd_ps(lo)), _mm256_cvtpd_ps(hi), 1);
   }
+  VMAFS_AVX2_FN M le(F a, F b) { return _mm256_cmp_ps(a, b, _CMP_LE_OQ); }
+  VMAFS_AVX2_FN M ge(F a, F b) { return _mm256_cmp_ps(a, b, _CMP_GE_OQ); }
+  VMAFS_AVX2_FN M mand(M a, M b) { return _mm256_and_ps(a, b); }
+  VMAFS_AVX2_FN F abs(F a) { return _mm256_and_ps(a, _mm256_castsi256_ps(_mm256_set1_epi32(0x7FFFFFFF))); }
+  VMAFS_AVX2_FN F rcp(F a) { return _mm256_rcp_ps(a); }
+  // Within-128-bit shuffles, then the 64-bit pairs put in order.
+  VMAFS_AVX2_FN F evens(const float* p) {
+    const __m256 s = _mm256_shuffle_ps(load(p), load(p + 8), _MM_SHUFFLE(2, 0, 2, 0));
+    return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(s), _MM_SHUFFLE(3, 1, 2, 0)));
+  }
+  VMAFS_AVX2_FN F odds(const float* p) {
+    const __m256 s = _mm256_shuffle_ps(load(p), load(p + 8), _MM_SHUFFLE(3, 1, 3, 1));
+    return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(s), _MM_SHUFFLE(3, 1, 2, 0)));
+  }
+  struct D {
+    __m256d lo, hi;  // lanes 0-3, 4-7
+  };
+  using DM = D;
+  VMAFS_AVX2_FN D dzero() { return {_mm256_setzero_pd(), _mm256_setzero_pd()}; }
+  VMAFS_AVX2_FN D dset1(double x) { return {_mm256_set1_pd(x), _mm256_set1_pd(x)}; }
+  VMAFS_AVX2_FN D dload(const double* p) { return {_mm256_loadu_pd(p), _mm256_loadu_pd(p + 4)}; }
+  VMAFS_AVX2_FN void dstore(double* p, D v) { _mm256_storeu_pd(p, v.lo), _mm256_storeu_pd(p + 4, v.hi); }
+  VMAFS_AVX2_FN D dadd(D a, D b) { return {_mm256_add_pd(a.lo, b.lo), _mm256_add_pd(a.hi, b.hi)}; }
+  VMAFS_AVX2_FN D dsub(D a, D b) { return {_mm256_sub_pd(a.lo, b.lo), _mm256_sub_pd(a.hi, b.hi)}; }
+  VMAFS_AVX2_FN D dmul(D a, D b) { return {_mm256_mul_pd(a.lo, b.lo), _mm256_mul_pd(a.hi, b.hi)}; }
+  VMAFS_AVX2_FN D ddiv(D a, D b) { return {_mm256_div_pd(a.lo, b.lo), _mm256_div_pd(a.hi, b.hi)}; }
+  VMAFS_AVX2_FN D dsqrt(D a) { return {_mm256_sqrt_pd(a.lo), _mm256_sqrt_pd(a.hi)}; }
+  VMAFS_AVX2_FN DM dlt(D a, D b) { return {_mm256_cmp_pd(a.lo, b.lo, _CMP_LT_OQ), _mm256_cmp_pd(a.hi, b.hi, _CMP_LT_OQ)}; }
+  VMAFS_AVX2_FN D dselect(DM m, D a, D b) { return {_mm256_blendv_pd(b.lo, a.lo, m.lo), _mm256_blendv_pd(b.hi, a.hi, m.hi)}; }
+  VMAFS_AVX2_FN D toD(F a) {
+    return {_mm256_cvtps_pd(_mm256_castps256_ps128(a)), _mm256_cvtps_pd(_mm256_extractf128_ps(a, 1))};
+  }
+  VMAFS_AVX2_FN F toF(D a) { return _mm256_set_m128(_mm256_cvtpd_ps(a.hi), _mm256_cvtpd_ps(a.lo)); }
 };
 #undef VMAFS_AVX2_FN
 
@@ -206,9 +305,77 @@ struct Avx512 {
     const __m512d hi = _mm512_add_pd(one, _mm512_div_pd(_mm512_cvtps_pd(_mm512_extractf32x8_ps(a, 1)), cc));
     return _mm512_insertf32x8(_mm512_castps256_ps512(_mm512_cvtpd_ps(lo)), _mm512_cvtpd_ps(hi), 1);
   }
+  VMAFS_AVX512_FN M le(F a, F b) { return _mm512_cmp_ps_mask(a, b, _CMP_LE_OQ); }
+  VMAFS_AVX512_FN M ge(F a, F b) { return _mm512_cmp_ps_mask(a, b, _CMP_GE_OQ); }
+  VMAFS_AVX512_FN M mand(M a, M b) { return static_cast<M>(a & b); }
+  VMAFS_AVX512_FN F abs(F a) {
+    return _mm512_castsi512_ps(_mm512_and_si512(_mm512_castps_si512(a), _mm512_set1_epi32(0x7FFFFFFF)));
+  }
+  // Two 8-lane rcpps: rcpss's approximation per lane (vrcp14ps is a different, finer one).
+  VMAFS_AVX512_FN F rcp(F a) {
+    const __m256 lo = _mm256_rcp_ps(_mm512_castps512_ps256(a)), hi = _mm256_rcp_ps(_mm512_extractf32x8_ps(a, 1));
+    return _mm512_insertf32x8(_mm512_castps256_ps512(lo), hi, 1);
+  }
+  VMAFS_AVX512_FN F evens(const float* p) {
+    const __m512i i = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+    return _mm512_permutex2var_ps(load(p), i, load(p + 16));
+  }
+  VMAFS_AVX512_FN F odds(const float* p) {
+    const __m512i i = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
+    return _mm512_permutex2var_ps(load(p), i, load(p + 16));
+  }
+  struct D {
+    __m512d lo, hi;  // lanes 0-7, 8-15
+  };
+  struct DM {
+    __mmask8 lo, hi;
+  };
+  VMAFS_AVX512_FN D dzero() { return {_mm512_setzero_pd(), _mm512_setzero_pd()}; }
+  VMAFS_AVX512_FN D dset1(double x) { return {_mm512_set1_pd(x), _mm512_set1_pd(x)}; }
+  VMAFS_AVX512_FN D dload(const double* p) { return {_mm512_loadu_pd(p), _mm512_loadu_pd(p + 8)}; }
+  VMAFS_AVX512_FN void dstore(double* p, D v) { _mm512_storeu_pd(p, v.lo), _mm512_storeu_pd(p + 8, v.hi); }
+  VMAFS_AVX512_FN D dadd(D a, D b) { return {_mm512_add_pd(a.lo, b.lo), _mm512_add_pd(a.hi, b.hi)}; }
+  VMAFS_AVX512_FN D dsub(D a, D b) { return {_mm512_sub_pd(a.lo, b.lo), _mm512_sub_pd(a.hi, b.hi)}; }
+  VMAFS_AVX512_FN D dmul(D a, D b) { return {_mm512_mul_pd(a.lo, b.lo), _mm512_mul_pd(a.hi, b.hi)}; }
+  VMAFS_AVX512_FN D ddiv(D a, D b) { return {_mm512_div_pd(a.lo, b.lo), _mm512_div_pd(a.hi, b.hi)}; }
+  VMAFS_AVX512_FN D dsqrt(D a) { return {_mm512_sqrt_pd(a.lo), _mm512_sqrt_pd(a.hi)}; }
+  VMAFS_AVX512_FN DM dlt(D a, D b) {
+    return {_mm512_cmp_pd_mask(a.lo, b.lo, _CMP_LT_OQ), _mm512_cmp_pd_mask(a.hi, b.hi, _CMP_LT_OQ)};
+  }
+  VMAFS_AVX512_FN D dselect(DM m, D a, D b) {
+    return {_mm512_mask_blend_pd(m.lo, b.lo, a.lo), _mm512_mask_blend_pd(m.hi, b.hi, a.hi)};
+  }
+  VMAFS_AVX512_FN D toD(F a) {
+    return {_mm512_cvtps_pd(_mm512_castps512_ps256(a)), _mm512_cvtps_pd(_mm512_extractf32x8_ps(a, 1))};
+  }
+  VMAFS_AVX512_FN F toF(D a) {
+    return _mm512_insertf32x8(_mm512_castps256_ps512(_mm512_cvtpd_ps(a.lo)), _mm512_cvtpd_ps(a.hi), 1);
+  }
 };
 #undef VMAFS_AVX512_FN
 #endif  // VMAFS_FLOAT_SIMD
+
+// ---- Partial vectors (float_adm, ssim-core) ----
+//
+// Whole-vector loads past a row's end read what follows (never stored): every buffer read
+// this way has kPad floats (or doubles) of room after its last sample.
+constexpr int kPad = 16;
+
+// The first n lanes (n <= N) of v to p.
+template <class V>
+void storeN(float* p, typename V::F v, int n) {
+  if (n == V::N) return V::store(p, v);
+  float t[V::N];
+  V::store(t, v);
+  std::memcpy(p, t, sizeof(float) * static_cast<size_t>(n));
+}
+template <class V>
+void dstoreN(double* p, typename V::D v, int n) {
+  if (n == V::N) return V::dstore(p, v);
+  double t[V::N];
+  V::dstore(t, v);
+  std::memcpy(p, t, sizeof(double) * static_cast<size_t>(n));
+}
 
 // ---- Row sums: each row's floats added in column order to a sum from 0 ----
 //

@@ -11,13 +11,7 @@
 #include <limits>
 
 #include "cpu_features.h"
-
-// The vector copies are built with GCC's `#pragma GCC target` (which Clang does not take):
-// GCC on x86-64 only; elsewhere the scalar code runs.
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
-#include <immintrin.h>
-#define VMAFS_SSIM_SIMD 1
-#endif
+#include "float-simd.h"
 
 namespace vmafs::ssim {
 namespace {
@@ -51,47 +45,35 @@ struct SsimKernels {
   void (*decimate)(const FloatImage& src, int factor, const float* kernel, int size, FloatImage& dst);
 };
 
-#if defined(VMAFS_SSIM_SIMD)
-// The vector helpers are inlined statics: their argument-passing ABI never matters (GCC
-// reports it at the end of the file, so the warning stays off from here on).
-#pragma GCC diagnostic ignored "-Wpsabi"
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"  // GCC 12 on _mm512_undefined_pd in its own headers
-#pragma GCC push_options
-#pragma GCC target("sse2")
-namespace sse2 {
-#define VMAFS_LANES 4
-#include "float-lanes.inc"
 #include "ssim-core-simd.inc"
-#undef VMAFS_LANES
-}  // namespace sse2
-#pragma GCC pop_options
 
-#pragma GCC push_options
-#pragma GCC target("avx2")
-namespace avx2 {
-#define VMAFS_LANES 8
-#include "float-lanes.inc"
-#include "ssim-core-simd.inc"
-#undef VMAFS_LANES
-}  // namespace avx2
-#pragma GCC pop_options
+#if defined(VMAFS_FLOAT_SIMD)
+// One copy per instruction set (flatten: the lane ops inline into each, compiled for its
+// target).
+#define VMAFS_SSIM_COPY(NS, ATTR, OPS)                                                                  \
+  namespace NS {                                                                                        \
+  ATTR void meanSsim(const FloatImage& ref, const FloatImage& dis, double sums[4]) {                    \
+    ssimsimd::meanSsimV<OPS>(ref, dis, sums);                                                           \
+  }                                                                                                     \
+  ATTR void decimate(const FloatImage& src, int factor, const float* kernel, int size, FloatImage& dst) { \
+    ssimsimd::decimateV<OPS>(src, factor, kernel, size, dst);                                           \
+  }                                                                                                     \
+  const SsimKernels kKernels = {meanSsim, decimate};                                                    \
+  }
+VMAFS_SSIM_COPY(sse2, __attribute__((flatten)), fsimd::Sse2)
+VMAFS_SSIM_COPY(avx2, __attribute__((target("avx2"), flatten)), fsimd::Avx2)
+VMAFS_SSIM_COPY(avx512, __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl"), flatten)), fsimd::Avx512)
+#undef VMAFS_SSIM_COPY
 
-#pragma GCC push_options
-#pragma GCC target("avx512f,avx512bw,avx512dq,avx512vl")
-namespace avx512 {
-#define VMAFS_LANES 16
-#include "float-lanes.inc"
-#include "ssim-core-simd.inc"
-#undef VMAFS_LANES
-}  // namespace avx512
-#pragma GCC pop_options
-
-// The copy for the active instruction set (cpu_features.h's cap), or none: the scalar code.
+// The copy for the active instruction set (floatIsa(): cpu_features.h's cap), or none: the
+// scalar code.
 const SsimKernels* simdKernels() {
-  const IsaLevel level = activeIsa();
-  if (level >= IsaLevel::kAvx512) return &avx512::kKernels;
-  if (level >= IsaLevel::kAvx2) return &avx2::kKernels;
-  if (level >= IsaLevel::kBaseline) return &sse2::kKernels;
+  switch (fsimd::floatIsa()) {
+    case fsimd::Isa::kAvx512: return &avx512::kKernels;
+    case fsimd::Isa::kAvx2: return &avx2::kKernels;
+    case fsimd::Isa::kSse2: return &sse2::kKernels;
+    case fsimd::Isa::kScalar: break;
+  }
   return nullptr;
 }
 #else

@@ -30,17 +30,11 @@
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
-// The vector copies are built with GCC's `#pragma GCC target` (which Clang does not take):
-// GCC on x86-64 only; elsewhere the scalar code runs.
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
-#include <immintrin.h>
-#define VMAFS_FLOAT_ADM_SIMD 1
-#endif
-
 #include "adm_csf.h"
 #include "cpu_features.h"
 #include "extractor.h"
 #include "../common/float-picture.h"
+#include "../common/float-simd.h"
 
 namespace vmafs {
 namespace {
@@ -245,39 +239,43 @@ struct AdmStages {
                  int h, uint64_t* stats, int word, AdmScratch& s);
 };
 
-#if defined(VMAFS_FLOAT_ADM_SIMD)
-// One copy per instruction set: the same source under each target. rcpps gives, per lane,
-// rcpss's bits (the same approximation; checked on all 2^32 inputs on the Xeon this was
-// written on, and at start-up by rcpLanesAgree() on the CPU it runs on). AVX-512 has no
-// 16-lane rcpps (vrcp14ps is a different, finer approximation), so it takes two 8-lane ones.
-// The vector helpers are inlined statics: their argument-passing ABI never matters (GCC
-// reports it at the end of the file, so the warning stays off from here on).
-#pragma GCC diagnostic ignored "-Wpsabi"
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"  // GCC 12 on _mm512_undefined_* in its own headers
-#pragma GCC push_options
-#pragma GCC target("sse2")
-namespace sse2 {
-#define VMAFS_LANES 4
-#define VMAFS_RCP(x) ((VF)_mm_rcp_ps((__m128)(x)))
-#include "../common/float-lanes.inc"
 #include "float_adm-simd.inc"
-#undef VMAFS_RCP
-#undef VMAFS_LANES
-}  // namespace sse2
-#pragma GCC pop_options
 
-#pragma GCC push_options
-#pragma GCC target("avx2")
-namespace avx2 {
-#define VMAFS_LANES 8
-#define VMAFS_RCP(x) ((VF)_mm256_rcp_ps((__m256)(x)))
-#include "../common/float-lanes.inc"
-#include "float_adm-simd.inc"
-#undef VMAFS_RCP
-#undef VMAFS_LANES
+#if defined(VMAFS_FLOAT_SIMD)
+// One copy per instruction set (flatten: the lane ops inline into each stage, compiled for
+// its target). rcpps gives, per lane, rcpss's bits (the same approximation; checked on all
+// 2^32 inputs on the Xeon this was written on, and at start-up by rcpLanesAgree() on the CPU
+// it runs on). AVX-512 has no 16-lane rcpps (vrcp14ps is a different, finer approximation),
+// so its V::rcp takes two 8-lane ones.
+#define VMAFS_ADM_COPY(NS, ATTR, OPS)                                                                              \
+  namespace NS {                                                                                                   \
+  ATTR void dwt(const float* src, int w, int h, Bands& out, bool details, AdmScratch& s) {                          \
+    admsimd::dwtV<OPS>(src, w, h, out, details, s);                                                                 \
+  }                                                                                                                \
+  ATTR void decouple(const Bands& ref, const Bands& dis, Bands& r, Bands& a, int w, int h, double limit,           \
+                     float cos1degSq) {                                                                            \
+    admsimd::decoupleV<OPS>(ref, dis, r, a, w, h, limit, cos1degSq);                                                \
+  }                                                                                                                \
+  ATTR void csf(const Bands& src, Bands& dst, Bands& flt, const float* factor, int w, int h) {                      \
+    admsimd::csfV<OPS>(src, dst, flt, factor, w, h);                                                                \
+  }                                                                                                                \
+  ATTR void denominator(const Bands& ref, const float* factor, int w, int h, uint64_t* stats, AdmScratch& s) {      \
+    admsimd::denominatorV<OPS>(ref, factor, w, h, stats, s);                                                        \
+  }                                                                                                                \
+  ATTR void masked(const Bands& src, const Bands& flt, const Bands& masker, const float* factor, bool bypass, int w, \
+                   int h, uint64_t* stats, int word, AdmScratch& s) {                                              \
+    admsimd::maskedV<OPS>(src, flt, masker, factor, bypass, w, h, stats, word, s);                                  \
+  }                                                                                                                \
+  const AdmStages kStages = {dwt, decouple, csf, denominator, masked};                                             \
+  }
+VMAFS_ADM_COPY(sse2, __attribute__((flatten)), fsimd::Sse2)
+VMAFS_ADM_COPY(avx2, __attribute__((target("avx2"), flatten)), fsimd::Avx2)
+VMAFS_ADM_COPY(avx512, __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl"), flatten)), fsimd::Avx512)
+#undef VMAFS_ADM_COPY
+
 // Every 4- and 8-lane rcpps result equals rcpss's, over a spread of mantissas and
 // exponents: the premise of the vector copies (false keeps float_adm scalar).
-bool rcpLanesAgree() {
+__attribute__((target("avx2"))) bool rcpLanesAgree() {
   for (uint32_t e : {1u, 100u, 126u, 127u, 128u, 200u, 253u, 254u}) {
     for (uint32_t m = 0; m < (1u << 23); m += 8 * 37) {
       alignas(32) float in[8], out[8];
@@ -293,35 +291,18 @@ bool rcpLanesAgree() {
   }
   return true;
 }
-}  // namespace avx2
-#pragma GCC pop_options
 
-#pragma GCC push_options
-#pragma GCC target("avx512f,avx512bw,avx512dq,avx512vl")
-namespace avx512 {
-#define VMAFS_LANES 16
-typedef float Half __attribute__((vector_size(32)));
-#define VMAFS_RCP(x) rcp16(x)
-#include "../common/float-lanes.inc"
-static inline __attribute__((always_inline)) VF rcp16(VF x) {
-  const Half lo = (Half)_mm256_rcp_ps((__m256)__builtin_shufflevector(x, x, 0, 1, 2, 3, 4, 5, 6, 7));
-  const Half hi = (Half)_mm256_rcp_ps((__m256)__builtin_shufflevector(x, x, 8, 9, 10, 11, 12, 13, 14, 15));
-  return __builtin_shufflevector(lo, hi, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
-}
-#include "float_adm-simd.inc"
-#undef VMAFS_RCP
-#undef VMAFS_LANES
-}  // namespace avx512
-#pragma GCC pop_options
-
-// The copy for the active instruction set (cpu_features.h's cap), or none: the scalar stages.
+// The copy for the active instruction set (floatIsa(): cpu_features.h's cap), or none: the
+// scalar stages.
 const AdmStages* simdStages() {
-  static const bool agree = detectedIsa() < IsaLevel::kAvx2 || avx2::rcpLanesAgree();
+  static const bool agree = detectedIsa() < IsaLevel::kAvx2 || rcpLanesAgree();
   if (!agree) return nullptr;
-  const IsaLevel level = activeIsa();
-  if (level >= IsaLevel::kAvx512) return &avx512::kStages;
-  if (level >= IsaLevel::kAvx2) return &avx2::kStages;
-  if (level >= IsaLevel::kBaseline) return &sse2::kStages;
+  switch (fsimd::floatIsa()) {
+    case fsimd::Isa::kAvx512: return &avx512::kStages;
+    case fsimd::Isa::kAvx2: return &avx2::kStages;
+    case fsimd::Isa::kSse2: return &sse2::kStages;
+    case fsimd::Isa::kScalar: break;
+  }
   return nullptr;
 }
 #else
