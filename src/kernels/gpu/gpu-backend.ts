@@ -902,7 +902,6 @@ class GpuStream {
       const frameBytes = L.bytes + (timing ? TIMESTAMPS * 8 : 0);
       const d = this.#gpu.device;
       const core = batch[0]!.st.kernels.core;
-      const shared = core !== undefined && sharesPass(core);
       const picture = this.#picture!;
       const extractors = this.#extractors;
       const refs: Array<{ prevRef: boolean; prevRef2: boolean }> = [];
@@ -921,88 +920,44 @@ class GpuStream {
           if (queries) marker(enc, queries.set, 0);
           const P = pool();
           const size = P.pictureStride;
-          const perSlot = P.picturesPerSlot;
-          slots[0]!.encodeRegionCopy(enc, 0, size, refBuf);
+          // Each picture from its place in the group's upload slots (StagingPool.uploadPlace).
+          const copyPicture = (j: number, dst: GPUBuffer): void => {
+            const { slot, offset } = P.uploadPlace(j);
+            slots[slot]!.encodeRegionCopy(enc, offset, size, dst);
+          };
+          copyPicture(0, refBuf);
+          for (let k = 0; k < disBufs.length; k++) if (disBufs[k]) copyPicture(k + 1, disBufs[k]!);
+          if (queries) marker(enc, queries.set, 1);
+          const runs: CoreRun[] = [];
           for (let k = 0; k < disBufs.length; k++) {
             const disBuf = disBufs[k];
-            const j = k + 1;
-            if (disBuf) slots[Math.floor(j / perSlot)]!.encodeRegionCopy(enc, (j % perSlot) * size, size, disBuf);
+            if (!disBuf) continue;
+            const planes: LumaPlanes = prevRef ? { ref: refBuf, dis: disBuf, prevRef } : { ref: refBuf, dis: disBuf };
+            if (core?.vif) runs.push({ part: 'vif', kernel: core.vif, planes, out: { buffer: stats, offset: k * L.blockBytes } });
+            if (core?.adm) runs.push({ part: 'adm', kernel: core.adm, planes, out: { buffer: stats, offset: k * L.blockBytes + L.admInBlock } });
           }
-          if (queries) marker(enc, queries.set, 1);
-          if (shared) {
-            // The core kernels' dispatches in one compute pass per group (fewer native calls
-            // per frame than a pass each); motion's clears go before it. The registered
-            // extractors, which write their own blocks, follow in passes of their own.
-            const motion = core.motion && L.motionOffset !== undefined ? core.motion : undefined;
-            const motionPlanes: LumaPlanes = prevRef ? { ref: refBuf, dis: refBuf, prevRef } : { ref: refBuf, dis: refBuf };
-            const motionOut: StatsSlot | undefined = motion ? { buffer: stats, offset: L.motionOffset! } : undefined;
-            const motion2Planes: LumaPlanes | undefined = motion && L.motion2Offset !== undefined ? (prevRef2 ? { ref: refBuf, dis: refBuf, prevRef: prevRef2 } : { ref: refBuf, dis: refBuf }) : undefined;
-            const motion2Out: StatsSlot | undefined = motion2Planes ? { buffer: stats, offset: L.motion2Offset! } : undefined;
-            if (motion) {
-              motion.encodeBefore!(enc, motionPlanes, motionOut!);
-              if (motion2Planes) motion.encodeBefore!(enc, motion2Planes, motion2Out!);
+          if (core?.motion && L.motionOffset !== undefined) {
+            // Motion reads the reference planes only: once per group.
+            const planes: LumaPlanes = prevRef ? { ref: refBuf, dis: refBuf, prevRef } : { ref: refBuf, dis: refBuf };
+            runs.push({ part: 'motion', kernel: core.motion, planes, out: { buffer: stats, offset: L.motionOffset } });
+            if (L.motion2Offset !== undefined) {
+              // The five-frame window's SAD: the same kernel against the reference two frames back.
+              const planes2: LumaPlanes = prevRef2 ? { ref: refBuf, dis: refBuf, prevRef: prevRef2 } : { ref: refBuf, dis: refBuf };
+              runs.push({ part: 'motion', kernel: core.motion, planes: planes2, out: { buffer: stats, offset: L.motion2Offset } });
             }
-            const pass = enc.beginComputePass({ label: 'core' });
+          }
+          encodeCore(enc, runs);
+          for (const run of runs) this.#backend.countRuns(run.part);
+          // The registered extractors write their own blocks, in passes of their own.
+          if (extractors) {
             for (let k = 0; k < disBufs.length; k++) {
               const disBuf = disBufs[k];
-              if (!disBuf) continue;
-              const planes: LumaPlanes = prevRef ? { ref: refBuf, dis: disBuf, prevRef } : { ref: refBuf, dis: disBuf };
-              if (core.vif) {
-                core.vif.encodeInPass!(pass, planes, { buffer: stats, offset: k * L.blockBytes });
-                this.#backend.countRuns('vif');
-              }
-              if (core.adm) {
-                core.adm.encodeInPass!(pass, planes, { buffer: stats, offset: k * L.blockBytes + L.admInBlock });
-                this.#backend.countRuns('adm');
-              }
+              if (disBuf) extractors.encode(enc, { ref: { buffer: refBuf, layout: picture }, dis: { buffer: disBuf, layout: picture } }, { buffer: stats, offset: k * L.blockBytes + L.extractorsInBlock });
             }
-            if (motion) {
-              motion.encodeInPass!(pass, motionPlanes, motionOut!);
-              this.#backend.countRuns('motion');
-              if (motion2Planes) {
-                motion.encodeInPass!(pass, motion2Planes, motion2Out!);
-                this.#backend.countRuns('motion');
-              }
-            }
-            pass.end();
-            if (extractors) {
-              for (let k = 0; k < disBufs.length; k++) {
-                const disBuf = disBufs[k];
-                if (disBuf) extractors.encode(enc, { ref: { buffer: refBuf, layout: picture }, dis: { buffer: disBuf, layout: picture } }, { buffer: stats, offset: k * L.blockBytes + L.extractorsInBlock });
-              }
-              if (extractors.referenceOnly) {
-                const previousRef = prevRef ? { buffer: prevRef, layout: picture } : undefined;
-                extractors.encodeReference(enc, { ref: { buffer: refBuf, layout: picture }, previousRef }, { buffer: stats, offset: L.extractorsInBlock });
-              }
-            }
-          } else {
-            for (const [k, disBuf] of disBufs.entries()) {
-              if (!disBuf) continue;
-              const planes = prevRef ? { ref: refBuf, dis: disBuf, prevRef } : { ref: refBuf, dis: disBuf };
-              if (core?.vif) {
-                core.vif.encode(enc, planes, { buffer: stats, offset: k * L.blockBytes });
-                this.#backend.countRuns('vif');
-              }
-              if (core?.adm) {
-                core.adm.encode(enc, planes, { buffer: stats, offset: k * L.blockBytes + L.admInBlock });
-                this.#backend.countRuns('adm');
-              }
-              extractors?.encode(enc, { ref: { buffer: refBuf, layout: picture }, dis: { buffer: disBuf, layout: picture } }, { buffer: stats, offset: k * L.blockBytes + L.extractorsInBlock });
-            }
-            if (extractors?.referenceOnly) {
+            if (extractors.referenceOnly) {
               // Extractors of the reference alone (float_motion): once per group, scored or not, into the first block.
               const previousRef = prevRef ? { buffer: prevRef, layout: picture } : undefined;
               extractors.encodeReference(enc, { ref: { buffer: refBuf, layout: picture }, previousRef }, { buffer: stats, offset: L.extractorsInBlock });
-            }
-            if (core?.motion && L.motionOffset !== undefined) {
-              // Motion reads the reference planes only: once per group.
-              core.motion.encode(enc, prevRef ? { ref: refBuf, dis: refBuf, prevRef } : { ref: refBuf, dis: refBuf }, { buffer: stats, offset: L.motionOffset });
-              this.#backend.countRuns('motion');
-              if (L.motion2Offset !== undefined) {
-                // The five-frame window's SAD: the same kernel against the reference two frames back.
-                core.motion.encode(enc, prevRef2 ? { ref: refBuf, dis: refBuf, prevRef: prevRef2 } : { ref: refBuf, dis: refBuf }, { buffer: stats, offset: L.motion2Offset });
-                this.#backend.countRuns('motion');
-              }
             }
           }
           if (queries) marker(enc, queries.set, 2);
@@ -1137,16 +1092,35 @@ function maxBatch(depth: number): number {
   return Math.max(1, Math.floor(depth / 2));
 }
 
+/** One core kernel's work for a group: which part it counts as, its planes and its stats slot. */
+interface CoreRun {
+  part: 'vif' | 'adm' | 'motion';
+  kernel: FrameKernel;
+  planes: LumaPlanes;
+  out: StatsSlot;
+}
+
 /**
- * Whether every core kernel can record into a pass shared with the others (encodeInPass;
- * motion with its encodeBefore): the shipped kernels can, test stand-ins may not.
+ * Records a group's core runs. The kernels that can (encodeInPass) share one compute pass,
+ * their encodeBefore steps (motion's clears) recorded before it: fewer native calls per
+ * frame than a pass each. A kernel without it (the tests' stand-ins) records its own
+ * encode(). The runs write separate stats and read only the uploaded planes, so their
+ * order does not matter.
  */
-function sharesPass(core: CoreKernels): boolean {
-  const { vif, adm, motion } = core;
-  if (vif && !vif.encodeInPass) return false;
-  if (adm && !adm.encodeInPass) return false;
-  if (motion && !(motion.encodeInPass && motion.encodeBefore)) return false;
-  return true;
+function encodeCore(enc: GPUCommandEncoder, runs: readonly CoreRun[]): void {
+  let shared = false;
+  for (const { kernel, planes, out } of runs) {
+    if (kernel.encodeInPass) {
+      kernel.encodeBefore?.(enc, planes, out);
+      shared = true;
+    } else {
+      kernel.encode(enc, planes, out);
+    }
+  }
+  if (!shared) return;
+  const pass = enc.beginComputePass({ label: 'core' });
+  for (const { kernel, planes, out } of runs) kernel.encodeInPass?.(pass, planes, out);
+  pass.end();
 }
 
 /** An empty compute pass that only writes a timestamp. */
