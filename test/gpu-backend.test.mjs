@@ -228,10 +228,11 @@ describe('gpu backend (WebGPU)', function () {
         assert.equal(ring.available, 0);
         let third;
         const pending = ring.acquire().then((s) => (third = s));
-        a.write(new Uint8Array([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]));
-        b.write(new Uint8Array([11, 12, 13]));
+        const one = (bytes) => [{ offset: 0, bytes: bytes.byteLength, planes: [{ bytes, offset: 0 }] }];
+        await a.writeRegionsAsync(one(new Uint8Array([1, 2, 3, 4, 5, 6, 7, 8, 9, 10])), undefined);
+        await b.writeRegionsAsync(one(new Uint8Array([11, 12, 13])), undefined);
         const enc = gpu.device.createCommandEncoder();
-        a.encodeCopy(enc, dst);
+        a.encodeRegionCopy(enc, 0, 12, dst);
         await new Promise((r) => setImmediate(r));
         assert.equal(third, undefined, 'a third slot before any was submitted');
         gpu.device.queue.submit([enc.finish()]);

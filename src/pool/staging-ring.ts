@@ -58,7 +58,7 @@ export const DEFAULT_STAGING_DEPTH = 6;
 
 /**
  * Frames at least this large are copied into staging slots off the main thread
- * (UploadSlot.writeAsync); below it the thread hop costs more than the copy.
+ * (UploadSlot.writeRegionsAsync); below it the thread hop costs more than the copy.
  */
 export const ASYNC_WRITE_MIN_BYTES = 256 * 1024;
 
@@ -103,10 +103,10 @@ class FreeList<S> {
 export class UploadSlot {
   readonly buffer: GPUBuffer;
   readonly index: number;
-  /** Bytes written by the last write() (the copy size, rounded up to 4). */
+  /** Bytes written by the last writeRegionsAsync() (rounded up to 4). */
   #written = 0;
   /**
-   * 'held': acquired and mapped; 'writing': a writeAsync copy into the mapped range is in
+   * 'held': acquired and mapped; 'writing': a writeRegionsAsync copy into the mapped range is in
    * flight; 'sealed': written and unmapped, not yet submitted.
    */
   state: 'free' | 'held' | 'writing' | 'sealed' | 'in-flight' = 'free';
@@ -117,94 +117,15 @@ export class UploadSlot {
   }
 
   /**
-   * Copies `bytes` into the slot (zeroing the pad to the next word) and unmaps it, ready
-   * for a copy in a command buffer. The caller's memory may be reused as soon as this
-   * returns: the GPU reads the slot, not it.
-   */
-  write(bytes: Uint8Array): void {
-    if (this.state !== 'held') throw new BackendError('E_GPU', `staging slot ${this.index} is not held for writing (${this.state})`);
-    const size = paddedBytes(bytes.byteLength);
-    if (size > this.buffer.size) throw new BackendError('E_GPU', `staging slot holds ${this.buffer.size} bytes, the frame has ${bytes.byteLength}`);
-    const mapped = new Uint8Array(this.buffer.getMappedRange(0, size));
-    mapped.set(bytes);
-    mapped.fill(0, bytes.byteLength);
-    this.buffer.unmap();
-    this.#written = size;
-    this.state = 'sealed';
-  }
-
-  /**
-   * write(), with the copy on another thread: gets the mapped range, awaits `copy` (e.g. the
-   * native copyBytes, on the libuv pool) into it, zero-fills the pad and unmaps. The slot
-   * stays mapped, and must not be released or destroyed, until the promise settles (the
-   * copy writes into the mapped memory); the caller's memory must not change until then.
-   * Frames under ASYNC_WRITE_MIN_BYTES, or no `copy`, take the synchronous path.
-   */
-  async writeAsync(bytes: Uint8Array, copy: ((dst: Uint8Array, src: Uint8Array) => Promise<void>) | undefined): Promise<void> {
-    if (!copy || bytes.byteLength < ASYNC_WRITE_MIN_BYTES) {
-      this.write(bytes);
-      return;
-    }
-    if (this.state !== 'held') throw new BackendError('E_GPU', `staging slot ${this.index} is not held for writing (${this.state})`);
-    const size = paddedBytes(bytes.byteLength);
-    if (size > this.buffer.size) throw new BackendError('E_GPU', `staging slot holds ${this.buffer.size} bytes, the frame has ${bytes.byteLength}`);
-    const mapped = new Uint8Array(this.buffer.getMappedRange(0, size));
-    this.state = 'writing';
-    try {
-      await copy(mapped, bytes);
-    } finally {
-      this.state = 'held';
-    }
-    mapped.fill(0, bytes.byteLength);
-    this.buffer.unmap();
-    this.#written = size;
-    this.state = 'sealed';
-  }
-
-  /**
-   * writeAsync() for a picture of several planes: each plane's bytes at its offset (word
-   * aligned, ascending), the gaps and the tail up to `bytes` zeroed, then unmapped. The copies
-   * run at once (off the main thread where the picture is large and `copy` exists).
-   */
-  async writePlanesAsync(
-    planes: ReadonlyArray<{ bytes: Uint8Array; offset: number }>,
-    bytes: number,
-    copy: ((dst: Uint8Array, src: Uint8Array) => Promise<void>) | undefined,
-  ): Promise<void> {
-    if (this.state !== 'held') throw new BackendError('E_GPU', `staging slot ${this.index} is not held for writing (${this.state})`);
-    const size = paddedBytes(bytes);
-    if (size > this.buffer.size) throw new BackendError('E_GPU', `staging slot holds ${this.buffer.size} bytes, the picture has ${bytes}`);
-    const mapped = new Uint8Array(this.buffer.getMappedRange(0, size));
-    const pads: Array<[number, number]> = [];
-    let end = 0;
-    for (const p of planes) {
-      if (p.offset < end || p.offset + p.bytes.byteLength > size) throw new BackendError('E_GPU', `staging slot ${this.index}: planes overlap or overrun the picture`);
-      pads.push([end, p.offset]);
-      end = p.offset + p.bytes.byteLength;
-    }
-    pads.push([end, size]);
-    const async = copy !== undefined && bytes >= ASYNC_WRITE_MIN_BYTES;
-    this.state = 'writing';
-    try {
-      if (async) await Promise.all(planes.map((p) => copy(mapped.subarray(p.offset, p.offset + p.bytes.byteLength), p.bytes)));
-      else for (const p of planes) mapped.set(p.bytes, p.offset);
-    } finally {
-      this.state = 'held';
-    }
-    for (const [from, to] of pads) mapped.fill(0, from, to);
-    this.buffer.unmap();
-    this.#written = size;
-    this.state = 'sealed';
-  }
-
-  /**
-   * writePlanesAsync() for several pictures in one slot (a group's reference and distorted
-   * pictures: one map, one unmap and one fence per group instead of one per picture). Each
-   * region holds one picture's planes (offsets within the region, word aligned, ascending);
-   * only each region's gaps and tail up to its padded `bytes` are zeroed, so a region left
-   * out (an absent rendition) costs nothing. A region's copy runs off the main thread where
-   * its picture is large and `copy` exists, as writeAsync's; with `copyPairs` (the addon's
-   * copyBytes of several pairs), every such copy of the slot in one call.
+   * Writes pictures into the slot and unmaps it, ready for copies in a command buffer (a
+   * group's reference and distorted pictures: one map, one unmap and one fence per group).
+   * Each region holds one picture's planes (offsets within the region, word aligned,
+   * ascending); only each region's gaps and tail up to its padded `bytes` are zeroed, so a
+   * region left out (an absent rendition) costs nothing. A region of a large picture is
+   * copied off the main thread by `copy` (e.g. the addon's copyBytes, on the libuv pool),
+   * or with `copyPairs` (copyBytes of several pairs) every such copy of the slot in one
+   * call; the slot stays mapped, and must not be released or destroyed, until the promise
+   * settles, and the callers' planes must not change until then.
    */
   async writeRegionsAsync(
     regions: ReadonlyArray<{ offset: number; bytes: number; planes: ReadonlyArray<{ bytes: Uint8Array; offset: number }> }>,
@@ -258,12 +179,6 @@ export class UploadSlot {
     if (this.state !== 'sealed') throw new BackendError('E_GPU', `staging slot ${this.index} has not been written (${this.state})`);
     if (offset + size > this.#written) throw new BackendError('E_GPU', `staging slot ${this.index}: bytes ${offset}-${offset + size} were not written`);
     encoder.copyBufferToBuffer(this.buffer, offset, dst, 0, size);
-  }
-
-  /** Records the copy of the written bytes into `dst` (at offset 0). */
-  encodeCopy(encoder: GPUCommandEncoder, dst: GPUBuffer): void {
-    if (this.state !== 'sealed') throw new BackendError('E_GPU', `staging slot ${this.index} has not been written (${this.state})`);
-    encoder.copyBufferToBuffer(this.buffer, 0, dst, 0, this.#written);
   }
 }
 

@@ -62,7 +62,6 @@ export interface FloatPassesSpec<E extends string, P extends string> {
 
 export class FloatPasses<E extends string, P extends string> {
   readonly #name: string;
-  readonly #device: GPUDevice;
   readonly #pipelines: Map<E, GPUComputePipeline>;
   readonly #passes: FloatPass<E, P>[];
   readonly #work: GPUBuffer;
@@ -76,7 +75,6 @@ export class FloatPasses<E extends string, P extends string> {
 
   private constructor(spec: FloatPassesSpec<E, P>, device: GPUDevice, pipelines: Map<E, GPUComputePipeline>, passes: FloatPass<E, P>[], work: GPUBuffer, constants: GPUBuffer) {
     this.#name = spec.name;
-    this.#device = device;
     this.#pipelines = pipelines;
     this.#passes = passes;
     this.#work = work;

@@ -33,14 +33,12 @@ interface Sum {
 
 export class PlaneSumsKernel implements GpuExtractorKernel {
   readonly statsCount: number;
-  readonly #gpu: GpuExtractorContext['gpu'];
   readonly #reducer: I64Reducer;
   readonly #sums: Sum[];
   readonly #scratch: GPUBuffer;
   readonly #cache: BindGroupCache;
 
   private constructor(ctx: GpuExtractorContext, sums: Sum[], scratch: GPUBuffer) {
-    this.#gpu = ctx.gpu;
     this.#reducer = ctx.reducer;
     this.#sums = sums;
     this.#scratch = scratch;

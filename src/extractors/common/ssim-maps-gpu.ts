@@ -102,7 +102,6 @@ interface Pass {
 
 export class SsimMapsKernel implements GpuExtractorKernel {
   readonly statsCount: number;
-  readonly #device: GPUDevice;
   readonly #pipelines: Map<Entry, GPUComputePipeline>;
   readonly #passes: Pass[];
   readonly #work: GPUBuffer;
@@ -113,7 +112,6 @@ export class SsimMapsKernel implements GpuExtractorKernel {
   readonly #cache: BindGroupCache;
 
   private constructor(device: GPUDevice, pipelines: Map<Entry, GPUComputePipeline>, passes: Pass[], work: GPUBuffer, scratch: Scratch, alignment: number, buffers: GPUBuffer[], statsCount: number) {
-    this.#device = device;
     this.#pipelines = pipelines;
     this.#passes = passes;
     this.#work = work;

@@ -113,14 +113,12 @@ type ParamValues = Partial<Record<'src' | 'src2' | 'w' | 'h' | 'dst' | 'ow' | 'o
 
 export class FloatAdmKernel implements GpuExtractorKernel {
   readonly statsCount: number;
-  readonly #device: GPUDevice;
   readonly #pipelines: Map<Entry, GPUComputePipeline>;
   readonly #passes: Pass[];
   readonly #buffers: Scratch;
   readonly #cache: BindGroupCache;
 
   private constructor(device: GPUDevice, pipelines: Map<Entry, GPUComputePipeline>, passes: Pass[], buffers: Scratch, statsCount: number) {
-    this.#device = device;
     this.#pipelines = pipelines;
     this.#passes = passes;
     this.#buffers = buffers;

@@ -71,14 +71,12 @@ interface Scratch {
 
 export class FloatVifKernel implements GpuExtractorKernel {
   readonly statsCount: number;
-  readonly #device: GPUDevice;
   readonly #pipelines: Map<Entry, GPUComputePipeline>;
   readonly #passes: Pass[];
   readonly #buffers: Scratch;
   readonly #cache: BindGroupCache;
 
   private constructor(device: GPUDevice, pipelines: Map<Entry, GPUComputePipeline>, passes: Pass[], buffers: Scratch, statsCount: number) {
-    this.#device = device;
     this.#pipelines = pipelines;
     this.#passes = passes;
     this.#buffers = buffers;

@@ -49,7 +49,6 @@ interface PlanePass {
 
 class PsnrHvsKernel implements GpuExtractorKernel {
   readonly statsCount: number;
-  readonly #device: GPUDevice;
   readonly #pipeline: GPUComputePipeline;
   readonly #passes: PlanePass[];
   readonly #weights: GPUBuffer;
@@ -57,7 +56,6 @@ class PsnrHvsKernel implements GpuExtractorKernel {
   readonly #cache: BindGroupCache;
 
   private constructor(device: GPUDevice, pipeline: GPUComputePipeline, passes: PlanePass[], weights: GPUBuffer, alignment: number, statsCount: number) {
-    this.#device = device;
     this.#pipeline = pipeline;
     this.#passes = passes;
     this.#weights = weights;
