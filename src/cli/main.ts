@@ -45,10 +45,10 @@ interface RunOutcome {
 /**
  * Runs the command line; resolves to the exit status (EXIT_STATUS: 0 done, 1 input/runtime
  * error, 2 usage, 130/143 interrupted by SIGINT/SIGTERM, 141 standard output closed).
- * `exitAfter`: the caller ends the process once this resolves (bin/vmaf-stream), so a run
+ * `exitAfterRun`: the caller ends the process once this resolves (bin/vmaf-stream), so a run
  * leaves its GPU device to the exit rather than closing it first.
  */
-export async function main(argv: string[], options: { exitAfter?: boolean } = {}): Promise<number> {
+export async function main(argv: string[], options: { exitAfterRun?: boolean } = {}): Promise<number> {
   mark('modules loaded');
   watchStandardStreams();
   let logsToStdout = false;
@@ -71,7 +71,7 @@ export async function main(argv: string[], options: { exitAfter?: boolean } = {}
       case 'run': {
         if (command.args.verbose) showDawnDiagnostics(true);
         logsToStdout = command.args.output === '-';
-        const outcome = await run(command.args, options.exitAfter ? { exitAfterRun: true } : {});
+        const outcome = await run(command.args, options.exitAfterRun ? { exitAfterRun: true } : {});
         mark('run done');
         return outcome.interruptedBy ? EXIT_STATUS[outcome.interruptedBy] : EXIT_STATUS.done;
       }

@@ -56,7 +56,7 @@ export function orderedMergeMap<T, R>(
           fail(error);
           return;
         }
-        if (isPromiseLike(input)) {
+        if (isPromise(input)) {
           // A promise (the backends' projections, one per frame): its value and completion
           // at once, as from(promise) delivers them, without an Observable and subscriber
           // per frame.
@@ -150,6 +150,6 @@ export function orderedMergeMap<T, R>(
 }
 
 /** A native Promise (what async projections return); other inputs go through from(). */
-function isPromiseLike<R>(input: ObservableInput<R>): input is Promise<R> {
+function isPromise<R>(input: ObservableInput<R>): input is Promise<R> {
   return input instanceof Promise;
 }

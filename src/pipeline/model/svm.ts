@@ -203,7 +203,7 @@ class RbfSvr implements SvrModel {
       x = this.x;
       x.set(input); // the rest stays 0
     }
-    const native = nativeRbf === undefined ? nativeRbfSum() : nativeRbf;
+    const native = nativeRbfSum();
     if (native) return native(this.packed, x) - this.rho;
     const sv = this.vectors;
     const coefs = this.coefs;
