@@ -264,7 +264,9 @@ export class GpuBackend implements FeatureBackend {
   /** Opens the device (and checks the native addon, whose finish step the features need). */
   static async open(options: GpuBackendOptions = {}): Promise<GpuBackend> {
     const native = loadNative();
-    const dawnFlags = [...(options.dawnFlags ?? [])];
+    // VMAF_STREAM_DAWN_FLAGS: extra Dawn options for measurements (space-separated, as dawnFlags takes them).
+    const fromEnv = (process.env.VMAF_STREAM_DAWN_FLAGS ?? '').split(/\s+/).filter((f) => f !== '');
+    const dawnFlags = [...(options.dawnFlags ?? []), ...fromEnv];
     // Dawn rounds timestamps to 100 us unless told otherwise: too coarse for per-stage times.
     if (options.timing) dawnFlags.push('disable-dawn-features=timestamp_quantization');
     const gpu = await openGpuDevice({
