@@ -97,4 +97,17 @@ describe('float_adm on the gpu backend', function () {
       assertOnGpu(g.warnings, what);
     }
   });
+
+  it('2160p and beyond run on the gpu where the device allows bindings of that size (its own limit, not WebGPU\'s default)', async function () {
+    const { floatAdmGpu } = await import('../dist/extractors/float_adm/float_adm-gpu.js');
+    const { floatAdm } = await import('../dist/extractors/float_adm/float_adm.js');
+    const { resolveOptions } = await import('../dist/extractors/option.js');
+    const options = resolveOptions('float_adm', floatAdm.options, new Map(), 'test');
+    const uhd = { width: 3840, height: 2160, bitDepth: 10, chroma: '420' };
+    const qhd = { width: 2560, height: 1440, bitDepth: 8, chroma: '420' };
+    assert.equal(floatAdmGpu.supports(options, qhd), true, '1440p within the default 128 MiB');
+    assert.equal(floatAdmGpu.supports(options, uhd), false, '2160p needs more than the default 128 MiB');
+    assert.equal(floatAdmGpu.supports(options, uhd, { maxStorageBufferBindingSize: 128 << 20 }), false);
+    assert.equal(floatAdmGpu.supports(options, uhd, { maxStorageBufferBindingSize: 1 << 30 }), true, 'a GPU giving 1 GiB bindings takes 2160p');
+  });
 });

@@ -23,6 +23,7 @@ import type { RunPlan, InstanceOutputs } from '../extractors/plan.js';
 import type { FeatureValues, Frame, FrameFeatures, FrameFormat, FrameGroup, FramePair, GroupFeatures } from '../types.js';
 import { NativeExtractors, type NativeFrameValues } from './native-extractors.js';
 import { GpuExtractorSet, gpuImplementationFor } from './gpu/gpu-extractors.js';
+import type { GpuBindingLimits } from './gpu/gpu-extractor.js';
 import { orderedMergeMap } from '../pipeline/ordered-merge-map.js';
 import { VmafError } from '../errors.js';
 import type { GpuDevice } from './gpu/device.js';
@@ -155,6 +156,8 @@ function finishLookahead(nativeOf: () => NativeExtractors | undefined): Operator
 
 /** The gpu backend's extractMany, which also computes registered extractors with gpu kernels. */
 interface GpuCore {
+  /** The open device's limits: a gpu part sizes itself by them (supports). */
+  readonly gpu: { readonly limits: GpuBindingLimits };
   extractMany(groups: Observable<FrameGroup>, extractors: () => GpuExtractorSet | undefined): Observable<GroupFeatures>;
 }
 
@@ -177,9 +180,9 @@ export class PlanBackend implements FeatureBackend {
     this.description = core ? (this.hasNative && kind === 'gpu' ? `${core.description}, ${hostThreads}` : core.description) : `cpu, ${hostThreads}`;
   }
 
-  /** Whether registered extractors with gpu kernels run inside the core's command buffers. */
-  private get gpuExtractors(): boolean {
-    return this.core?.kind === 'gpu';
+  /** The gpu backend's core, inside whose command buffers registered extractors with gpu kernels run; undefined on the cpu backend. */
+  private get gpuCore(): GpuCore | undefined {
+    return this.core?.kind === 'gpu' ? (this.core as unknown as GpuCore) : undefined;
   }
 
   extract(pairs: Observable<FramePair>): Observable<FrameFeatures> {
@@ -197,9 +200,10 @@ export class PlanBackend implements FeatureBackend {
         keys = this.plan.featureKeys(format);
         // On the gpu backend, instances with a gpu kernel for this format join its command
         // buffers; the others run on the host, and the run says which.
-        const gpuOutputs = this.gpuExtractors ? outputs.filter((o) => gpuImplementationFor(o.instance, format) !== undefined) : [];
+        const limits = this.gpuCore?.gpu.limits;
+        const gpuOutputs = limits ? outputs.filter((o) => gpuImplementationFor(o.instance, format, limits) !== undefined) : [];
         const nativeOutputs = outputs.filter((o: InstanceOutputs) => o.instance.definition.implementation.kind === 'native' && !gpuOutputs.includes(o));
-        if (gpuOutputs.length > 0) onGpu = new GpuExtractorSet(gpuOutputs, format);
+        if (gpuOutputs.length > 0) onGpu = new GpuExtractorSet(gpuOutputs, format, limits);
         if (nativeOutputs.length > 0) native = new NativeExtractors(nativeOutputs, format);
         if (this.kind === 'gpu' && nativeOutputs.length > 0) {
           const names = [...new Set(nativeOutputs.map((o) => o.instance.definition.name))];
@@ -330,7 +334,8 @@ export class PlanBackend implements FeatureBackend {
         };
         const fanned = groups.pipe(map(fanOut), tap({ complete: sourceEnded }), finalize(releaseHistory));
         // The gpu backend takes the instances with gpu kernels (made by fanOut's prepare, before it sees a group).
-        const fromCore = this.gpuExtractors ? (core as GpuCore).extractMany(fanned, () => onGpu) : core.extractMany(fanned);
+        const gpuCore = this.gpuCore;
+        const fromCore = gpuCore ? gpuCore.extractMany(fanned, () => onGpu) : core.extractMany(fanned);
         merged = fromCore.pipe(
           concatMap(async (group): Promise<GroupFeatures> => {
             const job = pending.get(group.index);

@@ -13,14 +13,15 @@
  * The readback is five 64-bit accumulators per scored row of each scale (about 800 rows at
  * 1080p). Runs here: adm_p_norm 3 (other p-norms take powf per sample, which only the host
  * gives exactly), a host whose rcpss float_adm.cpp could tabulate (Intel's, so far), and
- * every size whose bindings fit WebGPU's default storage binding limit (128 MiB: the planes
- * buffer, scale 0's two planes and every scale's eight bands, some 4.7 floats a pixel,
- * allows 7.1 million pixels: 1440p included, 2160p not); the rest runs on the host.
+ * every size whose bindings fit the device's storage binding limit (the planes buffer, scale
+ * 0's two planes and every scale's eight bands, some 4.7 floats a pixel: WebGPU's default
+ * 128 MiB allows 7.1 million pixels, 1440p; GPUs that give 1 GiB or more take 2160p and
+ * beyond); the rest runs on the host.
  */
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { BackendError } from '../../errors.js';
-import type { GpuExtractorContext, GpuExtractorInputs, GpuExtractorKernel, GpuImplementation, GpuPicture } from '../../kernels/gpu/gpu-extractor.js';
+import { DEFAULT_BINDING_LIMITS, type GpuExtractorContext, type GpuExtractorInputs, type GpuExtractorKernel, type GpuImplementation, type GpuPicture } from '../../kernels/gpu/gpu-extractor.js';
 import type { StatsSlot } from '../../kernels/gpu/frame-kernel.js';
 import { f32Bits, f64Bits, loadWgsl, WGSL_ROOT } from '../../kernels/gpu/wgsl.js';
 import { loadNative, nativeGeometry } from '../../kernels/native.js';
@@ -34,8 +35,6 @@ const WORKGROUP = 16;
 const ROW_WORKGROUP = 64;
 /** Words a scored row takes in the stats (float_adm.cpp's kRowWords). */
 const ROW_WORDS = 10;
-/** WebGPU's default maxStorageBufferBindingSize: every binding stays within it. */
-const MAX_BINDING_BYTES = 128 << 20;
 /** gpuParams' fixed part (float_adm.cpp): table bits, gain limit, cos^2 1deg, skip scale 0, bypass CM, p-norm, 12 factors. */
 const FIXED_PARAMS = 18;
 
@@ -82,13 +81,13 @@ function hostParams(options: OptionValues, format: FrameFormat): Float64Array {
 }
 
 export const floatAdmGpu: GpuImplementation = {
-  supports: (options, format) => {
+  supports: (options, format, limits = DEFAULT_BINDING_LIMITS) => {
     if (Number(options['adm_p_norm']) !== 3) return false;
     if (tableUsable === undefined) tableUsable = hostParams(options, format)[0]! >= 0;
     if (!tableUsable) return false;
     const n = format.width * format.height;
     const m = Math.trunc((format.width + 1) / 2) * Math.trunc((format.height + 1) / 2);
-    return 4 * Math.max(planeWords(format.width, format.height).total, 12 * m, 9 * m) <= MAX_BINDING_BYTES && n > 0;
+    return 4 * Math.max(planeWords(format.width, format.height).total, 12 * m, 9 * m) <= limits.maxStorageBufferBindingSize && n > 0;
   },
   create: (ctx) => FloatAdmKernel.create(ctx),
 };

@@ -76,6 +76,17 @@ export interface GpuExtractorKernel {
   destroy(): void;
 }
 
+/**
+ * The device limits a gpu part may size itself by in supports(): the device's own where it
+ * is open, WebGPU's defaults (DEFAULT_BINDING_LIMITS) where a caller has none.
+ */
+export interface GpuBindingLimits {
+  readonly maxStorageBufferBindingSize: number;
+}
+
+/** WebGPU's default limits: what every adapter gives. */
+export const DEFAULT_BINDING_LIMITS: GpuBindingLimits = Object.freeze({ maxStorageBufferBindingSize: 128 << 20 });
+
 /** The C++ extractor's finishStats on the worker pool (the addon's finishExtractorAsync). */
 export type NativeFinish = (stats: BigUint64Array) => Promise<Float64Array>;
 
@@ -91,7 +102,7 @@ export interface GpuImplementation {
    * integer accumulation reproduces libvmaf's double sums only up to some bit depth). An
    * instance it refuses runs on the host, as extractors without a gpu part do.
    */
-  supports(options: OptionValues, format: FrameFormat): boolean;
+  supports(options: OptionValues, format: FrameFormat, limits?: GpuBindingLimits): boolean;
   create(context: GpuExtractorContext): Promise<GpuExtractorKernel>;
 }
 

@@ -19,13 +19,13 @@ import type { ExtractorDefinition } from '../../extractors/extractor.js';
 import type { OptionValues } from '../../extractors/option.js';
 import { loadNative, nativeGeometry, type NativeAddon, type NativeExtractorHandle } from '../native.js';
 import type { GpuDevice } from './device.js';
-import { statsAt, type GpuExtractorInputs, type GpuExtractorKernel, type GpuImplementation, type GpuPicture } from './gpu-extractor.js';
+import { DEFAULT_BINDING_LIMITS, statsAt, type GpuBindingLimits, type GpuExtractorInputs, type GpuExtractorKernel, type GpuImplementation, type GpuPicture } from './gpu-extractor.js';
 import type { StatsSlot } from './frame-kernel.js';
 import { pictureLayout, type PictureLayout } from './picture-planes.js';
 import { I64Reducer } from './reduce-i64.js';
 
 /** The gpu part an instance runs with on `format`, or undefined when it runs on the host. */
-export function gpuImplementationFor(instance: ExtractorInstance, format: FrameFormat): GpuImplementation | undefined {
+export function gpuImplementationFor(instance: ExtractorInstance, format: FrameFormat, limits: GpuBindingLimits = DEFAULT_BINDING_LIMITS): GpuImplementation | undefined {
   const { definition, options } = instance;
   const impl = definition.implementation;
   if (impl.kind !== 'native' || !impl.gpu) return undefined;
@@ -33,7 +33,7 @@ export function gpuImplementationFor(instance: ExtractorInstance, format: FrameF
   if (n.previous > 0 || n.next > 0) {
     if (!impl.gpu.referenceOnly || n.previous > 1 || n.next > 1 || (n.next > 0 && !definition.finishFrame)) return undefined;
   }
-  return impl.gpu.supports(options, format) ? impl.gpu : undefined;
+  return impl.gpu.supports(options, format, limits) ? impl.gpu : undefined;
 }
 
 interface Member {
@@ -66,14 +66,14 @@ export class GpuExtractorSet {
   #compiled: Promise<void> | undefined;
 
   /** `outputs`: the plan's instances for this format that gpuImplementationFor accepts. */
-  constructor(outputs: readonly InstanceOutputs[], format: FrameFormat) {
+  constructor(outputs: readonly InstanceOutputs[], format: FrameFormat, limits: GpuBindingLimits = DEFAULT_BINDING_LIMITS) {
     this.#native = loadNative();
     this.format = format;
     const geometry = nativeGeometry(format);
     let words = 0;
     this.#members = outputs.map((o) => {
       const { definition, options } = o.instance;
-      const gpu = gpuImplementationFor(o.instance, format);
+      const gpu = gpuImplementationFor(o.instance, format, limits);
       if (!gpu || definition.implementation.kind !== 'native') throw new TypeError(`${definition.name} has no gpu implementation for this input`);
       const name = definition.implementation.native;
       const create = (): NativeExtractorHandle => {
