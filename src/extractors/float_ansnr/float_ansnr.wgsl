@@ -1,6 +1,7 @@
 // #include "../common/float-luma.wgsl"
 // #include "../../kernels/gpu/lib/f32.wgsl"
 // #include "../../kernels/gpu/lib/mirror.wgsl"
+// #include "../common/serial-rows.wgsl"
 //
 // float_ansnr on the GPU (driven by float_ansnr-gpu.ts), bit for bit as float_ansnr.cpp does
 // it: every float operation is lib/f32.wgsl's integer-exact one (no FMA contraction, no
@@ -11,8 +12,9 @@
 //              the edge sample repeated (-1 -> 1, n -> n - 1)
 //   energies:  one invocation per row: the row's float sums of ref^2 and (ref - dis)^2,
 //              left to right
-//   total:     one invocation: those row sums added top to bottom, in float; the two floats'
-//              bit patterns written as the instance's two accumulators
+//   total:     one invocation: those row sums added top to bottom, in float (loaded through
+//              workgroup memory: serial-rows.wgsl); the two floats' bit patterns written as
+//              the instance's two accumulators
 // The sums are sequential float additions, as the C++'s, so they are exact reproductions,
 // not reductions in another order.
 
@@ -87,17 +89,37 @@ fn energies(@builtin(global_invocation_id) id: vec3<u32>) {
   work[params.dst_word + 2u * id.x + 1u] = noise;
 }
 
-@compute @workgroup_size(1)
-fn total() {
+var<workgroup> chunk: array<u32, SR_CHUNK>;
+
+@compute @workgroup_size(SR_THREADS)
+fn total(@builtin(local_invocation_index) lid: u32) {
+  // Two words a row (signal, noise): SR_CHUNK / 2 rows a chunk.
+  let words = 2u * params.height;
   var signal = 0u;
   var noise = 0u;
-  for (var i = 0u; i < params.height; i = i + 1u) {
-    signal = f32_add(signal, work[params.src_word + 2u * i]);
-    noise = f32_add(noise, work[params.src_word + 2u * i + 1u]);
+  for (var i0 = 0u; i0 < words; i0 = i0 + SR_CHUNK) {
+    workgroupBarrier(); // the previous chunk's adds are done
+    for (var i = lid; i < SR_CHUNK; i = i + SR_THREADS) {
+      var v = 0u;
+      if (i0 + i < words) {
+        v = work[params.src_word + i0 + i];
+      }
+      chunk[i] = v;
+    }
+    workgroupBarrier();
+    if (lid == 0u) {
+      let n = min(SR_CHUNK, words - i0);
+      for (var i = 0u; i < n; i = i + 2u) {
+        signal = f32_add_serial(signal, chunk[i]);
+        noise = f32_add_serial(noise, chunk[i + 1u]);
+      }
+    }
   }
-  let at = params.out_word;
-  stats[at] = signal;
-  stats[at + 1u] = 0u;
-  stats[at + 2u] = noise;
-  stats[at + 3u] = 0u;
+  if (lid == 0u) {
+    let at = params.out_word;
+    stats[at] = signal;
+    stats[at + 1u] = 0u;
+    stats[at + 2u] = noise;
+    stats[at + 3u] = 0u;
+  }
 }
