@@ -3,10 +3,10 @@
  * and motion_add_uv, which run on the host): the previous and this reference frame as floats,
  * each blurred by the separable filter, and the mean absolute difference's float sums, every
  * float operation integer-exact (lib/f32.wgsl) and every sum in float_motion.cpp's order (per
- * row left to right, then the rows top to bottom, each sequential on one invocation, the terms
- * loaded through workgroup tiles: serial-rows.wgsl), so the
- * sum is the cpu backend's bit for bit; float_motion.cpp's finishStats ends as extract()
- * does. Everything runs on the GPU: no readback of maps, no host summation.
+ * row left to right, then the rows top to bottom, each sequential on one invocation, the
+ * terms loaded through workgroup tiles: serial-rows.wgsl), so the sum is the cpu backend's
+ * bit for bit; float_motion.cpp's finishStats ends as extract() does. Everything runs on the
+ * GPU: no readback of maps, no host summation.
  *
  * It reads only reference pictures (`referenceOnly`): the gpu backend runs it once per frame,
  * scored or not, with the previous frame's reference from its reference ring, and finishes
@@ -17,13 +17,9 @@ import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { GpuExtractorContext, GpuExtractorInputs, GpuExtractorKernel, GpuImplementation } from '../../kernels/gpu/gpu-extractor.js';
 import type { StatsSlot } from '../../kernels/gpu/frame-kernel.js';
-import { BackendError } from '../../errors.js';
 import { WGSL_ROOT } from '../../kernels/gpu/wgsl.js';
 import { FloatPasses, type FloatPass } from '../common/float-passes-gpu.js';
 import type { OptionValues } from '../option.js';
-
-/** row_sums' rows per workgroup (serial-rows.wgsl's SR_ROWS). */
-const SERIAL_ROWS = 16;
 
 const SOURCE = relative(WGSL_ROOT, join(dirname(fileURLToPath(import.meta.url)), 'float_motion.wgsl'));
 
@@ -53,8 +49,6 @@ class FloatMotionKernel implements GpuExtractorKernel {
     const luma = layout.planes[0]!;
     const { width: w, height: h } = luma;
     const filter = filterOf(options);
-    const maxGroups = ctx.gpu.limits.maxComputeWorkgroupsPerDimension;
-    if (Math.ceil(h / SERIAL_ROWS) > maxGroups) throw new BackendError('E_GPU', `float_motion: ${w}x${h} exceeds the adapter's ${maxGroups} workgroups per dimension`);
     // params: src, dst, w, h, taps, scale, a, b; total's and no_previous's output word at 8.
     const words = (v: Partial<Record<'src' | 'dst' | 'scale' | 'a' | 'b', number>>): number[] =>
       [v.src ?? 0, v.dst ?? 0, w, h, filter.length, v.scale ?? 0, v.a ?? 0, v.b ?? 0, 0, 0, 0, 0];
@@ -71,7 +65,7 @@ class FloatMotionKernel implements GpuExtractorKernel {
       outReadsWork: ['total'],
       outWords: [0, 0, w, h, filter.length, 0, rows, 0, 0, 0, 0, 0],
       outWordAt: 8,
-      passes: ({ uniform, image, scale }) => {
+      passes: ({ uniform, image, rows: rowGroups, scale }) => {
         const list: FloatPass<Entry, Picture>[] = [];
         for (const [of, dst] of [['previous', previous], ['current', current]] as const) {
           list.push(
@@ -80,7 +74,7 @@ class FloatMotionKernel implements GpuExtractorKernel {
             { entry: 'blur_cols', params: uniform(words({ src: vertical, dst })), groups: image },
           );
         }
-        list.push({ entry: 'row_sums', params: uniform(words({ dst: rows, a: previous, b: current })), groups: [Math.ceil(h / SERIAL_ROWS), 1] });
+        list.push({ entry: 'row_sums', params: uniform(words({ dst: rows, a: previous, b: current })), groups: rowGroups });
         return list;
       },
     });
