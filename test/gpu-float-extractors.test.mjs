@@ -183,4 +183,26 @@ describe('float extractors on the gpu backend', function () {
       assert.match(warned[0], /float_motion/);
     });
   });
+
+  // The serial sums load their terms through workgroup tiles (serial-rows.wgsl: 16 rows by 64
+  // columns; the totals 1024 words at a time): sizes on both sides of the tile edges, and a
+  // tall frame whose row sums take more than one chunk (float_motion over 1024 rows, float_ansnr
+  // over 512), summed in the same order as on the cpu.
+  it('serial sums at the tiles\' edges (widths 64, 65, 129; heights 48, 49; 1100 rows): gpu == cpu exactly, every float extractor with a row pass', async function () {
+    const R = makeRng((SEED ^ 0x5e71a1) >>> 0);
+    const rowPasses = ['float_motion', 'float_ansnr', 'float_vif', 'float_adm'];
+    let compared = 0;
+    // The tall frame for the totals' chunks only (float_motion and float_ansnr have a total pass).
+    for (const [width, height, features] of [[64, 48, rowPasses], [65, 49, rowPasses], [129, 33, rowPasses], [40, 1100, rowPasses.slice(0, 2)]]) {
+      const what = `${width}x${height}`;
+      const [ref, dis] = randomPair(R, `tiles-${what}`, { width, height, bitDepth: 8, chroma: '420', frames: 2 });
+      const g = await run(ref, dis, { features, backend: 'gpu' });
+      const k = await run(ref, dis, { features, backend: 'cpu' });
+      assert.equal(g.frames.length, 2, what);
+      assertSameFrames(g.frames, k.frames, what);
+      assertOnGpu(g.warnings, what);
+      compared += 2 * Object.keys(k.frames[0].features).length;
+    }
+    console.log(`      serial sums at the tiles' edges: ${compared} values, gpu == cpu`);
+  });
 });

@@ -16,9 +16,9 @@ import { f32Bits, loadWgsl } from '../../kernels/gpu/wgsl.js';
 import { BindGroupCache, type Bindings, uniformBuffer } from '../../kernels/gpu/bind-groups.js';
 
 export const PARAMS_WORDS = 12;
-/** The image passes' workgroup side and the row passes' workgroup width, as the WGSL has them. */
+/** The image passes' workgroup side, and the row passes' rows per workgroup (serial-rows.wgsl's SR_ROWS). */
 const WORKGROUP = 16;
-const ROWS_WORKGROUP = 64;
+const ROWS_WORKGROUP = 16;
 
 export interface FloatPass<E extends string, P extends string> {
   entry: E;

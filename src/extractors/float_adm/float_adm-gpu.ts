@@ -32,7 +32,8 @@ import type { FrameFormat } from '../../types.js';
 const SOURCE = relative(WGSL_ROOT, join(dirname(fileURLToPath(import.meta.url)), 'float_adm.wgsl'));
 const PARAMS_WORDS = 20;
 const WORKGROUP = 16;
-const ROW_WORKGROUP = 64;
+/** row_sums' rows per workgroup (serial-rows.wgsl's SR_ROWS). */
+const ROW_WORKGROUP = 16;
 /** Words a scored row takes in the stats (float_adm.cpp's kRowWords). */
 const ROW_WORDS = 10;
 /** gpuParams' fixed part (float_adm.cpp): table bits, gain limit, cos^2 1deg, skip scale 0, bypass CM, p-norm, 12 factors. */

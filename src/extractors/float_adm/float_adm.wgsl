@@ -1,6 +1,7 @@
 // #include "../common/float-luma.wgsl"
 // #include "../../kernels/gpu/lib/f32.wgsl"
 // #include "../../kernels/gpu/lib/mirror.wgsl"
+// #include "../common/serial-rows.wgsl"
 //
 // float_adm's per-pixel work (float_adm.cpp's dwt(), decouple(), csf(), denominator() and
 // masked()) on the GPU, driven by float_adm-gpu.ts, bit for bit as the C++ does it: every
@@ -20,7 +21,8 @@
 //              masking shares (|csf| / 30), over the tap region, into `csf`
 //   terms:     per scored sample, the p-norm terms of the denominator, the DLM and the AIM
 //              numerators per band, into `terms`
-//   row_sums:  each scored row's terms summed in float, into the stats slot
+//   row_sums:  each scored row's terms summed in float, into the stats slot (the terms loaded
+//              through workgroup tiles: serial-rows.wgsl)
 
 const EPS: u32 = 0x0da24260u; // 1e-30f
 const ONE: u32 = 0x3f800000u;
@@ -294,25 +296,58 @@ fn terms_pass(@builtin(global_invocation_id) id: vec3<u32>) {
   }
 }
 
-// Scored row id.x's sum number id.y (of nine) in column order; sum 0's invocation also writes
-// the row's zero word (ten words to a row). One invocation per sum, not per row: each sum is a
-// serial chain of soft-float adds (libvmaf's order), so nine short chains finish sooner.
-@compute @workgroup_size(64)
-fn row_sums(@builtin(global_invocation_id) id: vec3<u32>) {
+var<workgroup> tile: array<u32, SR_ROWS * SR_TILE>;
+
+// row_sums' loads of sum k's tile c0 for invocation lid (0 outside).
+fn term_words(k: u32, group: u32, lid: u32, c0: u32, v: ptr<function, array<u32, SR_PER>>) {
   let sw = params.out_width;
   let sh = params.out_height;
-  let k = id.y;
-  if (id.x >= sh || k >= 9u) {
-    return;
+  for (var e = 0u; e < SR_PER; e = e + 1u) {
+    let p = sr_place(lid, e);
+    let y = group * SR_ROWS + p.x;
+    let x = c0 + p.y;
+    var t = 0u;
+    if (y < sh && x < sw) {
+      t = terms[k * sw * sh + y * sw + x];
+    }
+    (*v)[e] = t;
   }
-  let row = k * sw * sh + id.x * sw;
+}
+
+// Scored rows' sum number group.y (of nine) in column order, one invocation per row; sum 0's
+// also writes the row's zero word (ten words to a row). A workgroup per sum, not per row: nine
+// chains of soft-float adds side by side finish sooner than one after another.
+@compute @workgroup_size(SR_THREADS)
+fn row_sums(@builtin(workgroup_id) group: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+  let sw = params.out_width;
+  let k = group.y;
+  let y = group.x * SR_ROWS + lid;
+  let sums = lid < SR_ROWS && y < params.out_height;
+  var v: array<u32, SR_PER>;
+  term_words(k, group.x, lid, 0u, &v);
   var acc = 0u;
-  for (var x = 0u; x < sw; x = x + 1u) {
-    acc = f32_add_serial(acc, terms[row + x]);
+  for (var c0 = 0u; c0 < sw; c0 = c0 + SR_TILE) {
+    workgroupBarrier(); // the previous tile's adds are done
+    for (var e = 0u; e < SR_PER; e = e + 1u) {
+      let p = sr_place(lid, e);
+      tile[sr_word(p.x, p.y)] = v[e];
+    }
+    workgroupBarrier();
+    if (c0 + SR_TILE < sw) {
+      term_words(k, group.x, lid, c0 + SR_TILE, &v);
+    }
+    if (sums) {
+      let n = min(SR_TILE, sw - c0);
+      for (var c = 0u; c < n; c = c + 1u) {
+        acc = f32_add_serial(acc, tile[sr_word(lid, c)]);
+      }
+    }
   }
-  let at = params.stats_word + 10u * id.x;
-  stats[at + k] = acc;
-  if (k == 0u) {
-    stats[at + 9u] = 0u;
+  if (sums) {
+    let at = params.stats_word + 10u * y;
+    stats[at + k] = acc;
+    if (k == 0u) {
+      stats[at + 9u] = 0u;
+    }
   }
 }

@@ -2,8 +2,9 @@
  * float_ansnr on the GPU (float_ansnr.wgsl): the luma as floats, the reference's 3x3 and the
  * distorted's 5x5 filters, and the signal and noise energies, every float operation
  * integer-exact (lib/f32.wgsl) and every sum in float_ansnr.cpp's order (per row left to
- * right, then the rows top to bottom, each a sequential float sum on one invocation), so the
- * two floats are the cpu backend's bit for bit; float_ansnr.cpp's finishStats ends as
+ * right, then the rows top to bottom, each a sequential float sum on one invocation, the
+ * terms loaded through workgroup tiles: serial-rows.wgsl), so the two floats are the cpu
+ * backend's bit for bit; float_ansnr.cpp's finishStats ends as
  * extract() does. Everything runs on the GPU: no readback of maps, no host summation.
  */
 import { dirname, join, relative } from 'node:path';

@@ -3,9 +3,10 @@
  * and motion_add_uv, which run on the host): the previous and this reference frame as floats,
  * each blurred by the separable filter, and the mean absolute difference's float sums, every
  * float operation integer-exact (lib/f32.wgsl) and every sum in float_motion.cpp's order (per
- * row left to right, then the rows top to bottom, each sequential on one invocation), so the
- * sum is the cpu backend's bit for bit; float_motion.cpp's finishStats ends as extract()
- * does. Everything runs on the GPU: no readback of maps, no host summation.
+ * row left to right, then the rows top to bottom, each sequential on one invocation, the
+ * terms loaded through workgroup tiles: serial-rows.wgsl), so the sum is the cpu backend's
+ * bit for bit; float_motion.cpp's finishStats ends as extract() does. Everything runs on the
+ * GPU: no readback of maps, no host summation.
  *
  * It reads only reference pictures (`referenceOnly`): the gpu backend runs it once per frame,
  * scored or not, with the previous frame's reference from its reference ring, and finishes

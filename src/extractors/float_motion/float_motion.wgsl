@@ -1,6 +1,7 @@
 // #include "../common/float-luma.wgsl"
 // #include "../../kernels/gpu/lib/f32.wgsl"
 // #include "../../kernels/gpu/lib/mirror.wgsl"
+// #include "../common/serial-rows.wgsl"
 //
 // float_motion's own score on the GPU (driven by float_motion-gpu.ts), bit for bit as
 // float_motion.cpp computes it for luma at scale 0: every float operation is lib/f32.wgsl's
@@ -9,10 +10,13 @@
 //   blur_rows:  the vertical pass of the separable filter (each tap added in filter order to
 //               a float that starts at 0; edges mirrored without repeating: -1 -> 1, n -> n - 2)
 //   blur_cols:  the horizontal pass, on the vertical pass's output
-//   row_sums:   one invocation per row: |prev - cur| added left to right, each in double onto
-//               the float running sum and rounded back to float (fabs's promotion)
-//   total:      one invocation: the row sums added top to bottom in float; writes the
-//               instance's two accumulators: 1 (there was a previous frame) and the sum's bits
+//   row_sums:   per row, |prev - cur| added left to right, each in double onto the float
+//               running sum and rounded back to float (fabs's promotion: that is the float
+//               sum of the two floats); the rows' chains through workgroup tiles
+//               (serial-rows.wgsl), the differences formed as the tiles are loaded
+//   total:      the row sums added top to bottom in float by one invocation (loaded through
+//               workgroup memory); writes the instance's two accumulators: 1 (there was a
+//               previous frame) and the sum's bits
 //   no_previous: the stream's first frame: 0 and 0
 // The sums are sequential, as the C++'s: exact reproductions, not reductions in another order.
 
@@ -77,32 +81,88 @@ fn blur_cols(@builtin(global_invocation_id) id: vec3<u32>) {
   work[params.dst_word + id.y * w + id.x] = acc;
 }
 
-@compute @workgroup_size(64)
-fn row_sums(@builtin(global_invocation_id) id: vec3<u32>) {
+var<workgroup> tile: array<u32, SR_ROWS * SR_TILE>;
+
+// row_sums' loads of tile c0 for invocation lid: the previous and this frame's words (0 outside).
+fn diff_words(group: u32, lid: u32, c0: u32, a: ptr<function, array<u32, SR_PER>>, b: ptr<function, array<u32, SR_PER>>) {
   let w = params.width;
-  if (id.x >= params.height) {
-    return;
+  for (var k = 0u; k < SR_PER; k = k + 1u) {
+    let p = sr_place(lid, k);
+    let y = group * SR_ROWS + p.x;
+    let x = c0 + p.y;
+    var va = 0u;
+    var vb = 0u;
+    if (y < params.height && x < w) {
+      va = work[params.a_word + y * w + x];
+      vb = work[params.b_word + y * w + x];
+    }
+    (*a)[k] = va;
+    (*b)[k] = vb;
   }
-  let base = id.x * w;
-  var sum = 0u;
-  for (var j = 0u; j < w; j = j + 1u) {
-    let diff = f32_sub(work[params.a_word + base + j], work[params.b_word + base + j]);
-    sum = f32_from_f64(f64_add(f64_from_f32_bits(sum), f64_abs(f64_from_f32_bits(diff))));
-  }
-  work[params.dst_word + id.x] = sum;
 }
 
-@compute @workgroup_size(1)
-fn total() {
+@compute @workgroup_size(SR_THREADS)
+fn row_sums(@builtin(workgroup_id) group: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+  let w = params.width;
+  let y = group.x * SR_ROWS + lid;
+  let sums = lid < SR_ROWS && y < params.height;
+  var a: array<u32, SR_PER>;
+  var b: array<u32, SR_PER>;
+  diff_words(group.x, lid, 0u, &a, &b);
   var sum = 0u;
-  for (var i = 0u; i < params.height; i = i + 1u) {
-    sum = f32_add(sum, work[params.a_word + i]);
+  for (var c0 = 0u; c0 < w; c0 = c0 + SR_TILE) {
+    workgroupBarrier(); // the previous tile's adds are done
+    for (var k = 0u; k < SR_PER; k = k + 1u) {
+      let p = sr_place(lid, k);
+      // |diff| as a float: fabs of the double promotion only clears the sign, as here.
+      tile[sr_word(p.x, p.y)] = f32_sub(a[k], b[k]) & 0x7fffffffu;
+    }
+    workgroupBarrier();
+    if (c0 + SR_TILE < w) {
+      diff_words(group.x, lid, c0 + SR_TILE, &a, &b);
+    }
+    if (sums) {
+      let n = min(SR_TILE, w - c0);
+      for (var c = 0u; c < n; c = c + 1u) {
+        sum = f32_add_serial(sum, tile[sr_word(lid, c)]);
+      }
+    }
   }
-  let at = params.out_word;
-  stats[at] = 1u;
-  stats[at + 1u] = 0u;
-  stats[at + 2u] = sum;
-  stats[at + 3u] = 0u;
+  if (sums) {
+    work[params.dst_word + y] = sum;
+  }
+}
+
+var<workgroup> chunk: array<u32, SR_CHUNK>;
+
+@compute @workgroup_size(SR_THREADS)
+fn total(@builtin(local_invocation_index) lid: u32) {
+  let h = params.height;
+  var sum = 0u;
+  for (var i0 = 0u; i0 < h; i0 = i0 + SR_CHUNK) {
+    workgroupBarrier(); // the previous chunk's adds are done
+    for (var i = lid; i < SR_CHUNK; i = i + SR_THREADS) {
+      var v = 0u;
+      if (i0 + i < h) {
+        v = work[params.a_word + i0 + i];
+      }
+      chunk[i] = v;
+    }
+    workgroupBarrier();
+    if (lid == 0u) {
+      let n = min(SR_CHUNK, h - i0);
+      for (var i = 0u; i < n; i = i + 1u) {
+        sum = f32_add_serial(sum, chunk[i]);
+      }
+    }
+  }
+  if (lid == 0u) {
+    let at = params.out_word;
+    stats[at] = 1u;
+    stats[at + 1u] = 0u;
+    stats[at + 2u] = sum;
+    stats[at + 3u] = 0u;
+  }
 }
 
 @compute @workgroup_size(1)

@@ -28,7 +28,8 @@ import type { FrameFormat } from '../../types.js';
 const SOURCE = relative(WGSL_ROOT, join(dirname(fileURLToPath(import.meta.url)), 'float_vif.wgsl'));
 const PARAMS_WORDS = 20;
 const WORKGROUP = 16;
-const ROW_WORKGROUP = 64;
+/** row_sums' rows per workgroup (serial-rows.wgsl's SR_ROWS). */
+const ROW_WORKGROUP = 16;
 /** WebGPU's default maxStorageBufferBindingSize: every binding stays within it. */
 const MAX_BINDING_BYTES = 128 << 20;
 /** Floats per pixel of the largest binding (the five vertically filtered quantities). */

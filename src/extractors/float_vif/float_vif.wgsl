@@ -1,6 +1,7 @@
 // #include "../common/float-luma.wgsl"
 // #include "../../kernels/gpu/lib/f32.wgsl"
 // #include "../../kernels/gpu/lib/mirror.wgsl"
+// #include "../common/serial-rows.wgsl"
 //
 // float_vif's per-pixel work (float_vif.cpp's compute() and statistic()) on the GPU, driven
 // by float_vif-gpu.ts, bit for bit as the C++ does it: every float product, sum and quotient
@@ -20,7 +21,7 @@
 //   statistic:     the 5 vertically filtered quantities -> their horizontal filter, then the
 //                  per-pixel numerator and denominator terms, into `terms`
 //   row_sums:      each row's terms summed in float, into the stats slot (num low word,
-//                  den high word)
+//                  den high word); the terms loaded through workgroup tiles (serial-rows.wgsl)
 
 const EPS: u32 = 0x2edbe6ffu; // 1.0e-10f
 const ONE: u32 = 0x3f800000u; // 1.0f
@@ -201,21 +202,60 @@ fn statistic(@builtin(global_invocation_id) id: vec3<u32>) {
   terms[plane + i] = den;
 }
 
-// Row y's terms summed in column order (one invocation per row, as the C++ sums a row).
-@compute @workgroup_size(64)
-fn row_sums(@builtin(global_invocation_id) id: vec3<u32>) {
-  let h = params.out_height;
-  if (id.x >= h) {
-    return;
-  }
+var<workgroup> num_tile: array<u32, SR_ROWS * SR_TILE>;
+var<workgroup> den_tile: array<u32, SR_ROWS * SR_TILE>;
+
+// row_sums' loads of tile c0 for invocation lid: the numerator and denominator terms (0 outside).
+fn term_words(group: u32, lid: u32, c0: u32, num: ptr<function, array<u32, SR_PER>>, den: ptr<function, array<u32, SR_PER>>) {
   let w = params.width;
-  let plane = h * w;
+  let h = params.out_height;
+  for (var k = 0u; k < SR_PER; k = k + 1u) {
+    let p = sr_place(lid, k);
+    let y = group * SR_ROWS + p.x;
+    let x = c0 + p.y;
+    var vn = 0u;
+    var vd = 0u;
+    if (y < h && x < w) {
+      vn = terms[y * w + x];
+      vd = terms[h * w + y * w + x];
+    }
+    (*num)[k] = vn;
+    (*den)[k] = vd;
+  }
+}
+
+// Each row's terms summed in column order by one invocation, as the C++ sums a row.
+@compute @workgroup_size(SR_THREADS)
+fn row_sums(@builtin(workgroup_id) group: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+  let w = params.width;
+  let y = group.x * SR_ROWS + lid;
+  let sums = lid < SR_ROWS && y < params.out_height;
+  var vn: array<u32, SR_PER>;
+  var vd: array<u32, SR_PER>;
+  term_words(group.x, lid, 0u, &vn, &vd);
   var num = 0u;
   var den = 0u;
-  for (var x = 0u; x < w; x = x + 1u) {
-    num = f32_add_serial(num, terms[id.x * w + x]);
-    den = f32_add_serial(den, terms[plane + id.x * w + x]);
+  for (var c0 = 0u; c0 < w; c0 = c0 + SR_TILE) {
+    workgroupBarrier(); // the previous tile's adds are done
+    for (var k = 0u; k < SR_PER; k = k + 1u) {
+      let p = sr_place(lid, k);
+      num_tile[sr_word(p.x, p.y)] = vn[k];
+      den_tile[sr_word(p.x, p.y)] = vd[k];
+    }
+    workgroupBarrier();
+    if (c0 + SR_TILE < w) {
+      term_words(group.x, lid, c0 + SR_TILE, &vn, &vd);
+    }
+    if (sums) {
+      let n = min(SR_TILE, w - c0);
+      for (var c = 0u; c < n; c = c + 1u) {
+        num = f32_add_serial(num, num_tile[sr_word(lid, c)]);
+        den = f32_add_serial(den, den_tile[sr_word(lid, c)]);
+      }
+    }
   }
-  stats[params.dst_word + 2u * id.x] = num;
-  stats[params.dst_word + 2u * id.x + 1u] = den;
+  if (sums) {
+    stats[params.dst_word + 2u * y] = num;
+    stats[params.dst_word + 2u * y + 1u] = den;
+  }
 }
