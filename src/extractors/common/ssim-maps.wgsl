@@ -45,9 +45,11 @@ struct Params {
   scale_bits: u32, // to_float: 1 / 2^(bitDepth - 8) as a float
   row0: u32,       // filter_rows: the band's first source row
   count: u32,      // terms, chunk_*: the band's output samples
-  chunks: u32,     // scan, chunk_maps, compose: the band's chunks of CHUNK samples
+  chunks: u32,     // terms, scan, *_maps, compose: the band's chunks of CHUNK samples
   sums_word: u32,  // scan, compose: the scale's four sums in `sums`
   first: u32,      // scan, compose: 1 for a scale's first band (the sums start at 0)
+  level: u32,      // group_maps: the level it makes (1: groups of chunk maps)
+  levels: u32,     // compose: the top level of group maps (0: chunk maps only)
 }
 
 @group(0) @binding(0) var<storage, read> pic: array<u32>;
@@ -60,8 +62,9 @@ struct Params {
 @group(0) @binding(7) var<storage, read_write> approx: array<f32>;
 @group(0) @binding(8) var<storage, read_write> chunk_maps: array<u32>;
 @group(0) @binding(9) var<storage, read_write> sums: array<vec2<u32>>;
-// Per sum, how many chunks were mapped and how many summed term by term, over the kernel's
-// life (SsimMapsKernel.diagnostics: tests and bench/ssim-pool-paths.mjs read it).
+// Per sum, over the kernel's life: chunks passed through maps (of any level), chunks summed
+// term by term, group maps applied (levels above the chunks'), group maps that did not apply
+// (walked a level down) (SsimMapsKernel.diagnostics: tests and bench/ssim-pool-paths.mjs).
 @group(0) @binding(10) var<storage, read_write> counters: array<u32>;
 
 @compute @workgroup_size(16, 16)
@@ -150,23 +153,39 @@ fn filter_columns(@builtin(global_invocation_id) id: vec3<u32>) {
 // libvmaf sums four double terms per output sample (the SSIM term l*c*s, l, c, s) into
 // double running sums, in row-major order: s <- RN(s + t), order-sensitive. The device
 // reproduces those sums exactly, in parallel, from one observation: while a running sum
-// stays in one binade [2^E, 2^(E+1)) its representable values are the multiples of
+// stays in one binade, +-[2^E, 2^(E+1)), its representable values are the multiples of
 // u = 2^(E-52), so each step adds t rounded to a multiple of u, and how it rounds depends on
-// the sum only through the parity of sum/u (a tie rounds to the even multiple). So a chunk
-// of CHUNK terms acts on any sum of that binade that it keeps inside the binade as
-// s/u -> s/u + d[parity of s/u]: two integers per chunk (chunk_map), computed for every
-// chunk at once. One thread per sum then walks the chunks in order (compose): a chunk whose
-// map applies (the sum is in the binade the map was made for and stays inside it, checked
-// from the chunk's exact excursion bounds) costs one 64-bit add; any other chunk (the sum
-// crossing a power of two, near zero, negative) is summed term by term with f64_add, as
-// libvmaf does. Either way the result is the sequential sum's exact bits. Which binade a
-// map is made for comes from native f32 approximations (scan): a wrong guess only sends
-// that chunk down the term-by-term path.
+// the sum only through the parity of |sum|/u (a tie rounds to the even multiple; rounding
+// is symmetric, so a negative sum is its magnitude with the terms negated). So a chunk of
+// CHUNK terms acts on any sum of that binade and sign that it keeps inside the binade as
+// M = |s|/u -> M + d[parity of M]: two integers per chunk (chunk_map), computed for every
+// chunk at once. Such maps compose: chunk 1 then chunk 2 (same binade and sign) is
+// D[p] = d1[p] + d2[(p + d1[p]) & 1], valid where both are (bounds below), so groups of
+// GROUP maps make a map of the next level (pool_group_maps), level on level. One thread per
+// sum then walks the band (compose): at each point it tries the largest group that starts
+// there; a map that applies (the sum is in the binade and sign it was made for and stays
+// inside, checked from its excursion bounds) costs one 64-bit add; a group whose map does
+// not apply (it holds a crossing of a power of two, or a guess was wrong) is walked one level
+// down, and a chunk without a usable map (the sum crossing a power of two, near zero) is
+// summed term by term with f64_add, as libvmaf does. Either way the result is the
+// sequential sum's exact bits. Which binade a map is made for comes from native f32
+// approximations (scan): a wrong guess only sends that chunk down the term-by-term path.
 
-const CHUNK: u32 = 256u;
+const CHUNK: u32 = 32u;
+// pool_terms' workgroup: TERMS_CHUNKS chunks.
+const TERMS_GROUP: u32 = 256u;
+const TERMS_CHUNKS: u32 = TERMS_GROUP / CHUNK;
+// Maps per group of the next level (2^GROUP_BITS), and the most levels above the chunks'.
+const GROUP_BITS: u32 = 3u;
+const GROUP: u32 = 1u << GROUP_BITS;
+const MAX_LEVELS: u32 = 8u;
 const SUMS: u32 = 4u;
-// Words per chunk map: d0, d1, lo, hi (i64 each), E, whether the map is usable.
+// Words per map: d0, d1, lo, hi (i64 each), E, the sign it is for (0: unusable, 1: a
+// positive sum, 2: a negative one).
 const MAP_WORDS: u32 = 10u;
+// A usable map's hi - lo is at most 2^52 - 3 (no sum of the binade could stay inside with a
+// wider excursion), so its words stay below 2^52 in magnitude and compositions never overflow.
+const SPAN_LIMIT: vec2<u32> = vec2<u32>(0xfffffffdu, 0xfffffu);
 // SSIM's constants as libvmaf's floats: (0.01f*255)^2, (0.03f*255)^2 and half the latter.
 const C1: u32 = 0x40d0147au;
 const C2: u32 = 0x426a1709u;
@@ -181,8 +200,7 @@ var<workgroup> partial: array<array<f32, 256>, 4>;
 
 // One output sample of the band (its maps in `maps`, rows of five ow-float blocks): the four
 // terms, as ssim-core.cpp's SsimPool::row forms them (float and double steps alike), into
-// `terms` (sum q's at q * count + i); each workgroup (one chunk) also leaves approximate
-// f32 totals of its chunk in `approx` for scan.
+// `terms` (sum q's at q * count + i), and their chunks' approximate totals (chunk_totals).
 @compute @workgroup_size(256)
 fn pool_terms(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>) {
   let i = gid.x;
@@ -227,20 +245,47 @@ fn pool_terms(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(local_invo
       terms[q * n + i] = t[q];
     }
   }
+  chunk_totals(lid.x, wid.x, i < n, t);
+}
+
+// For tests (SsimMapsKernel.encodePoolingOfTerms): pool_terms' guesses of terms put in
+// `terms` from outside.
+@compute @workgroup_size(256)
+fn pool_approx(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>) {
+  let i = gid.x;
+  let n = params.count;
+  var t: array<vec2<u32>, 4>;
+  if (i < n) {
+    for (var q = 0u; q < SUMS; q = q + 1u) {
+      t[q] = terms[q * n + i];
+    }
+  }
+  chunk_totals(lid.x, wid.x, i < n, t);
+}
+
+// Approximate f32 totals of a workgroup's TERMS_CHUNKS chunks into `approx`, for scan
+// (lane `lane` holds terms t, if `valid`).
+fn chunk_totals(lane: u32, group: u32, valid: bool, t: array<vec2<u32>, 4>) {
   for (var q = 0u; q < SUMS; q = q + 1u) {
-    partial[q][lid.x] = select(0.0, bitcast<f32>(f32_from_f64(t[q])), i < n);
+    partial[q][lane] = select(0.0, bitcast<f32>(f32_from_f64(t[q])), valid);
   }
   workgroupBarrier();
+  // Each chunk's total, within its CHUNK lanes (a fixed order: the same guesses every run).
   for (var half = CHUNK / 2u; half > 0u; half = half / 2u) {
-    if (lid.x < half) {
+    if ((lane & (CHUNK - 1u)) < half) {
       for (var q = 0u; q < SUMS; q = q + 1u) {
-        partial[q][lid.x] = partial[q][lid.x] + partial[q][lid.x + half];
+        partial[q][lane] = partial[q][lane] + partial[q][lane + half];
       }
     }
     workgroupBarrier();
   }
-  if (lid.x < SUMS) {
-    approx[lid.x * params.chunks + wid.x] = partial[lid.x][0];
+  if (lane < SUMS * TERMS_CHUNKS) {
+    let q = lane / TERMS_CHUNKS;
+    let k = lane - q * TERMS_CHUNKS;
+    let c = group * TERMS_CHUNKS + k;
+    if (c < params.chunks) {
+      approx[q * params.chunks + c] = partial[q][k * CHUNK];
+    }
   }
 }
 
@@ -282,12 +327,28 @@ fn pool_scan(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id
   }
 }
 
-// One thread per (chunk, sum): the chunk's map for the binade of its approximate starting
-// sum, E: for a sum s = M u (2^52 <= M < 2^53, u = 2^(E-52)) of parity p, the chunk leaves
-// M + d[p] if every step stays in the binade, which holds when M + lo - 1 >= 2^52 and
-// M + hi + 1 < 2^53 (lo, hi: the extremes of both parities' running offsets; each
-// unrounded step lies within half a unit of its rounded offset). Terms at or above 2^E,
-// non-finite ones or a sum guessed below 2^-20 or negative leave the map unusable.
+// Maps of level l (0: the chunks'; l: groups of GROUP maps of level l - 1) and where that
+// level's maps start in chunk_maps (levels one after another, each sum's maps together).
+fn level_count(l: u32) -> u32 {
+  let shift = GROUP_BITS * l;
+  return (params.chunks + (1u << shift) - 1u) >> shift;
+}
+
+fn level_base(l: u32) -> u32 {
+  var base = 0u;
+  for (var k = 0u; k < l; k = k + 1u) {
+    base = base + SUMS * MAP_WORDS * level_count(k);
+  }
+  return base;
+}
+
+// One thread per (chunk, sum): the chunk's map for the binade and sign of its approximate
+// starting sum, E: for a sum of magnitude M u (2^52 <= M < 2^53, u = 2^(E-52)) with M of
+// parity p, the chunk leaves M + d[p] if every step stays in the binade, which holds when
+// M + lo - 1 >= 2^52 and M + hi + 1 < 2^53 (lo, hi: the extremes of both parities' running
+// offsets, 0 included; each unrounded step lies within half a unit of its rounded offset).
+// Terms of magnitude 2^E or more, non-finite ones or a sum guessed of magnitude below 2^-20
+// leave the map unusable.
 @compute @workgroup_size(64)
 fn pool_chunk_maps(@builtin(global_invocation_id) gid: vec3<u32>) {
   let c = gid.x;
@@ -299,8 +360,9 @@ fn pool_chunk_maps(@builtin(global_invocation_id) gid: vec3<u32>) {
   let guess = approx[q * params.chunks + c];
   let gbits = bitcast<u32>(guess);
   let gexp = (gbits >> 23u) & 0xffu;
-  // Positive, finite, at least 2^-20.
-  var ok = (gbits >> 31u) == 0u && gexp != 0xffu && gexp >= 107u;
+  let sign = gbits >> 31u;
+  // Finite, of magnitude at least 2^-20.
+  var ok = gexp != 0xffu && gexp >= 107u;
   let e = i32(gexp) - 127;
   let n = params.count;
   let begin = c * CHUNK;
@@ -337,7 +399,8 @@ fn pool_chunk_maps(@builtin(global_invocation_id) gid: vec3<u32>) {
       let half = i64_bit(sh - 1u);
       cmp = select(select(0, 1, u64_gt(rem, half)), -1, u64_lt(rem, half));
     }
-    let negative = (t.y >> 31u) != 0u;
+    // Against the sum's sign, the term shrinks the magnitude.
+    let negative = (t.y >> 31u) != sign;
     // Parity p's sum before this step is M + d_p with M = p (mod 2); a tie goes to the even
     // one of M + d_p +- a and that plus or minus 1.
     var m0 = a;
@@ -361,6 +424,7 @@ fn pool_chunk_maps(@builtin(global_invocation_id) gid: vec3<u32>) {
     lo = i64_min(lo, i64_min(d0, d1));
     hi = i64_max(hi, i64_max(d0, d1));
   }
+  ok = ok && i64_le(i64_sub(hi, lo), SPAN_LIMIT);
   chunk_maps[out] = d0.x;
   chunk_maps[out + 1u] = d0.y;
   chunk_maps[out + 2u] = d1.x;
@@ -370,47 +434,147 @@ fn pool_chunk_maps(@builtin(global_invocation_id) gid: vec3<u32>) {
   chunk_maps[out + 6u] = hi.x;
   chunk_maps[out + 7u] = hi.y;
   chunk_maps[out + 8u] = bitcast<u32>(e);
-  chunk_maps[out + 9u] = select(0u, 1u, ok);
+  chunk_maps[out + 9u] = select(0u, sign + 1u, ok);
 }
 
-// One thread per sum: the band's chunks in order, from the scale's sum so far (in `sums`,
-// 0 for its first band), mapped where the map applies, term by term otherwise.
-@compute @workgroup_size(4)
-fn pool_compose(@builtin(local_invocation_id) lid: vec3<u32>) {
-  let q = lid.x;
+// One thread per (group, sum) of level params.level: the map of GROUP consecutive maps of the
+// level below, usable where all of them are, for one binade and sign. Parity p's sum leaves
+// the first map at M + D[p] and enters the next with parity (p + D[p]) & 1; its offsets
+// there are D[p] plus the next map's, so lo and hi take D[0] + lo', D[1] + lo' (and hi')
+// in: the composed map applies only where every part would, so it gives their result.
+@compute @workgroup_size(64)
+fn pool_group_maps(@builtin(global_invocation_id) gid: vec3<u32>) {
+  let g = gid.x;
+  let q = gid.y;
+  let level = params.level;
+  let n = level_count(level);
+  if (g >= n) {
+    return;
+  }
+  let below = level_count(level - 1u);
+  let src = level_base(level - 1u) + q * below * MAP_WORDS;
+  let out = level_base(level) + (q * n + g) * MAP_WORDS;
+  let first = g * GROUP;
+  let last = min(below, first + GROUP);
+  var at = src + first * MAP_WORDS;
+  var d0 = vec2<u32>(chunk_maps[at], chunk_maps[at + 1u]);
+  var d1 = vec2<u32>(chunk_maps[at + 2u], chunk_maps[at + 3u]);
+  var lo = vec2<u32>(chunk_maps[at + 4u], chunk_maps[at + 5u]);
+  var hi = vec2<u32>(chunk_maps[at + 6u], chunk_maps[at + 7u]);
+  let e = chunk_maps[at + 8u];
+  let flag = chunk_maps[at + 9u];
+  var ok = flag != 0u;
+  for (var k = first + 1u; ok && k < last; k = k + 1u) {
+    at = src + k * MAP_WORDS;
+    if (chunk_maps[at + 8u] != e || chunk_maps[at + 9u] != flag) {
+      ok = false;
+      break;
+    }
+    let n0 = vec2<u32>(chunk_maps[at], chunk_maps[at + 1u]);
+    let n1 = vec2<u32>(chunk_maps[at + 2u], chunk_maps[at + 3u]);
+    let nlo = vec2<u32>(chunk_maps[at + 4u], chunk_maps[at + 5u]);
+    let nhi = vec2<u32>(chunk_maps[at + 6u], chunk_maps[at + 7u]);
+    // Parity 0's sum enters with d0's parity, parity 1's with 1 + d1's.
+    let from0 = select(n0, n1, (d0.x & 1u) != 0u);
+    let from1 = select(n0, n1, ((1u + d1.x) & 1u) != 0u);
+    lo = i64_min(lo, i64_min(i64_add(d0, nlo), i64_add(d1, nlo)));
+    hi = i64_max(hi, i64_max(i64_add(d0, nhi), i64_add(d1, nhi)));
+    d0 = i64_add(d0, from0);
+    d1 = i64_add(d1, from1);
+    ok = i64_le(i64_sub(hi, lo), SPAN_LIMIT);
+  }
+  chunk_maps[out] = d0.x;
+  chunk_maps[out + 1u] = d0.y;
+  chunk_maps[out + 2u] = d1.x;
+  chunk_maps[out + 3u] = d1.y;
+  chunk_maps[out + 4u] = lo.x;
+  chunk_maps[out + 5u] = lo.y;
+  chunk_maps[out + 6u] = hi.x;
+  chunk_maps[out + 7u] = hi.y;
+  chunk_maps[out + 8u] = e;
+  chunk_maps[out + 9u] = select(0u, flag, ok);
+}
+
+// Whether the map at word `at` applies to s: a normal sum of its sign and binade that it
+// keeps inside (M + lo >= 2^52 + 1, M + hi <= 2^53 - 2).
+fn map_applies(s: vec2<u32>, at: u32) -> bool {
+  let flag = chunk_maps[at + 9u];
+  let e = bitcast<i32>(chunk_maps[at + 8u]);
+  let lo = vec2<u32>(chunk_maps[at + 4u], chunk_maps[at + 5u]);
+  let hi = vec2<u32>(chunk_maps[at + 6u], chunk_maps[at + 7u]);
+  let biased = (s.y >> 20u) & 0x7ffu;
+  if (flag != (s.y >> 31u) + 1u || biased == 0u || biased == 0x7ffu || i32(biased) - 1023 != e) {
+    return false;
+  }
+  let m = vec2<u32>(s.x, (s.y & 0xfffffu) | 0x100000u);
+  return i64_ge(i64_add(m, lo), vec2<u32>(1u, 0x100000u)) && i64_le(i64_add(m, hi), vec2<u32>(0xfffffffeu, 0x1fffffu));
+}
+
+// One thread per sum (one workgroup each: the sums' walks do not wait on one another): the
+// band's chunks in order, from the scale's sum so far (in `sums`, 0 for its first band),
+// through the largest applicable map at each point, term by term where none applies.
+@compute @workgroup_size(1)
+fn pool_compose(@builtin(workgroup_id) wid: vec3<u32>) {
+  let q = wid.x;
   let n = params.count;
+  let chunks = params.chunks;
+  let top = params.levels;
   var s = F64_ZERO;
   if (params.first == 0u) {
     s = sums[params.sums_word + q];
   }
+  // Each level's first map of sum q.
+  var start: array<u32, MAX_LEVELS>;
+  var base = 0u;
+  for (var l = 0u; l <= top; l = l + 1u) {
+    let count = level_count(l);
+    start[l] = base + q * count * MAP_WORDS;
+    base = base + SUMS * MAP_WORDS * count;
+  }
   var mapped_chunks = 0u;
-  let low = vec2<u32>(1u, 0x100000u);       // 2^52 + 1
-  let high = vec2<u32>(0xfffffffeu, 0x1fffffu); // 2^53 - 2
-  for (var c = 0u; c < params.chunks; c = c + 1u) {
-    let at = (q * params.chunks + c) * MAP_WORDS;
-    var mapped = false;
-    let biased = s.y >> 20u; // 0 for zero, subnormals and every negative sum's sign bit set
-    if (chunk_maps[at + 9u] != 0u && biased != 0u && biased < 0x7ffu && i32(biased) - 1023 == bitcast<i32>(chunk_maps[at + 8u])) {
-      let m = vec2<u32>(s.x, (s.y & 0xfffffu) | 0x100000u);
-      let lo = vec2<u32>(chunk_maps[at + 4u], chunk_maps[at + 5u]);
-      let hi = vec2<u32>(chunk_maps[at + 6u], chunk_maps[at + 7u]);
-      if (i64_ge(i64_add(m, lo), low) && i64_le(i64_add(m, hi), high)) {
-        let p = (s.x & 1u) * 2u;
-        let d = vec2<u32>(chunk_maps[at + p], chunk_maps[at + p + 1u]);
-        s = i64_add(s, d);
-        mapped = true;
-      }
+  var groups_mapped = 0u;
+  var groups_walked = 0u;
+  var c = 0u;
+  while (c < chunks) {
+    // The largest group starting at c, then smaller ones while a map does not apply.
+    var l = top;
+    if (c != 0u) {
+      l = min(top, countTrailingZeros(c) / GROUP_BITS);
     }
-    if (mapped) {
-      mapped_chunks = mapped_chunks + 1u;
-    } else {
-      let end = min(n, (c + 1u) * CHUNK);
-      for (var i = c * CHUNK; i < end; i = i + 1u) {
-        s = f64_add(s, terms[q * n + i]);
+    loop {
+      let at = start[l] + (c >> (GROUP_BITS * l)) * MAP_WORDS;
+      if (map_applies(s, at)) {
+        let p = (s.x & 1u) * 2u;
+        s = i64_add(s, vec2<u32>(chunk_maps[at + p], chunk_maps[at + p + 1u]));
+        let span = min(chunks - c, 1u << (GROUP_BITS * l));
+        mapped_chunks = mapped_chunks + span;
+        if (l > 0u) {
+          groups_mapped = groups_mapped + 1u;
+        }
+        c = c + span;
+        break;
       }
+      if (l == 0u) {
+        // Term by term: the chunk's terms loaded first (the loads do not wait on the adds).
+        let i0 = c * CHUNK;
+        let m = min(n - i0, CHUNK);
+        var buf: array<vec2<u32>, CHUNK>;
+        for (var k = 0u; k < m; k = k + 1u) {
+          buf[k] = terms[q * n + i0 + k];
+        }
+        for (var k = 0u; k < m; k = k + 1u) {
+          s = f64_add(s, buf[k]);
+        }
+        c = c + 1u;
+        break;
+      }
+      groups_walked = groups_walked + 1u;
+      l = l - 1u;
     }
   }
   sums[params.sums_word + q] = s;
-  counters[2u * q] = counters[2u * q] + mapped_chunks;
-  counters[2u * q + 1u] = counters[2u * q + 1u] + params.chunks - mapped_chunks;
+  counters[4u * q] = counters[4u * q] + mapped_chunks;
+  counters[4u * q + 1u] = counters[4u * q + 1u] + chunks - mapped_chunks;
+  counters[4u * q + 2u] = counters[4u * q + 2u] + groups_mapped;
+  counters[4u * q + 3u] = counters[4u * q + 3u] + groups_walked;
 }
