@@ -256,7 +256,7 @@ export class SsimMapsKernel implements GpuExtractorKernel {
         rows: scratch('row scratch', rowsWords),
         maps: scratch('band maps', mapsWords),
         terms: scratch('band terms', termWords),
-        approx: scratch('chunk guesses', SUMS * chunkCount),
+        approx: scratch('chunk guesses', SUMS * (chunkCount + Math.ceil(chunkCount / (TERMS_GROUP / CHUNK)))),
         chunkMaps: scratch('chunk and group maps', MAP_WORDS * SUMS * mapCount),
         counters: scratch('path counters', COUNTER_WORDS * SUMS),
       };

@@ -279,28 +279,42 @@ fn chunk_totals(lane: u32, group: u32, valid: bool, t: array<vec2<u32>, 4>) {
     }
     workgroupBarrier();
   }
-  if (lane < SUMS * TERMS_CHUNKS) {
-    let q = lane / TERMS_CHUNKS;
-    let k = lane - q * TERMS_CHUNKS;
-    let c = group * TERMS_CHUNKS + k;
-    if (c < params.chunks) {
-      approx[q * params.chunks + c] = partial[q][k * CHUNK];
+  // Each chunk's total before it in the workgroup, and the workgroup's total (block_guess).
+  if (lane < SUMS) {
+    let q = lane;
+    var run = 0.0;
+    for (var k = 0u; k < TERMS_CHUNKS; k = k + 1u) {
+      let c = group * TERMS_CHUNKS + k;
+      if (c < params.chunks) {
+        approx[q * params.chunks + c] = run;
+      }
+      run = run + partial[q][k * CHUNK];
     }
+    approx[block_guess(q, group)] = run;
   }
+}
+
+// Where pool_terms leaves block b's (TERMS_GROUP terms') total, which scan turns into the
+// approximate sum before the block; `approx` starts with each chunk's total before it in
+// its block.
+fn block_guess(q: u32, b: u32) -> u32 {
+  let blocks = (params.chunks + TERMS_CHUNKS - 1u) / TERMS_CHUNKS;
+  return SUMS * params.chunks + q * blocks + b;
 }
 
 var<workgroup> segment: array<f32, 256>;
 
-// One workgroup per sum: `approx` becomes each chunk's approximate running sum before it
-// (exclusive prefix, from the sum so far), in native f32: only a guess of the binade.
+// One workgroup per sum: the blocks' totals in `approx` become each block's approximate
+// running sum before it (exclusive prefix, from the sum so far), in native f32: with a
+// chunk's total before it in its block, only a guess of the binade.
 @compute @workgroup_size(256)
 fn pool_scan(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>) {
   let q = wid.x;
-  let c = params.chunks;
+  let c = (params.chunks + TERMS_CHUNKS - 1u) / TERMS_CHUNKS;
   let per = (c + 255u) / 256u;
   let begin = min(c, lid.x * per);
   let end = min(c, begin + per);
-  let at = q * c;
+  let at = block_guess(q, 0u);
   var total = 0.0;
   for (var k = begin; k < end; k = k + 1u) {
     total = total + approx[at + k];
@@ -357,7 +371,7 @@ fn pool_chunk_maps(@builtin(global_invocation_id) gid: vec3<u32>) {
     return;
   }
   let out = (q * params.chunks + c) * MAP_WORDS;
-  let guess = approx[q * params.chunks + c];
+  let guess = approx[block_guess(q, c / TERMS_CHUNKS)] + approx[q * params.chunks + c];
   let gbits = bitcast<u32>(guess);
   let gexp = (gbits >> 23u) & 0xffu;
   let sign = gbits >> 31u;
@@ -495,19 +509,68 @@ fn pool_group_maps(@builtin(global_invocation_id) gid: vec3<u32>) {
   chunk_maps[out + 9u] = select(0u, flag, ok);
 }
 
-// Whether the map at word `at` applies to s: a normal sum of its sign and binade that it
-// keeps inside (M + lo >= 2^52 + 1, M + hi <= 2^53 - 2).
-fn map_applies(s: vec2<u32>, at: u32) -> bool {
-  let flag = chunk_maps[at + 9u];
-  let e = bitcast<i32>(chunk_maps[at + 8u]);
-  let lo = vec2<u32>(chunk_maps[at + 4u], chunk_maps[at + 5u]);
-  let hi = vec2<u32>(chunk_maps[at + 6u], chunk_maps[at + 7u]);
+// The map at word `at` applied to s where it applies (a normal sum of its sign and binade
+// that it keeps inside: M + lo >= 2^52 + 1, M + hi <= 2^53 - 2); .z = 1 where it did. All
+// ten words are loaded before any is used: one trip to memory a step of the walk.
+fn apply_map(s: vec2<u32>, at: u32) -> vec3<u32> {
+  var w: array<u32, MAP_WORDS>;
+  for (var k = 0u; k < MAP_WORDS; k = k + 1u) {
+    w[k] = chunk_maps[at + k];
+  }
   let biased = (s.y >> 20u) & 0x7ffu;
-  if (flag != (s.y >> 31u) + 1u || biased == 0u || biased == 0x7ffu || i32(biased) - 1023 != e) {
-    return false;
+  if (w[9] != (s.y >> 31u) + 1u || biased == 0u || biased == 0x7ffu || i32(biased) - 1023 != bitcast<i32>(w[8])) {
+    return vec3<u32>(s, 0u);
   }
   let m = vec2<u32>(s.x, (s.y & 0xfffffu) | 0x100000u);
-  return i64_ge(i64_add(m, lo), vec2<u32>(1u, 0x100000u)) && i64_le(i64_add(m, hi), vec2<u32>(0xfffffffeu, 0x1fffffu));
+  let lo = vec2<u32>(w[4], w[5]);
+  let hi = vec2<u32>(w[6], w[7]);
+  if (i64_lt(i64_add(m, lo), vec2<u32>(1u, 0x100000u)) || i64_gt(i64_add(m, hi), vec2<u32>(0xfffffffeu, 0x1fffffu))) {
+    return vec3<u32>(s, 0u);
+  }
+  let d = select(vec2<u32>(w[0], w[1]), vec2<u32>(w[2], w[3]), (s.x & 1u) != 0u);
+  return vec3<u32>(i64_add(s, d), 1u);
+}
+
+// s + t, rounded to nearest even as f64_add does it, by a one-term map where that applies
+// (s normal, |t| < 2^E for s's binade E, and the sum's rounded magnitude M' = M +- t/u
+// within [2^52 + 1, 2^53 - 2], so the exact sum is inside the binade, whose rounding is to
+// multiples of u): a shift and a 64-bit add instead of f64_add's general path.
+fn add_term(s: vec2<u32>, t: vec2<u32>) -> vec2<u32> {
+  let sb = (s.y >> 20u) & 0x7ffu;
+  let tmag = t.y & 0x7fffffffu;
+  let tb = tmag >> 20u;
+  if (sb != 0u && sb != 0x7ffu && tb < sb) {
+    var mant = vec2<u32>(t.x, tmag & 0xfffffu);
+    var eff = tb;
+    if (tb == 0u) {
+      eff = 1u;
+    } else {
+      mant.y = mant.y | 0x100000u;
+    }
+    // t = mant 2^(eff - 1075), u = 2^(sb - 1075): t/u = mant / 2^sh.
+    let sh = sb - eff;
+    if (sh >= 1u) {
+      var a = vec2<u32>(0u, 0u);
+      var cmp = -1;
+      if (sh <= 53u) {
+        a = u64_shr(mant, sh);
+        let rem = i64_sub(mant, i64_shl(a, sh));
+        let half = i64_bit(sh - 1u);
+        cmp = select(select(0, 1, u64_gt(rem, half)), -1, u64_lt(rem, half));
+      }
+      // Up on a tie when M +- a is odd (M +- a +- 1 is the even one).
+      if (cmp > 0 || (cmp == 0 && ((s.x + a.x) & 1u) != 0u)) {
+        a = i64_add_u32(a, 1u);
+      }
+      let m = vec2<u32>(s.x, (s.y & 0xfffffu) | 0x100000u);
+      let negative = (t.y >> 31u) != (s.y >> 31u);
+      let m2 = select(i64_add(m, a), i64_sub(m, a), negative);
+      if (i64_ge(m2, vec2<u32>(1u, 0x100000u)) && i64_le(m2, vec2<u32>(0xfffffffeu, 0x1fffffu))) {
+        return select(i64_add(s, a), i64_sub(s, a), negative);
+      }
+    }
+  }
+  return f64_add(s, t);
 }
 
 // One thread per sum (one workgroup each: the sums' walks do not wait on one another): the
@@ -542,10 +605,9 @@ fn pool_compose(@builtin(workgroup_id) wid: vec3<u32>) {
       l = min(top, countTrailingZeros(c) / GROUP_BITS);
     }
     loop {
-      let at = start[l] + (c >> (GROUP_BITS * l)) * MAP_WORDS;
-      if (map_applies(s, at)) {
-        let p = (s.x & 1u) * 2u;
-        s = i64_add(s, vec2<u32>(chunk_maps[at + p], chunk_maps[at + p + 1u]));
+      let next = apply_map(s, start[l] + (c >> (GROUP_BITS * l)) * MAP_WORDS);
+      if (next.z != 0u) {
+        s = next.xy;
         let span = min(chunks - c, 1u << (GROUP_BITS * l));
         mapped_chunks = mapped_chunks + span;
         if (l > 0u) {
@@ -555,7 +617,8 @@ fn pool_compose(@builtin(workgroup_id) wid: vec3<u32>) {
         break;
       }
       if (l == 0u) {
-        // Term by term: the chunk's terms loaded first (the loads do not wait on the adds).
+        // Term by term: the chunk's terms loaded first (the loads do not wait on the adds),
+        // most of them added by add_term's one-term map.
         let i0 = c * CHUNK;
         let m = min(n - i0, CHUNK);
         var buf: array<vec2<u32>, CHUNK>;
@@ -563,7 +626,7 @@ fn pool_compose(@builtin(workgroup_id) wid: vec3<u32>) {
           buf[k] = terms[q * n + i0 + k];
         }
         for (var k = 0u; k < m; k = k + 1u) {
-          s = f64_add(s, buf[k]);
+          s = add_term(s, buf[k]);
         }
         c = c + 1u;
         break;
