@@ -27,18 +27,18 @@ async function readBack(gpu, buffer, bytes) {
   return copy;
 }
 
-/** Runs the one-scale kernel on a w x h 8-bit pair; its sums, the terms and the path counters. */
-async function pool(gpu, width, height, ref, dis) {
+/** Runs the one-scale kernel on a w x h 8-bit pair (in bands of at most bandRows rows); its sums, the last band's terms and the path counters. */
+async function pool(gpu, width, height, ref, dis, bandRows = Infinity) {
   const format = { width, height, bitDepth: 8, chroma: '420' };
   const layout = pictureLayout(format, false);
-  const kernel = await SsimMapsKernel.create({ gpu, options: {}, format, layout, reducer: undefined }, [{ maps: true }]);
+  const kernel = await SsimMapsKernel.create({ gpu, options: {}, format, layout, reducer: undefined }, [{ maps: true }], bandRows);
   try {
     const inputs = { ref: { buffer: uploadPlane(gpu, ref), layout }, dis: { buffer: uploadPlane(gpu, dis), layout } };
     const out = gpu.device.createBuffer({ size: 8 * kernel.statsCount, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC });
     const enc = gpu.device.createCommandEncoder();
     kernel.encode(enc, inputs, { buffer: out, offset: 0 });
     gpu.device.queue.submit([enc.finish()]);
-    const count = (width - 10) * (height - 10);
+    const count = (width - 10) * Math.min(bandRows, height - 10);
     const sums = new Float64Array(await readBack(gpu, out, 8 * kernel.statsCount));
     const terms = new Float64Array(await readBack(gpu, kernel.diagnostics.terms, 8 * 4 * count));
     const counters = new Uint32Array(await readBack(gpu, kernel.diagnostics.counters, 64));
@@ -112,6 +112,29 @@ describe('SSIM pooling on the gpu: exact sequential double sums, mapped and term
         for (let q = 0; q < 4; q++) assert.ok(mapped(q) > 0.8, `${kind} ${NAMES[q]}: ${counters[4 * q]}/${chunks} mapped`);
       }
     });
+  });
+
+  // Large pictures are pooled in bands, each band's walk starting from the sums the one
+  // before left: the same bits as one band (both are the sequential sums).
+  it('in bands of 7, 16 and 40 rows: the sums of one band', async function () {
+    const width = 173;
+    const height = 131;
+    const ref = new Uint8Array(width * height);
+    const dis = new Uint8Array(width * height);
+    for (let i = 0; i < ref.length; i++) {
+      const y = Math.floor(i / width);
+      ref[i] = Math.floor(128 + 90 * Math.sin((i % width) / 11 + y / 7) + R.range(-6, 6));
+      // Inverted below a third: the SSIM and s sums fall through zero in a later band.
+      dis[i] = y < height / 3 ? Math.min(255, Math.max(0, ref[i] + R.range(-10, 10))) : 255 - ref[i];
+    }
+    const whole = await pool(gpu, width, height, ref, dis);
+    for (const rows of [7, 16, 40]) {
+      const banded = await pool(gpu, width, height, ref, dis, rows);
+      for (let q = 0; q < 4; q++) assert.ok(Object.is(banded.sums[q], whole.sums[q]), `bands of ${rows} ${NAMES[q]}: ${banded.sums[q]} one band ${whole.sums[q]}`);
+    }
+    let s = 0;
+    for (let i = 0; i < whole.count; i++) s += whole.terms[i];
+    assert.ok(Object.is(whole.sums[0], s));
   });
 });
 

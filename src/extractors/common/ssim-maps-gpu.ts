@@ -140,7 +140,8 @@ export class SsimMapsKernel implements GpuExtractorKernel {
     this.#approxPipeline = approxPipeline;
   }
 
-  static async create(ctx: GpuExtractorContext, scales: readonly SsimScale[]): Promise<SsimMapsKernel> {
+  /** `bandRows` (tests): at most that many output rows a band, to pool a small picture in several bands. */
+  static async create(ctx: GpuExtractorContext, scales: readonly SsimScale[], bandRows = Infinity): Promise<SsimMapsKernel> {
     const { gpu, layout } = ctx;
     const luma = layout.planes[0]!;
     const d = gpu.device;
@@ -206,7 +207,7 @@ export class SsimMapsKernel implements GpuExtractorKernel {
         const ow = s.w - SSIM_WINDOW + 1;
         const oh = s.h - SSIM_WINDOW + 1;
         const perRow = 4 * QUANTITIES * ow;
-        const band = Math.max(1, Math.min(oh, Math.floor(budget / perRow) - (SSIM_WINDOW - 1)));
+        const band = Math.max(1, Math.min(oh, bandRows, Math.floor(budget / perRow) - (SSIM_WINDOW - 1)));
         if (perRow * (band + SSIM_WINDOW - 1) > gpu.limits.maxStorageBufferBindingSize || 8 * SUMS * band * ow > gpu.limits.maxStorageBufferBindingSize) {
           throw new BackendError('E_GPU', `ssim maps: ${s.w}-sample rows exceed the adapter's storage binding limit (${gpu.limits.maxStorageBufferBindingSize})`);
         }
