@@ -41,7 +41,7 @@ async function pool(gpu, width, height, ref, dis, bandRows = Infinity) {
     const count = (width - 10) * Math.min(bandRows, height - 10);
     const sums = new Float64Array(await readBack(gpu, out, 8 * kernel.statsCount));
     const terms = new Float64Array(await readBack(gpu, kernel.diagnostics.terms, 8 * 4 * count));
-    const counters = new Uint32Array(await readBack(gpu, kernel.diagnostics.counters, 64));
+    const counters = new Uint32Array(await readBack(gpu, kernel.diagnostics.counters, 128));
     out.destroy();
     inputs.ref.buffer.destroy();
     inputs.dis.buffer.destroy();
@@ -92,24 +92,28 @@ describe('SSIM pooling on the gpu: exact sequential double sums, mapped and term
         let s = 0;
         for (let i = 0; i < count; i++) s += terms[q * count + i];
         assert.ok(Object.is(sums[q], s), `${kind} ${width}x${height} ${NAMES[q]}: gpu ${sums[q]} sequential ${s}`);
-        const [mappedChunks, walkedChunks, groupsMapped, groupsWalked] = counters.slice(4 * q, 4 * q + 4);
+        const [mappedChunks, walkedChunks, groupsMapped, groupsWalked, tries] = counters.slice(8 * q, 8 * q + 5);
         assert.equal(mappedChunks + walkedChunks, chunks, `${NAMES[q]}: every chunk counted`);
-        paths.push(`${NAMES[q]} ${mappedChunks}/${chunks} mapped (${groupsMapped} group maps applied, ${groupsWalked} walked)`);
+        // Each step of the walk applies a map (a group's, or a chunk's), walks a group a level
+        // down or sends a chunk term by term.
+        const applied = tries - groupsWalked - walkedChunks;
+        assert.ok(applied >= groupsMapped && applied <= groupsMapped + mappedChunks, `${NAMES[q]}: ${tries} steps`);
+        paths.push(`${NAMES[q]} ${mappedChunks}/${chunks} mapped (${groupsMapped} group maps applied, ${groupsWalked} walked, ${tries} steps)`);
       }
       console.log(`      ${kind} ${width}x${height}: ${paths.join(', ')}`);
-      const mapped = (q) => counters[4 * q] / chunks;
+      const mapped = (q) => counters[8 * q] / chunks;
       // The walk: natural sums rise through a power of two every few groups, so most of
       // their chunks go through group maps, not one by one.
-      const groupsMapped = (q) => counters[4 * q + 2];
+      const groupsMapped = (q) => counters[8 * q + 2];
       if (kind === 'natural') {
         // Only the first chunk and the crossings of powers of two go term by term.
         for (let q = 0; q < 4; q++) {
-          assert.ok(mapped(q) > 0.8, `${kind} ${NAMES[q]}: ${counters[4 * q]}/${chunks} mapped`);
-          assert.ok(groupsMapped(q) > 0 && groupsMapped(q) < counters[4 * q] / 4, `${kind} ${NAMES[q]}: ${groupsMapped(q)} group maps`);
+          assert.ok(mapped(q) > 0.8, `${kind} ${NAMES[q]}: ${counters[8 * q]}/${chunks} mapped`);
+          assert.ok(groupsMapped(q) > 0 && groupsMapped(q) < counters[8 * q] / 4, `${kind} ${NAMES[q]}: ${groupsMapped(q)} group maps`);
         }
       } else if (kind === 'inverted') {
         // Negative sums (the SSIM and s sums) are mapped through their magnitudes too.
-        for (let q = 0; q < 4; q++) assert.ok(mapped(q) > 0.8, `${kind} ${NAMES[q]}: ${counters[4 * q]}/${chunks} mapped`);
+        for (let q = 0; q < 4; q++) assert.ok(mapped(q) > 0.8, `${kind} ${NAMES[q]}: ${counters[8 * q]}/${chunks} mapped`);
       }
     });
   });
@@ -150,7 +154,7 @@ async function poolTerms(gpu, width, height, terms) {
     await kernel.encodePoolingOfTerms(enc, { buffer: out, offset: 0 });
     gpu.device.queue.submit([enc.finish()]);
     const sums = new Float64Array(await readBack(gpu, out, 8 * kernel.statsCount));
-    const counters = new Uint32Array(await readBack(gpu, kernel.diagnostics.counters, 64));
+    const counters = new Uint32Array(await readBack(gpu, kernel.diagnostics.counters, 128));
     out.destroy();
     return { sums, counters };
   } finally {
@@ -229,16 +233,18 @@ describe('SSIM pooling on the gpu: exact sequential double sums of made terms', 
         let s = 0;
         for (let i = 0; i < count; i++) s += terms[q * count + i];
         assert.ok(Object.is(sums[q], s), `${width}x${height} sum ${q}: gpu ${sums[q]} sequential ${s}`);
-        const [mappedChunks, walkedChunks, groupsMapped, groupsWalked] = counters.slice(4 * q, 4 * q + 4);
+        const [mappedChunks, walkedChunks, groupsMapped, groupsWalked, tries] = counters.slice(8 * q, 8 * q + 5);
         assert.equal(mappedChunks + walkedChunks, chunks, `sum ${q}: every chunk counted`);
-        paths.push(`${q}: ${mappedChunks}/${chunks} mapped (${groupsMapped} group maps applied, ${groupsWalked} walked)`);
+        const applied = tries - groupsWalked - walkedChunks;
+        assert.ok(applied >= groupsMapped && applied <= groupsMapped + mappedChunks, `sum ${q}: ${tries} steps`);
+        paths.push(`${q}: ${mappedChunks}/${chunks} mapped (${groupsMapped} group maps applied, ${groupsWalked} walked, ${tries} steps)`);
       }
       console.log(`      ${width}x${height}: ${paths.join(', ')}`);
       if (chunks > 64 && made === scenarios) {
         // Rising, falling and tied sums go mostly through maps, largely group maps.
         for (let q = 0; q < 3; q++) {
-          assert.ok(counters[4 * q] > 0.8 * chunks, `sum ${q}: ${counters[4 * q]}/${chunks} mapped`);
-          assert.ok(counters[4 * q + 2] > 0, `sum ${q}: group maps applied`);
+          assert.ok(counters[8 * q] > 0.8 * chunks, `sum ${q}: ${counters[8 * q]}/${chunks} mapped`);
+          assert.ok(counters[8 * q + 2] > 0, `sum ${q}: group maps applied`);
         }
       }
     });

@@ -39,7 +39,7 @@ const SUMS = 4;
 const MAP_WORDS = 10;
 const MAPS_WORKGROUP = 64;
 /** Words per sum of the path counters (pool_compose). */
-const COUNTER_WORDS = 4;
+const COUNTER_WORDS = 8;
 
 /** A band's maps per level (chunks', then groups of GROUP) up to the first level of at most GROUP. */
 function levelCounts(chunks: number): number[] {
@@ -303,9 +303,9 @@ export class SsimMapsKernel implements GpuExtractorKernel {
 
   /**
    * For tests and measurements: the last band's terms (sum q's 8-byte doubles at q * count,
-   * count = that band's samples) and the path counters (per sum, 4 u32s over the kernel's
-   * life: chunks passed through maps of any level, chunks summed term by term, group maps
-   * applied, group maps walked a level down). Both are COPY_SRC.
+   * count = that band's samples) and the path counters (per sum, 8 u32s apart, over the
+   * kernel's life: chunks passed through maps of any level, chunks summed term by term, group
+   * maps applied, group maps walked a level down, maps tried). Both are COPY_SRC.
    */
   get diagnostics(): { terms: GPUBuffer; counters: GPUBuffer } {
     return { terms: this.#scratch.terms, counters: this.#scratch.counters };

@@ -62,9 +62,10 @@ struct Params {
 @group(0) @binding(7) var<storage, read_write> approx: array<f32>;
 @group(0) @binding(8) var<storage, read_write> chunk_maps: array<u32>;
 @group(0) @binding(9) var<storage, read_write> sums: array<vec2<u32>>;
-// Per sum, over the kernel's life: chunks passed through maps (of any level), chunks summed
-// term by term, group maps applied (levels above the chunks'), group maps that did not apply
-// (walked a level down) (SsimMapsKernel.diagnostics: tests and bench/ssim-pool-paths.mjs).
+// Per sum (COUNTER_WORDS apart), over the kernel's life: chunks passed through maps (of any
+// level), chunks summed term by term, group maps applied (levels above the chunks'), group
+// maps that did not apply (walked a level down), maps tried (the walk's steps)
+// (SsimMapsKernel.diagnostics: tests and bench/ssim-pool-paths.mjs).
 @group(0) @binding(10) var<storage, read_write> counters: array<u32>;
 
 @compute @workgroup_size(16, 16)
@@ -180,6 +181,7 @@ const GROUP_BITS: u32 = 3u;
 const GROUP: u32 = 1u << GROUP_BITS;
 const MAX_LEVELS: u32 = 8u;
 const SUMS: u32 = 4u;
+const COUNTER_WORDS: u32 = 8u;
 // Words per map: d0, d1, lo, hi (i64 each), E, the sign it is for (0: unusable, 1: a
 // positive sum, 2: a negative one).
 const MAP_WORDS: u32 = 10u;
@@ -509,14 +511,18 @@ fn pool_group_maps(@builtin(global_invocation_id) gid: vec3<u32>) {
   chunk_maps[out + 9u] = select(0u, flag, ok);
 }
 
-// The map at word `at` applied to s where it applies (a normal sum of its sign and binade
-// that it keeps inside: M + lo >= 2^52 + 1, M + hi <= 2^53 - 2); .z = 1 where it did. All
-// ten words are loaded before any is used: one trip to memory a step of the walk.
-fn apply_map(s: vec2<u32>, at: u32) -> vec3<u32> {
+// A map's ten words (all loads issued together).
+fn load_map(at: u32) -> array<u32, MAP_WORDS> {
   var w: array<u32, MAP_WORDS>;
   for (var k = 0u; k < MAP_WORDS; k = k + 1u) {
     w[k] = chunk_maps[at + k];
   }
+  return w;
+}
+
+// Map w applied to s where it applies (a normal sum of its sign and binade that it keeps
+// inside: M + lo >= 2^52 + 1, M + hi <= 2^53 - 2); .z = 1 where it did.
+fn apply_map(s: vec2<u32>, w: array<u32, MAP_WORDS>) -> vec3<u32> {
   let biased = (s.y >> 20u) & 0x7ffu;
   if (w[9] != (s.y >> 31u) + 1u || biased == 0u || biased == 0x7ffu || i32(biased) - 1023 != bitcast<i32>(w[8])) {
     return vec3<u32>(s, 0u);
@@ -597,47 +603,59 @@ fn pool_compose(@builtin(workgroup_id) wid: vec3<u32>) {
   var mapped_chunks = 0u;
   var groups_mapped = 0u;
   var groups_walked = 0u;
+  var tries = 0u;
+  // At chunk c the largest group starting there (level l); where its map does not apply, the
+  // first group a level down; where a chunk's does not, its terms. The maps a step can lead
+  // to (the next group if this one applies or its chunk is summed term by term, the first
+  // one a level down if not) are loaded while this step is worked out, so a step does not
+  // wait on memory.
   var c = 0u;
+  var l = top;
+  var words = load_map(start[l]);
   while (c < chunks) {
-    // The largest group starting at c, then smaller ones while a map does not apply.
-    var l = top;
-    if (c != 0u) {
-      l = min(top, countTrailingZeros(c) / GROUP_BITS);
-    }
-    loop {
-      let next = apply_map(s, start[l] + (c >> (GROUP_BITS * l)) * MAP_WORDS);
-      if (next.z != 0u) {
-        s = next.xy;
-        let span = min(chunks - c, 1u << (GROUP_BITS * l));
-        mapped_chunks = mapped_chunks + span;
-        if (l > 0u) {
-          groups_mapped = groups_mapped + 1u;
-        }
-        c = c + span;
-        break;
+    let span = min(chunks - c, 1u << (GROUP_BITS * l));
+    let after = c + span;
+    let after_level = min(top, countTrailingZeros(after) / GROUP_BITS);
+    // Past the end (the walk stops) or at level 0 (no level down): any valid map, unused.
+    let after_at = select(start[0] + (chunks - 1u) * MAP_WORDS, start[after_level] + (after >> (GROUP_BITS * after_level)) * MAP_WORDS, after < chunks);
+    let down = select(0u, l - 1u, l > 0u);
+    let next_words = load_map(after_at);
+    let down_words = load_map(start[down] + (c >> (GROUP_BITS * down)) * MAP_WORDS);
+    let next = apply_map(s, words);
+    tries = tries + 1u;
+    if (next.z != 0u) {
+      s = next.xy;
+      mapped_chunks = mapped_chunks + span;
+      if (l > 0u) {
+        groups_mapped = groups_mapped + 1u;
       }
-      if (l == 0u) {
-        // Term by term: the chunk's terms loaded first (the loads do not wait on the adds),
-        // most of them added by add_term's one-term map.
-        let i0 = c * CHUNK;
-        let m = min(n - i0, CHUNK);
-        var buf: array<vec2<u32>, CHUNK>;
-        for (var k = 0u; k < m; k = k + 1u) {
-          buf[k] = terms[q * n + i0 + k];
-        }
-        for (var k = 0u; k < m; k = k + 1u) {
-          s = add_term(s, buf[k]);
-        }
-        c = c + 1u;
-        break;
-      }
+    } else if (l > 0u) {
       groups_walked = groups_walked + 1u;
-      l = l - 1u;
+      l = down;
+      words = down_words;
+      continue;
+    } else {
+      // Term by term: the chunk's terms loaded first (the loads do not wait on the adds),
+      // most of them added by add_term's one-term map.
+      let i0 = c * CHUNK;
+      let m = min(n - i0, CHUNK);
+      var buf: array<vec2<u32>, CHUNK>;
+      for (var k = 0u; k < m; k = k + 1u) {
+        buf[k] = terms[q * n + i0 + k];
+      }
+      for (var k = 0u; k < m; k = k + 1u) {
+        s = add_term(s, buf[k]);
+      }
     }
+    c = after;
+    l = after_level;
+    words = next_words;
   }
   sums[params.sums_word + q] = s;
-  counters[4u * q] = counters[4u * q] + mapped_chunks;
-  counters[4u * q + 1u] = counters[4u * q + 1u] + chunks - mapped_chunks;
-  counters[4u * q + 2u] = counters[4u * q + 2u] + groups_mapped;
-  counters[4u * q + 3u] = counters[4u * q + 3u] + groups_walked;
+  let at = COUNTER_WORDS * q;
+  counters[at] = counters[at] + mapped_chunks;
+  counters[at + 1u] = counters[at + 1u] + chunks - mapped_chunks;
+  counters[at + 2u] = counters[at + 2u] + groups_mapped;
+  counters[at + 3u] = counters[at + 3u] + groups_walked;
+  counters[at + 4u] = counters[at + 4u] + tries;
 }
