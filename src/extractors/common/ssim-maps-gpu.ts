@@ -195,8 +195,9 @@ export class SsimMapsKernel implements GpuExtractorKernel {
       // 10 below them) fit the scratch; its maps (a subset of those bytes) and its terms (8
       // bytes per sample and sum, 32/20 of the maps) one binding each. The band's chunk maps
       // and sums follow its terms (pool_*); each scale's four sums take 8 words of the output.
-      // Above the chunk maps, levels of group maps (pool_group_maps, one pass a level) until
-      // one has at most GROUP maps: the serial walk (pool_compose) starts there.
+      // Above the chunk maps, levels of group maps (the first two by pool_chunk_maps, then
+      // pool_group_maps, one pass a level) until one has at most GROUP maps: the serial walk
+      // (pool_compose) starts there.
       const budget = Math.min(BAND_SCRATCH_BYTES, gpu.limits.maxStorageBufferBindingSize - gpu.limits.minStorageBufferOffsetAlignment);
       let rowsWords = 0;
       let mapsWords = 0;
@@ -230,7 +231,8 @@ export class SsimMapsKernel implements GpuExtractorKernel {
           passes.push({ entry: 'pool_terms', params: params(pool), groups: [Math.ceil(count / TERMS_GROUP), 1] });
           passes.push({ entry: 'pool_scan', params: params(pool), groups: [SUMS, 1], sumsWord: sums });
           passes.push({ entry: 'pool_chunk_maps', params: params(pool), groups: [Math.ceil(chunks / MAPS_WORKGROUP), SUMS] });
-          for (let level = 1; level < counts.length; level++) {
+          // pool_chunk_maps makes levels 1 and 2 (from each workgroup's 64 chunk maps).
+          for (let level = 3; level < counts.length; level++) {
             passes.push({ entry: 'pool_group_maps', params: params({ ...pool, level }), groups: [Math.ceil(counts[level]! / MAPS_WORKGROUP), SUMS] });
           }
           passes.push({ entry: 'pool_compose', params: params(pool), groups: [SUMS, 1], sumsWord: sums });

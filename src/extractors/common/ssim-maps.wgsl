@@ -168,15 +168,16 @@ fn filter_columns(@builtin(global_invocation_id) id: vec3<u32>) {
 // inside, checked from its excursion bounds) costs one 64-bit add; a group whose map does
 // not apply (it holds a crossing of a power of two, or a guess was wrong) is walked one level
 // down, and a chunk without a usable map (the sum crossing a power of two, near zero) is
-// summed term by term with f64_add, as libvmaf does. Either way the result is the
-// sequential sum's exact bits. Which binade a map is made for comes from native f32
-// approximations (scan): a wrong guess only sends that chunk down the term-by-term path.
+// summed term by term, as libvmaf does (add_term: a one-term map where one applies, else
+// f64_add). Either way the result is the sequential sum's exact bits. Which binade a map is
+// made for comes from native f32 approximations (scan): a wrong guess only sends that chunk
+// down the term-by-term path (and its groups a level down).
 
 const CHUNK: u32 = 32u;
 // pool_terms' workgroup: TERMS_CHUNKS chunks.
 const TERMS_GROUP: u32 = 256u;
 const TERMS_CHUNKS: u32 = TERMS_GROUP / CHUNK;
-// Maps per group of the next level (2^GROUP_BITS), and the most levels above the chunks'.
+// Maps per group of the next level (2^GROUP_BITS), and the most levels (the chunks' first).
 const GROUP_BITS: u32 = 3u;
 const GROUP: u32 = 1u << GROUP_BITS;
 const MAX_LEVELS: u32 = 8u;
@@ -366,13 +367,59 @@ fn level_base(l: u32) -> u32 {
 // Terms of magnitude 2^E or more, non-finite ones or a sum guessed of magnitude below 2^-20
 // leave the map unusable.
 @compute @workgroup_size(64)
-fn pool_chunk_maps(@builtin(global_invocation_id) gid: vec3<u32>) {
+fn pool_chunk_maps(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>) {
   let c = gid.x;
   let q = gid.y;
-  if (c >= params.chunks) {
+  var w: array<u32, MAP_WORDS>; // all 0: unusable past the band's chunks
+  if (c < params.chunks) {
+    w = chunk_map(c, q);
+    let out = (q * params.chunks + c) * MAP_WORDS;
+    for (var k = 0u; k < MAP_WORDS; k = k + 1u) {
+      chunk_maps[out + k] = w[k];
+    }
+  }
+  // The workgroup's 64 chunks make levels 1 and 2 too (group_maps makes the levels above).
+  built[lid.x] = w;
+  workgroupBarrier();
+  if (lid.x < GROUP) {
+    let g = wid.x * GROUP + lid.x;
+    // The band's last group may have fewer maps.
+    let count = min(GROUP, params.chunks - min(params.chunks, g * GROUP));
+    var m = built[lid.x * GROUP];
+    for (var k = 1u; k < count; k = k + 1u) {
+      m = compose_maps(m, built[lid.x * GROUP + k]);
+    }
+    if (g < level_count(1u)) {
+      store_map(1u, g, q, m);
+    }
+    partial_maps[lid.x] = m;
+  }
+  workgroupBarrier();
+  if (lid.x == 0u && wid.x < level_count(2u)) {
+    let count = min(GROUP, level_count(1u) - wid.x * GROUP);
+    var m = partial_maps[0];
+    for (var k = 1u; k < count; k = k + 1u) {
+      m = compose_maps(m, partial_maps[k]);
+    }
+    store_map(2u, wid.x, q, m);
+  }
+}
+
+var<workgroup> built: array<array<u32, MAP_WORDS>, 64>;
+var<workgroup> partial_maps: array<array<u32, MAP_WORDS>, 8>;
+
+// Map m of level l (sum q) into chunk_maps, where that level exists in this band.
+fn store_map(l: u32, g: u32, q: u32, m: array<u32, MAP_WORDS>) {
+  if (l > params.levels) {
     return;
   }
-  let out = (q * params.chunks + c) * MAP_WORDS;
+  let out = level_base(l) + (q * level_count(l) + g) * MAP_WORDS;
+  for (var k = 0u; k < MAP_WORDS; k = k + 1u) {
+    chunk_maps[out + k] = m[k];
+  }
+}
+
+fn chunk_map(c: u32, q: u32) -> array<u32, MAP_WORDS> {
   let guess = approx[block_guess(q, c / TERMS_CHUNKS)] + approx[q * params.chunks + c];
   let gbits = bitcast<u32>(guess);
   let gexp = (gbits >> 23u) & 0xffu;
@@ -441,74 +488,51 @@ fn pool_chunk_maps(@builtin(global_invocation_id) gid: vec3<u32>) {
     hi = i64_max(hi, i64_max(d0, d1));
   }
   ok = ok && i64_le(i64_sub(hi, lo), SPAN_LIMIT);
-  chunk_maps[out] = d0.x;
-  chunk_maps[out + 1u] = d0.y;
-  chunk_maps[out + 2u] = d1.x;
-  chunk_maps[out + 3u] = d1.y;
-  chunk_maps[out + 4u] = lo.x;
-  chunk_maps[out + 5u] = lo.y;
-  chunk_maps[out + 6u] = hi.x;
-  chunk_maps[out + 7u] = hi.y;
-  chunk_maps[out + 8u] = bitcast<u32>(e);
-  chunk_maps[out + 9u] = select(0u, sign + 1u, ok);
+  return array<u32, MAP_WORDS>(d0.x, d0.y, d1.x, d1.y, lo.x, lo.y, hi.x, hi.y, bitcast<u32>(e), select(0u, sign + 1u, ok));
 }
 
-// One thread per (group, sum) of level params.level: the map of GROUP consecutive maps of the
-// level below, usable where all of them are, for one binade and sign. Parity p's sum leaves
-// the first map at M + D[p] and enters the next with parity (p + D[p]) & 1; its offsets
-// there are D[p] plus the next map's, so lo and hi take D[0] + lo', D[1] + lo' (and hi')
-// in: the composed map applies only where every part would, so it gives their result.
+// Map a then map b, usable where both are, for the same binade and sign (0 words where
+// not). Parity p's sum leaves a at M + D[p] and enters b with parity (p + D[p]) & 1; its
+// offsets there are D[p] plus b's, so lo and hi take D[0] + lo_b, D[1] + lo_b (and hi_b)
+// in: the composed map applies only where both parts would, so it gives their result.
+fn compose_maps(a: array<u32, MAP_WORDS>, b: array<u32, MAP_WORDS>) -> array<u32, MAP_WORDS> {
+  let d0 = vec2<u32>(a[0], a[1]);
+  let d1 = vec2<u32>(a[2], a[3]);
+  let b0 = vec2<u32>(b[0], b[1]);
+  let b1 = vec2<u32>(b[2], b[3]);
+  let blo = vec2<u32>(b[4], b[5]);
+  let bhi = vec2<u32>(b[6], b[7]);
+  // Parity 0's sum enters b with d0's parity, parity 1's with 1 + d1's.
+  let n0 = i64_add(d0, select(b0, b1, (d0.x & 1u) != 0u));
+  let n1 = i64_add(d1, select(b0, b1, ((1u + d1.x) & 1u) != 0u));
+  let lo = i64_min(vec2<u32>(a[4], a[5]), i64_min(i64_add(d0, blo), i64_add(d1, blo)));
+  let hi = i64_max(vec2<u32>(a[6], a[7]), i64_max(i64_add(d0, bhi), i64_add(d1, bhi)));
+  // Usable parts have words under 2^52 in magnitude: these sums cannot overflow.
+  let ok = a[9] != 0u && b[9] == a[9] && b[8] == a[8] && i64_le(i64_sub(hi, lo), SPAN_LIMIT);
+  if (!ok) {
+    return array<u32, MAP_WORDS>(0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u);
+  }
+  return array<u32, MAP_WORDS>(n0.x, n0.y, n1.x, n1.y, lo.x, lo.y, hi.x, hi.y, a[8], a[9]);
+}
+
+// One thread per (group, sum) of level params.level (3 and up: chunk_maps makes 1 and 2):
+// the map of GROUP consecutive maps of the level below (compose_maps).
 @compute @workgroup_size(64)
 fn pool_group_maps(@builtin(global_invocation_id) gid: vec3<u32>) {
   let g = gid.x;
   let q = gid.y;
   let level = params.level;
-  let n = level_count(level);
-  if (g >= n) {
+  if (g >= level_count(level)) {
     return;
   }
   let below = level_count(level - 1u);
   let src = level_base(level - 1u) + q * below * MAP_WORDS;
-  let out = level_base(level) + (q * n + g) * MAP_WORDS;
   let first = g * GROUP;
-  let last = min(below, first + GROUP);
-  var at = src + first * MAP_WORDS;
-  var d0 = vec2<u32>(chunk_maps[at], chunk_maps[at + 1u]);
-  var d1 = vec2<u32>(chunk_maps[at + 2u], chunk_maps[at + 3u]);
-  var lo = vec2<u32>(chunk_maps[at + 4u], chunk_maps[at + 5u]);
-  var hi = vec2<u32>(chunk_maps[at + 6u], chunk_maps[at + 7u]);
-  let e = chunk_maps[at + 8u];
-  let flag = chunk_maps[at + 9u];
-  var ok = flag != 0u;
-  for (var k = first + 1u; ok && k < last; k = k + 1u) {
-    at = src + k * MAP_WORDS;
-    if (chunk_maps[at + 8u] != e || chunk_maps[at + 9u] != flag) {
-      ok = false;
-      break;
-    }
-    let n0 = vec2<u32>(chunk_maps[at], chunk_maps[at + 1u]);
-    let n1 = vec2<u32>(chunk_maps[at + 2u], chunk_maps[at + 3u]);
-    let nlo = vec2<u32>(chunk_maps[at + 4u], chunk_maps[at + 5u]);
-    let nhi = vec2<u32>(chunk_maps[at + 6u], chunk_maps[at + 7u]);
-    // Parity 0's sum enters with d0's parity, parity 1's with 1 + d1's.
-    let from0 = select(n0, n1, (d0.x & 1u) != 0u);
-    let from1 = select(n0, n1, ((1u + d1.x) & 1u) != 0u);
-    lo = i64_min(lo, i64_min(i64_add(d0, nlo), i64_add(d1, nlo)));
-    hi = i64_max(hi, i64_max(i64_add(d0, nhi), i64_add(d1, nhi)));
-    d0 = i64_add(d0, from0);
-    d1 = i64_add(d1, from1);
-    ok = i64_le(i64_sub(hi, lo), SPAN_LIMIT);
+  var m = load_map(src + first * MAP_WORDS);
+  for (var k = first + 1u; m[9] != 0u && k < min(below, first + GROUP); k = k + 1u) {
+    m = compose_maps(m, load_map(src + k * MAP_WORDS));
   }
-  chunk_maps[out] = d0.x;
-  chunk_maps[out + 1u] = d0.y;
-  chunk_maps[out + 2u] = d1.x;
-  chunk_maps[out + 3u] = d1.y;
-  chunk_maps[out + 4u] = lo.x;
-  chunk_maps[out + 5u] = lo.y;
-  chunk_maps[out + 6u] = hi.x;
-  chunk_maps[out + 7u] = hi.y;
-  chunk_maps[out + 8u] = e;
-  chunk_maps[out + 9u] = select(0u, flag, ok);
+  store_map(level, g, q, m);
 }
 
 // A map's ten words (all loads issued together).
