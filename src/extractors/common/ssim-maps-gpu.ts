@@ -37,6 +37,7 @@ const GROUP = 8;
 const MAX_LEVELS = 8;
 const SUMS = 4;
 const MAP_WORDS = 10;
+/** pool_chunk_maps' and pool_group_maps' workgroup (GROUP * GROUP: chunk_maps makes levels 1 and 2 in one). */
 const MAPS_WORKGROUP = 64;
 /** Words per sum of the path counters (pool_compose). */
 const COUNTER_WORDS = 8;

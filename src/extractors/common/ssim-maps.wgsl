@@ -378,7 +378,8 @@ fn pool_chunk_maps(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(local
       chunk_maps[out + k] = w[k];
     }
   }
-  // The workgroup's 64 chunks make levels 1 and 2 too (group_maps makes the levels above).
+  // The workgroup's 64 = GROUP * GROUP chunk maps make its maps of levels 1 and 2 too
+  // (pool_group_maps makes the levels above).
   built[lid.x] = w;
   workgroupBarrier();
   if (lid.x < GROUP) {
@@ -419,6 +420,7 @@ fn store_map(l: u32, g: u32, q: u32, m: array<u32, MAP_WORDS>) {
   }
 }
 
+// Chunk c's map for sum q, as pool_chunk_maps' comment says.
 fn chunk_map(c: u32, q: u32) -> array<u32, MAP_WORDS> {
   let guess = approx[block_guess(q, c / TERMS_CHUNKS)] + approx[q * params.chunks + c];
   let gbits = bitcast<u32>(guess);
