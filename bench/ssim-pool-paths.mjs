@@ -1,8 +1,9 @@
 #!/usr/bin/env node
 // How often the SSIM kernel's device pooling (common/ssim-maps.wgsl pool_*) sums a chunk
-// term by term instead of through its binade map, on a clip: runs float_ssim's kernel (at
+// term by term instead of through a binade map, and how many group maps its walk applied or
+// walked a level down, on a clip: runs float_ssim's kernel (at
 // its automatic scale) and float_ms_ssim's (5 scales) on every frame of a y4m pair (8-bit
-// 4:2:0) and prints, per kernel and per sum, the chunks taken each way.
+// 4:2:0) and prints, per kernel and per sum, the chunks taken each way and the group maps.
 //   node bench/ssim-pool-paths.mjs ref.y4m dis.y4m [frames]
 import { openSync, readSync, fstatSync } from 'node:fs';
 import '../dist/index.js'; // the extractor registry first (the gpu parts import their definitions)
@@ -58,13 +59,18 @@ const ms = (performance.now() - t0) / frames;
 const names = ['ssim', 'l', 'c', 's'];
 console.log(`${refPath}: ${ref.width}x${ref.height}, ${frames} frames, ${ms.toFixed(1)} ms a frame (both kernels, uploads and waits included)`);
 for (const [name, kernel] of Object.entries(kernels)) {
-  const read = gpu.device.createBuffer({ size: 32, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
+  const read = gpu.device.createBuffer({ size: 128, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
   const enc = gpu.device.createCommandEncoder();
-  enc.copyBufferToBuffer(kernel.diagnostics.counters, 0, read, 0, 32);
+  enc.copyBufferToBuffer(kernel.diagnostics.counters, 0, read, 0, 128);
   gpu.device.queue.submit([enc.finish()]);
   await read.mapAsync(GPUMapMode.READ);
   const c = new Uint32Array(read.getMappedRange().slice(0));
-  const parts = names.map((n, q) => `${n} ${c[2 * q + 1]}/${c[2 * q] + c[2 * q + 1]} (${((100 * c[2 * q + 1]) / (c[2 * q] + c[2 * q + 1])).toFixed(2)}%)`);
+  // Per sum, 8 words apart: chunks through maps, chunks term by term, group maps applied, group maps walked a level down, maps tried.
+  const parts = names.map((n, q) => `${n} ${c[8 * q + 1]}/${c[8 * q] + c[8 * q + 1]} (${((100 * c[8 * q + 1]) / (c[8 * q] + c[8 * q + 1])).toFixed(2)}%)`);
   console.log(`  ${name}: chunks summed term by term: ${parts.join(', ')}`);
+  const walk = names.map((n, q) => `${n} ${c[8 * q + 2]} applied, ${c[8 * q + 3]} walked`);
+  console.log(`  ${name}: group maps: ${walk.join(', ')}`);
+  const steps = names.map((n, q) => `${n} ${(c[8 * q + 4] / frames).toFixed(0)} maps tried + ${((c[8 * q + 1] * 32) / frames).toFixed(0)} terms at most`);
+  console.log(`  ${name}: serial walk a frame: ${steps.join(', ')}`);
 }
 process.exit(0);
