@@ -6,13 +6,13 @@
 // 24; not 0 on two of them: the smaller ones have one 5x5 block, a singular covariance,
 // scores 0), the first 8 of ../shared/golden's (where it exists; none 0); on seeded random
 // pairs of random sizes (odd ones and the smallest SpEED takes included), depths, chroma
-// formats and contents (flat, noisy, extreme); the v1 model with nothing on the host; a rescaling speed_prescale on the
-// host, named. GPU_SPEED_SEED replays a randomized run. XDG_RUNTIME_DIR must be set for
-// Mesa's lavapipe.
+// formats and contents (flat, noisy, extreme); the v1 model with nothing on the host; a
+// ladder with --subsample; a rescaling speed_prescale on the host, named. GPU_SPEED_SEED
+// replays a randomized run. XDG_RUNTIME_DIR must be set for Mesa's lavapipe.
 import assert from 'node:assert/strict';
 import { goldenClip, goldenClips } from './helpers/golden.mjs';
 import { makeRng } from './helpers/gpu.mjs';
-import { assertOnGpu, assertSameFrames, onHost, scoreRun, scratchDir, writeFramePair } from './helpers/gpu-vs-cpu.mjs';
+import { assertOnGpu, assertSameFrames, ladderRun, onHost, scoreRun, scratchDir, writeFramePair } from './helpers/gpu-vs-cpu.mjs';
 
 const tmp = scratchDir('vmaf-gpu-speed-');
 const SEED = Number(process.env.GPU_SPEED_SEED ?? 20261124) >>> 0;
@@ -165,6 +165,21 @@ describe('speed_chroma on the gpu backend', function () {
     assert.equal(gpu.frames.length, gold.length);
     assert.ok(gpu.frames.every((f) => f.features['speed_chroma_uv_mxv_45_nnf_0.1_snn_0.19_wvm_5'] > 0));
     for (const f of gpu.frames) assert.ok(Object.is(f.scores.vmaf_v1, gold[f.index].metrics.vmaf_v1), `frame ${f.index}: gpu ${f.scores.vmaf_v1}, libvmaf ${gold[f.index].metrics.vmaf_v1}`);
+  });
+
+  it('a ladder (renditions of different lengths) with --subsample: each rendition the cpu backend\'s values', async function () {
+    const clip = goldenClip('testsrc_640x360_x264_12f');
+    const features = ['speed_chroma', `speed_chroma=${V1}`];
+    const ladder = (backend) =>
+      ladderRun(clip.ref, [{ input: clip.dis, name: 'dis' }, { input: clip.ref, name: 'same', frameSkip: 5 }], { backend, features, noPrediction: true, frameCnt: 8, subsample: 2 });
+    const gpu = await ladder('gpu');
+    const cpu = await ladder('cpu');
+    for (const name of ['dis', 'same']) {
+      assert.ok(cpu.by[name].length > 1, `${name}: ${cpu.by[name].length} frames`);
+      assertSameFrames(gpu.by[name], cpu.by[name], `ladder ${name}`, { index: true });
+    }
+    assert.ok(gpu.by.dis.every((f) => f.features.speed_chroma_uv > 0));
+    assertOnGpu(gpu.warnings, 'ladder');
   });
 
   it('a speed_prescale that rescales runs on the host, named, with the cpu backend\'s values', async function () {
