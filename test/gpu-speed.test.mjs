@@ -6,7 +6,7 @@
 // 24; not 0 on two of them: the smaller ones have one 5x5 block, a singular covariance,
 // scores 0), the first 8 of ../shared/golden's (where it exists; none 0); on seeded random
 // pairs of random sizes (odd ones and the smallest SpEED takes included), depths, chroma
-// formats and contents (flat, noisy, extreme); the v1 model with nothing on the host; a
+// formats, contents (flat, noisy, extreme) and options (nearest and bilinear prescales); the v1 model with nothing on the host; a
 // ladder with --subsample; a rescaling speed_prescale on the host, named. GPU_SPEED_SEED
 // replays a randomized run. XDG_RUNTIME_DIR must be set for Mesa's lavapipe.
 import assert from 'node:assert/strict';
@@ -19,6 +19,14 @@ const SEED = Number(process.env.GPU_SPEED_SEED ?? 20261124) >>> 0;
 
 const V1 = 'speed_kernelscale=1:speed_nn_floor=0.1:speed_sigma_nn=0.19:speed_weight_var_mode=5:speed_max_val=45';
 const V1_SUFFIX = 'mxv_45_nnf_0.1_snn_0.19_wvm_5';
+// The --feature arguments the golden logs have values for, and their keys' suffixes: the
+// defaults, VMAF v1's options, and those with the bilinear prescales of its phone and 4K models.
+const GOLDEN_CASES = [
+  ['speed_chroma', ''],
+  [`speed_chroma=${V1}`, V1_SUFFIX],
+  [`speed_chroma=${V1}:speed_prescale=0.6:speed_prescale_method=bilinear`, 'mxv_45_nnf_0.1_ps_0.6_psm_bilinear_snn_0.19_wvm_5'],
+  [`speed_chroma=${V1}:speed_prescale=0.5:speed_prescale_method=bilinear`, 'mxv_45_nnf_0.1_ps_0.5_psm_bilinear_snn_0.19_wvm_5'],
+];
 const keysOf = (suffix) => ['u', 'v', 'uv'].map((c) => `speed_chroma_${c}${suffix ? `_${suffix}` : ''}`);
 
 const run = (ref, dis, options) => scoreRun(ref, dis, { noPrediction: true, ...options });
@@ -83,16 +91,18 @@ describe('speed_chroma on the gpu backend', function () {
     after(() => console.log('      speed_chroma gpu vs libvmaf:', Object.entries(totals).map(([k, [e, t]]) => `${k} ${e}/${t}`).join(', ')));
     for (const clip of goldenClips({ shared: true })) {
       const { name } = clip;
-      for (const [feature, suffix] of [['speed_chroma', ''], [`speed_chroma=${V1}`, V1_SUFFIX]]) {
+      for (const [feature, suffix] of GOLDEN_CASES) {
         const keys = keysOf(suffix);
         const gold = clip.log('libvmaf-extra').frames;
         // Clips where libvmaf refused SpEED (too small, odd 4:2:0; both backends refuse them
         // too: test/extractors/speed.test.mjs) have no values to compare.
         if (!(keys[2] in gold[0].metrics)) continue;
+        // ../shared/golden's clips: the v1 options (the defaults take the same kernel path).
+        if (clip.origin === 'shared' && suffix === '') continue;
         // The 300-frame ladder: its first 24 frames; the larger clips of ../shared/golden
         // (where it exists): their first 8.
         const frameCnt = Math.min(gold.length, clip.origin === 'shared' ? 8 : 24);
-        it(`${name}${clip.origin === 'shared' ? ' (shared)' : ''}: ${feature === 'speed_chroma' ? 'defaults' : 'the v1 models\' options'}, ${frameCnt} frames`, async function () {
+        it(`${name}${clip.origin === 'shared' ? ' (shared)' : ''}: ${suffix || 'defaults'}, ${frameCnt} frames`, async function () {
           const gpu = await run(clip.ref, clip.dis, { backend: 'gpu', features: [feature], frameCnt });
           const cpu = await run(clip.ref, clip.dis, { backend: 'cpu', features: [feature], frameCnt });
           assertSameFrames(gpu.frames, cpu.frames, name);
@@ -138,7 +148,10 @@ describe('speed_chroma on the gpu backend', function () {
       const what = `case ${c}: ${width}x${height} ${bitDepth}-bit ${chroma} ${content} (seed ${SEED})`;
       const [ref, dis] = randomPair(R, `speed-${c}`, { width, height, bitDepth, chroma, frames, content });
       const options = edge ? `speed_kernelscale=3.71134:speed_weight_var_mode=${R.int(7)}` : R.bool() ? V1 : `speed_weight_var_mode=${R.int(7)}:speed_kernelscale=${R.pick([1, 0.5, 1.5, 2, 3.71134])}:speed_sigma_nn=${R.pick([0.29, 0.5])}`;
-      for (const arg of ['speed_chroma', `speed_chroma=${options}`]) {
+      // A prescale (nearest or bilinear: on the gpu) in most cases: down where the planes are
+      // large enough, up anywhere (bilinear then reads mirrored samples before the first).
+      const prescale = R.int(4) === 0 ? '' : `:speed_prescale=${R.pick(c < 3 ? [1.5, 2] : [0.5, 0.6, 0.75, 1.5])}:speed_prescale_method=${R.pick(['nearest', 'bilinear', 'bilinear'])}`;
+      for (const arg of ['speed_chroma', `speed_chroma=${options}${prescale}`]) {
         const g = await run(ref, dis, { features: [arg], backend: 'gpu' });
         const k = await run(ref, dis, { features: [arg], backend: 'cpu' });
         assert.equal(g.frames.length, frames, `${what} ${arg}`);
@@ -152,20 +165,24 @@ describe('speed_chroma on the gpu backend', function () {
     assert.ok(nonZero >= compared / 4, `${nonZero} of ${compared} values not 0`);
   });
 
-  it('-m version=vmaf_v1.0.16_3d0h: nothing on the host, scores equal to the cpu backend\'s and libvmaf\'s', async function () {
-    // A clip whose speed_chroma is not 0 (on the smaller ones one 5x5 block: 0).
-    const clip = goldenClip('testsrc_640x360_x264_12f');
-    const options = { models: ['version=vmaf_v1.0.16_3d0h:name=vmaf_v1'] };
-    const gpu = await scoreRun(clip.ref, clip.dis, { ...options, backend: 'gpu' });
-    const cpu = await scoreRun(clip.ref, clip.dis, { ...options, backend: 'cpu' });
-    assertSameFrames(gpu.frames, cpu.frames, 'v1 features');
-    assertSameFrames(gpu.frames, cpu.frames, 'v1 scores', { field: 'scores' });
-    assert.deepEqual(onHost(gpu.warnings), [], gpu.warnings.join('\n'));
-    const gold = clip.log('libvmaf-extra').frames;
-    assert.equal(gpu.frames.length, gold.length);
-    assert.ok(gpu.frames.every((f) => f.features['speed_chroma_uv_mxv_45_nnf_0.1_snn_0.19_wvm_5'] > 0));
-    for (const f of gpu.frames) assert.ok(Object.is(f.scores.vmaf_v1, gold[f.index].metrics.vmaf_v1), `frame ${f.index}: gpu ${f.scores.vmaf_v1}, libvmaf ${gold[f.index].metrics.vmaf_v1}`);
-  });
+  // v1 (3d0h: no prescale) and its phone model (5d0h: the bilinear prescale 0.6), on clips
+  // whose speed_chroma is not 0 there (on smaller ones one 5x5 block: 0).
+  for (const [version, name, clipName] of [['vmaf_v1.0.16_3d0h', 'vmaf_v1', 'testsrc_640x360_x264_12f'], ['vmaf_v1.0.16_5d0h', 'vmaf_v1_phone', 'hd_1920x1080_x264_2f']]) {
+    it(`-m version=${version}: nothing on the host, scores equal to the cpu backend's and libvmaf's (${clipName})`, async function () {
+      const clip = goldenClip(clipName);
+      const options = { models: [`version=${version}:name=${name}`] };
+      const gpu = await scoreRun(clip.ref, clip.dis, { ...options, backend: 'gpu' });
+      const cpu = await scoreRun(clip.ref, clip.dis, { ...options, backend: 'cpu' });
+      assertSameFrames(gpu.frames, cpu.frames, `${name} features`);
+      assertSameFrames(gpu.frames, cpu.frames, `${name} scores`, { field: 'scores' });
+      assert.deepEqual(onHost(gpu.warnings), [], gpu.warnings.join('\n'));
+      const gold = clip.log('libvmaf-extra').frames;
+      assert.equal(gpu.frames.length, gold.length);
+      const speed = Object.keys(gpu.frames[0].features).find((k) => k.startsWith('speed_chroma_uv'));
+      assert.ok(gpu.frames.every((f) => f.features[speed] > 0), speed);
+      for (const f of gpu.frames) assert.ok(Object.is(f.scores[name], gold[f.index].metrics[name]), `frame ${f.index}: gpu ${f.scores[name]}, libvmaf ${gold[f.index].metrics[name]}`);
+    });
+  }
 
   it('a ladder (renditions of different lengths) with --subsample: each rendition the cpu backend\'s values', async function () {
     const clip = goldenClip('testsrc_640x360_x264_12f');
@@ -182,9 +199,9 @@ describe('speed_chroma on the gpu backend', function () {
     assertOnGpu(gpu.warnings, 'ladder');
   });
 
-  it('a speed_prescale that rescales runs on the host, named, with the cpu backend\'s values', async function () {
+  it('a bicubic or lanczos4 speed_prescale that resamples runs on the host, named, with the cpu backend\'s values', async function () {
     const clip = goldenClip('testsrc_640x360_x264_12f');
-    const features = [`speed_chroma=${V1}:speed_prescale=0.6:speed_prescale_method=bilinear`, 'speed_chroma'];
+    const features = [`speed_chroma=${V1}:speed_prescale=0.6:speed_prescale_method=bicubic`, 'speed_chroma=speed_prescale=1.25:speed_prescale_method=lanczos4', 'speed_chroma'];
     const gpu = await run(clip.ref, clip.dis, { backend: 'gpu', features, frameCnt: 3 });
     const cpu = await run(clip.ref, clip.dis, { backend: 'cpu', features, frameCnt: 3 });
     assertSameFrames(gpu.frames, cpu.frames, 'prescale');

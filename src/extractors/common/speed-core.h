@@ -74,6 +74,8 @@ class SpeedScorer {
   // The antialias and local-mean filters (normalised float Gaussians) decimate() applies.
   const std::vector<float>& antialiasTaps() const { return antialias_; }
   const std::vector<float>& localMeanTaps() const { return localMean_; }
+  // The prescale's method (float-scale.h's ScaleMethod), used where the scaled size differs.
+  int scaleMethod() const { return scaleMethod_; }
 
  private:
   void antialiasDecimated(const SpeedSource& plane, float* out) const;

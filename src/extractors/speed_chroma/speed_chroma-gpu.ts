@@ -10,8 +10,11 @@
  *   blocks' entropies and the score, the very code the cpu backend's extract() runs after
  *   its own decimate(), so both backends give the same bits. A few thousand values a frame
  *   (1/256 of the chroma), read back with the group's stats.
- * The filters come from the C++ instance (gpuParams: glibc's exp). A speed_prescale that
- * rescales the planes (the scalers) runs on the host.
+ * The filters come from the C++ instance (gpuParams: glibc's exp), and so, for a
+ * speed_prescale that resamples the planes (nearest or bilinear: the v1 models' is bilinear),
+ * does each scaled column's and row's pair of source samples and fraction, which the kernel
+ * combines at the samples the antialias filter reads. Bicubic and lanczos4 resampling runs on
+ * the host.
  */
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -23,7 +26,7 @@ import { loadNative, nativeGeometry } from '../../kernels/native.js';
 import { BindGroupCache } from '../../kernels/gpu/bind-groups.js';
 
 const SOURCE = relative(WGSL_ROOT, join(dirname(fileURLToPath(import.meta.url)), 'speed_chroma.wgsl'));
-const PARAMS_WORDS = 12;
+const PARAMS_WORDS = 16;
 const WORKGROUP = 8;
 /** U ref, U dis, V ref, V dis. */
 const PLANES = 4;
@@ -32,8 +35,17 @@ type Entry = 'antialias' | 'local_mean';
 const ENTRIES: readonly Entry[] = ['antialias', 'local_mean'];
 
 export const speedChromaGpu: GpuImplementation = {
-  // speed-core.cpp rescales the planes where the prescale is 1e-3 or more away from 1.
-  supports: (options) => Math.abs(Number(options['speed_prescale']) - 1) < 1e-3,
+  // The kernel resamples as nearest and bilinear do (the v1 models' prescales are bilinear);
+  // bicubic and lanczos4 run on the host where they change the size (at the same size
+  // scalePlane copies).
+  supports: (options, format) => {
+    if (['nearest', 'bilinear'].includes(String(options['speed_prescale_method']))) return true;
+    const prescale = Number(options['speed_prescale']);
+    // The chroma plane as libvmaf sizes it (speed_chroma.ts's check), scaled as speed-core.cpp does.
+    const w = format.chroma === '444' ? format.width : Math.floor(format.width / 2);
+    const h = format.chroma === '420' ? Math.floor(format.height / 2) : format.height;
+    return Math.trunc(w * prescale + 0.5) === w && Math.trunc(h * prescale + 0.5) === h;
+  },
   create: (ctx) => SpeedChromaKernel.create(ctx),
 };
 
@@ -43,7 +55,7 @@ class SpeedChromaKernel implements GpuExtractorKernel {
   readonly #buffers: GPUBuffer[];
   readonly #work: GPUBuffer;
   readonly #taps: GPUBuffer;
-  /** The params words, but `first` (10) and `out_word` (11), set per pass. */
+  /** The params words (speed_chroma.wgsl's Params), but `first` (10) and `out_word` (11), set per pass. */
   readonly #params: number[];
   readonly #groups: { antialias: [number, number, number]; mean: [number, number, number] };
   readonly #cache: BindGroupCache;
@@ -65,10 +77,16 @@ class SpeedChromaKernel implements GpuExtractorKernel {
     const native = loadNative();
     const handle = native.createExtractor('speed_chroma', options, nativeGeometry(format));
     const statsCount = native.extractorStatsCount(handle);
-    // gpuParams' layout (speed_chroma.cpp): width, height, dw, dh, the two filters' lengths, the filters.
+    // gpuParams' layout (speed_chroma.cpp): width, height, dw, dh, the two filters' lengths,
+    // the filters; the prescale's method, the scaled size, and for methods 1 and 2 a
+    // (first, second, fraction) per scaled column, then per scaled row.
     const p = native.extractorGpuParams(handle);
     const [width, height, dw, dh, aaTaps, meanTaps] = [p[0]!, p[1]!, p[2]!, p[3]!, p[4]!, p[5]!];
-    if (p.length !== 6 + aaTaps + meanTaps) throw new BackendError('E_GPU', `speed_chroma: gpuParams holds ${p.length} numbers, ${6 + aaTaps + meanTaps} expected`);
+    const filters = aaTaps + meanTaps;
+    const [method, scaledWidth, scaledHeight] = [p[6 + filters]!, p[7 + filters]!, p[8 + filters]!];
+    if (method === 3) throw new BackendError('E_GPU', 'speed_chroma: bicubic and lanczos4 prescales run on the host');
+    const tableWords = method === 0 ? 0 : 3 * (scaledWidth + scaledHeight);
+    if (p.length !== 9 + filters + tableWords) throw new BackendError('E_GPU', `speed_chroma: gpuParams holds ${p.length} numbers, ${9 + filters + tableWords} expected`);
     const [cb, cr] = [layout.planes[1], layout.planes[2]];
     if (!cb || !cr) throw new BackendError('E_GPU', 'speed_chroma: the run uploads no chroma planes');
     if (width > cb.width || height > cb.height) throw new BackendError('E_GPU', `speed_chroma: a ${width}x${height} SpEED plane in ${cb.width}x${cb.height} chroma`);
@@ -80,16 +98,21 @@ class SpeedChromaKernel implements GpuExtractorKernel {
     const workWords = PLANES * dw * dh;
     if (4 * workWords > gpu.limits.maxStorageBufferBindingSize) throw new BackendError('E_GPU', `speed_chroma: ${4 * workWords} bytes of scratch exceed the adapter's storage binding limit`);
     const scale = format.bitDepth === 8 ? 1 : 2 ** -(format.bitDepth - 8);
-    const params = [cb.offset / 4, cr.offset / 4, cb.width, width, height, dw, dh, aaTaps, meanTaps, f32Bits(scale), 0, 0];
+    // The constants buffer: the filters' float bits, then the tables (indices as they are, fractions' float bits).
+    const constants = new Uint32Array(filters + tableWords);
+    p.subarray(6, 6 + filters).forEach((v, i) => (constants[i] = f32Bits(v)));
+    p.subarray(9 + filters).forEach((v, i) => (constants[filters + i] = i % 3 === 2 ? f32Bits(v) : v));
+    const [colWord, rowWord] = [filters, filters + 3 * scaledWidth];
+    const params = [cb.offset / 4, cr.offset / 4, cb.width, scaledWidth, scaledHeight, dw, dh, aaTaps, meanTaps, f32Bits(scale), 0, 0, method, colWord, rowWord, 0];
 
     const d = gpu.device;
     const made: GPUBuffer[] = [];
     try {
       const work = d.createBuffer({ size: 4 * workWords, usage: GPUBufferUsage.STORAGE, label: 'speed_chroma decimated planes' });
       made.push(work);
-      const taps = d.createBuffer({ size: 4 * (aaTaps + meanTaps), usage: GPUBufferUsage.STORAGE, mappedAtCreation: true, label: 'speed_chroma filters' });
+      const taps = d.createBuffer({ size: 4 * constants.length, usage: GPUBufferUsage.STORAGE, mappedAtCreation: true, label: 'speed_chroma filters and prescale tables' });
       made.push(taps);
-      new Uint32Array(taps.getMappedRange()).set(Array.from(p.subarray(6), f32Bits));
+      new Uint32Array(taps.getMappedRange()).set(constants);
       taps.unmap();
       const code = loadWgsl(SOURCE);
       const compiled = await Promise.all(

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "extractor.h"
+#include "../common/float-scale.h"
 #include "../common/speed-core.h"
 #include "../common/speed-plane.h"
 
@@ -69,8 +70,12 @@ class SpeedChroma final : public Extractor {
   }
 
   // What the gpu kernel takes from here (speed_chroma-gpu.ts reads this layout): the SpEED
-  // plane's width and height, the decimated size, the two filters' lengths, then the
-  // antialias filter and the local-mean filter (floats, exact as doubles).
+  // plane's width and height, the decimated size, the two filters' lengths, the antialias
+  // filter and the local-mean filter (floats, exact as doubles); then the prescale: how the
+  // plane is resampled (0 not at all: the scaled size is the plane's; 1 nearest; 2 bilinear;
+  // 3 bicubic or lanczos4, which the kernel does not do), the scaled width and height, and for
+  // 1 and 2 per scaled column, then per scaled row, the two source samples it reads and the
+  // bilinear fraction (nearest: one sample twice, 0), as float-scale.h computes them.
   std::vector<double> gpuParams() const override {
     const SpeedGeometry& g = scorer_.geometry();
     const std::vector<float>& aa = scorer_.antialiasTaps();
@@ -80,6 +85,26 @@ class SpeedChroma final : public Extractor {
                              static_cast<double>(aa.size()),        static_cast<double>(mean.size())};
     p.insert(p.end(), aa.begin(), aa.end());
     p.insert(p.end(), mean.begin(), mean.end());
+    const auto method = static_cast<ScaleMethod>(scorer_.scaleMethod());
+    const bool same = g.scaledWidth == g.width && g.scaledHeight == g.height;  // scalePlane copies
+    const int code = same ? 0 : method == ScaleMethod::kNearest ? 1 : method == ScaleMethod::kBilinear ? 2 : 3;
+    p.insert(p.end(), {static_cast<double>(code), static_cast<double>(g.scaledWidth), static_cast<double>(g.scaledHeight)});
+    if (code == 1 || code == 2) {
+      auto axis = [&](int from, int to) {
+        const float ratio = scale_detail::scaleRatio(from, to);
+        for (int i = 0; i < to; i++) {
+          if (code == 1) {
+            const int at = scale_detail::nearestIndex(i, ratio);
+            p.insert(p.end(), {static_cast<double>(at), static_cast<double>(at), 0.0});
+          } else {
+            const scale_detail::BilinearAxis a = scale_detail::bilinearAxis(scale_detail::scaleCentre(i, ratio), from);
+            p.insert(p.end(), {static_cast<double>(a.first), static_cast<double>(a.second), a.fraction});
+          }
+        }
+      };
+      axis(g.width, g.scaledWidth);
+      axis(g.height, g.scaledHeight);
+    }
     return p;
   }
 

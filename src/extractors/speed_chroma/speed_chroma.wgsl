@@ -4,10 +4,14 @@
 //
 // speed_chroma's per-pixel work on the GPU (driven by speed_chroma-gpu.ts): SpeedScorer::
 // decimate() of speed-core.cpp, bit for bit, for the U and V planes of the reference and the
-// distorted picture (without prescale). Every float operation is lib/f32.wgsl's integer-exact
-// one (no FMA contraction, no flushed subnormals), in the C++'s order:
-//   antialias:  one picture's two chroma planes; per kept sample (16 i, 16 j), for each of the
-//               antialias filter's columns 16 j - r + k2 (mirrored, the edge not repeated) the
+// distorted picture (prescale: none, nearest or bilinear). Every float operation is
+// lib/f32.wgsl's integer-exact one (no FMA contraction, no flushed subnormals), in the C++'s
+// order:
+//   antialias:  one picture's two chroma planes (prescaled: resampled as float-scale.h's
+//               scalePlane, from the C++'s per-column and per-row tables of source samples and
+//               bilinear fractions, at the samples the filter reads); per kept sample
+//               (16 i, 16 j), for each of the antialias filter's columns 16 j - r + k2
+//               (mirrored, the edge not repeated) the
 //               vertical pass over rows 16 i - r + k (mirrored), each tap added in filter
 //               order to a float that starts at 0, then the horizontal pass over those
 //               columns' values the same way (antialiasDecimated: it evaluates the filter at
@@ -29,7 +33,7 @@ struct Params {
   u_word: u32,     // antialias: the Cb plane's first word in the picture
   v_word: u32,     // antialias: the Cr plane's
   stride: u32,     // antialias: the chroma planes' row length in samples (as uploaded)
-  width: u32,      // the plane SpEED scores (its top-left corner where it is smaller)
+  width: u32,      // the plane SpEED filters (the prescaled size)
   height: u32,
   dw: u32,         // the decimated planes' size
   dh: u32,
@@ -38,6 +42,10 @@ struct Params {
   scale_bits: u32, // antialias: 1 / 2^(bitDepth - 8) as a float (unused at 8 bits)
   first: u32,      // antialias: 0 for the reference (planes 0 and 2), 1 for the distorted (1 and 3)
   out_word: u32,   // local_mean: the instance's first stats word
+  method: u32,     // antialias: the prescale: 0 none, 1 nearest, 2 bilinear
+  col_word: u32,   // antialias, prescaled: per scaled column, (first, second, fraction) in taps
+  row_word: u32,   // the same per scaled row
+  pad0: u32,
 }
 
 @group(0) @binding(0) var<storage, read> pic: array<u32>;
@@ -53,6 +61,34 @@ fn chroma_float(word: u32, x: u32, y: u32) -> u32 {
     return f32_add(f32_of_sample(luma_sample_8(&pic, 4u * word + i)), MINUS_128);
   }
   return f32_add(f32_mul(f32_of_sample(luma_sample_16(&pic, 2u * word + i)), params.scale_bits), MINUS_128);
+}
+
+const ONE: u32 = 0x3f800000u;
+
+// Sample (x, y) of the plane the antialias filter reads: the chroma plane, or its resampling
+// (scalePlane's nearest sample, or its bilinear sum: each weight a product of the two axes'
+// (1 - f) or f, times the sample, the four added in row order).
+fn scaled_float(word: u32, x: u32, y: u32) -> u32 {
+  if (params.method == 0u) {
+    return chroma_float(word, x, y);
+  }
+  let cx = params.col_word + 3u * x;
+  let cy = params.row_word + 3u * y;
+  if (params.method == 1u) {
+    return chroma_float(word, taps[cx], taps[cy]);
+  }
+  let x1 = taps[cx];
+  let x2 = taps[cx + 1u];
+  let dx = taps[cx + 2u];
+  let y1 = taps[cy];
+  let y2 = taps[cy + 1u];
+  let dy = taps[cy + 2u];
+  let ex = f32_sub(ONE, dx);
+  let ey = f32_sub(ONE, dy);
+  var v = f32_mul(f32_mul(ey, ex), chroma_float(word, x1, y1));
+  v = f32_add(v, f32_mul(f32_mul(ey, dx), chroma_float(word, x2, y1)));
+  v = f32_add(v, f32_mul(f32_mul(dy, ex), chroma_float(word, x1, y2)));
+  return f32_add(v, f32_mul(f32_mul(dy, dx), chroma_float(word, x2, y2)));
 }
 
 @compute @workgroup_size(8, 8, 1)
@@ -78,7 +114,7 @@ fn antialias(@builtin(global_invocation_id) id: vec3<u32>) {
     var vertical = 0u;
     for (var k = 0u; k < n; k = k + 1u) {
       let row = mirror_skip_edge(top + i32(k), h);
-      vertical = f32_add(vertical, f32_mul(taps[k], chroma_float(word, col, row)));
+      vertical = f32_add(vertical, f32_mul(taps[k], scaled_float(word, col, row)));
     }
     acc = f32_add(acc, f32_mul(taps[k2], vertical));
   }
