@@ -79,13 +79,13 @@ class SpeedChromaKernel implements GpuExtractorKernel {
     const statsCount = native.extractorStatsCount(handle);
     // gpuParams' layout (speed_chroma.cpp): width, height, dw, dh, the two filters' lengths,
     // the filters; the prescale's method, the scaled size, and for methods 1 and 2 a
-    // (first, second, fraction) per scaled column, then per scaled row.
+    // (first, second, 1 - fraction, fraction) per scaled column, then per scaled row.
     const p = native.extractorGpuParams(handle);
     const [width, height, dw, dh, aaTaps, meanTaps] = [p[0]!, p[1]!, p[2]!, p[3]!, p[4]!, p[5]!];
     const filters = aaTaps + meanTaps;
     const [method, scaledWidth, scaledHeight] = [p[6 + filters]!, p[7 + filters]!, p[8 + filters]!];
     if (method === 3) throw new BackendError('E_GPU', 'speed_chroma: bicubic and lanczos4 prescales run on the host');
-    const tableWords = method === 0 ? 0 : 3 * (scaledWidth + scaledHeight);
+    const tableWords = method === 0 ? 0 : 4 * (scaledWidth + scaledHeight);
     if (p.length !== 9 + filters + tableWords) throw new BackendError('E_GPU', `speed_chroma: gpuParams holds ${p.length} numbers, ${9 + filters + tableWords} expected`);
     const [cb, cr] = [layout.planes[1], layout.planes[2]];
     if (!cb || !cr) throw new BackendError('E_GPU', 'speed_chroma: the run uploads no chroma planes');
@@ -101,8 +101,8 @@ class SpeedChromaKernel implements GpuExtractorKernel {
     // The constants buffer: the filters' float bits, then the tables (indices as they are, fractions' float bits).
     const constants = new Uint32Array(filters + tableWords);
     p.subarray(6, 6 + filters).forEach((v, i) => (constants[i] = f32Bits(v)));
-    p.subarray(9 + filters).forEach((v, i) => (constants[filters + i] = i % 3 === 2 ? f32Bits(v) : v));
-    const [colWord, rowWord] = [filters, filters + 3 * scaledWidth];
+    p.subarray(9 + filters).forEach((v, i) => (constants[filters + i] = i % 4 >= 2 ? f32Bits(v) : v));
+    const [colWord, rowWord] = [filters, filters + 4 * scaledWidth];
     const params = [cb.offset / 4, cr.offset / 4, cb.width, scaledWidth, scaledHeight, dw, dh, aaTaps, meanTaps, f32Bits(scale), 0, 0, method, colWord, rowWord, 0];
 
     const d = gpu.device;
@@ -116,7 +116,12 @@ class SpeedChromaKernel implements GpuExtractorKernel {
       taps.unmap();
       const code = loadWgsl(SOURCE);
       const compiled = await Promise.all(
-        ENTRIES.map((entry) => gpu.createComputePipeline(code, { label: `speed_chroma ${entry} ${layout.bitDepth}-bit`, entryPoint: entry, constants: { BIT_DEPTH: layout.bitDepth } })),
+        ENTRIES.map((entry) => gpu.createComputePipeline(code, {
+            label: `speed_chroma ${entry} ${layout.bitDepth}-bit${method === 0 ? '' : ' prescaled'}`,
+            entryPoint: entry,
+            constants: entry === 'antialias' ? { BIT_DEPTH: layout.bitDepth, SCALED: method === 0 ? 0 : 1 } : { BIT_DEPTH: layout.bitDepth },
+          }),
+        ),
       );
       return new SpeedChromaKernel(d, new Map(ENTRIES.map((e, i) => [e, compiled[i]!] as const)), work, taps, params, dw, dh, statsCount);
     } catch (e) {

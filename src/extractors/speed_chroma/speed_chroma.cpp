@@ -74,8 +74,9 @@ class SpeedChroma final : public Extractor {
   // filter and the local-mean filter (floats, exact as doubles); then the prescale: how the
   // plane is resampled (0 not at all: the scaled size is the plane's; 1 nearest; 2 bilinear;
   // 3 bicubic or lanczos4, which the kernel does not do), the scaled width and height, and for
-  // 1 and 2 per scaled column, then per scaled row, the two source samples it reads and the
-  // bilinear fraction (nearest: one sample twice, 0), as float-scale.h computes them.
+  // 1 and 2 per scaled column, then per scaled row, the two source samples it reads, 1 minus
+  // the bilinear fraction and the fraction (nearest: one sample twice, 1, 0), as float-scale.h
+  // computes them.
   std::vector<double> gpuParams() const override {
     const SpeedGeometry& g = scorer_.geometry();
     const std::vector<float>& aa = scorer_.antialiasTaps();
@@ -95,10 +96,11 @@ class SpeedChroma final : public Extractor {
         for (int i = 0; i < to; i++) {
           if (code == 1) {
             const int at = scale_detail::nearestIndex(i, ratio);
-            p.insert(p.end(), {static_cast<double>(at), static_cast<double>(at), 0.0});
+            p.insert(p.end(), {static_cast<double>(at), static_cast<double>(at), 1.0, 0.0});
           } else {
             const scale_detail::BilinearAxis a = scale_detail::bilinearAxis(scale_detail::scaleCentre(i, ratio), from);
-            p.insert(p.end(), {static_cast<double>(a.first), static_cast<double>(a.second), a.fraction});
+            const float rest = 1 - a.fraction;  // bilinearAt's (1 - dx), in float
+            p.insert(p.end(), {static_cast<double>(a.first), static_cast<double>(a.second), rest, a.fraction});
           }
         }
       };

@@ -26,6 +26,9 @@
 // Each invocation computes its own output alone: no shared memory, no barriers.
 
 override BIT_DEPTH: u32 = 8u;
+// Whether the planes are resampled (a pipeline of its own: without it the resampling code is
+// dead at compile time, and lavapipe's compile of the plain pipeline stays as small).
+override SCALED: bool = false;
 
 const MINUS_128: u32 = 0xc3000000u;
 
@@ -42,8 +45,8 @@ struct Params {
   scale_bits: u32, // antialias: 1 / 2^(bitDepth - 8) as a float (unused at 8 bits)
   first: u32,      // antialias: 0 for the reference (planes 0 and 2), 1 for the distorted (1 and 3)
   out_word: u32,   // local_mean: the instance's first stats word
-  method: u32,     // antialias: the prescale: 0 none, 1 nearest, 2 bilinear
-  col_word: u32,   // antialias, prescaled: per scaled column, (first, second, fraction) in taps
+  method: u32,     // antialias, SCALED: the prescale: 1 nearest, 2 bilinear
+  col_word: u32,   // antialias, SCALED: per scaled column, (first, second, 1 - fraction, fraction) in taps
   row_word: u32,   // the same per scaled row
   pad0: u32,
 }
@@ -63,32 +66,38 @@ fn chroma_float(word: u32, x: u32, y: u32) -> u32 {
   return f32_add(f32_mul(f32_of_sample(luma_sample_16(&pic, 2u * word + i)), params.scale_bits), MINUS_128);
 }
 
-const ONE: u32 = 0x3f800000u;
-
 // Sample (x, y) of the plane the antialias filter reads: the chroma plane, or its resampling
-// (scalePlane's nearest sample, or its bilinear sum: each weight a product of the two axes'
-// (1 - f) or f, times the sample, the four added in row order).
+// (scalePlane's nearest sample, or its bilinear sum: per corner, in row order, the product of
+// the row's and the column's weight ((1 - f) or f), times the sample, the first not added to
+// 0). One call of each soft-float op in a loop, not four copies: lavapipe compiles every
+// inlined copy (its compile time and memory grow with them).
 fn scaled_float(word: u32, x: u32, y: u32) -> u32 {
-  if (params.method == 0u) {
-    return chroma_float(word, x, y);
+  var corners = 1u;
+  if (SCALED && params.method == 2u) {
+    corners = 4u;
   }
-  let cx = params.col_word + 3u * x;
-  let cy = params.row_word + 3u * y;
-  if (params.method == 1u) {
-    return chroma_float(word, taps[cx], taps[cy]);
+  let cx = params.col_word + 4u * x;
+  let cy = params.row_word + 4u * y;
+  var v = 0u;
+  for (var c = 0u; c < corners; c = c + 1u) {
+    var sx = x;
+    var sy = y;
+    if (SCALED) {
+      sx = taps[cx + (c & 1u)];
+      sy = taps[cy + (c >> 1u)];
+    }
+    let s = chroma_float(word, sx, sy);
+    if (corners == 1u) {
+      return s;
+    }
+    let term = f32_mul(f32_mul(taps[cy + 2u + (c >> 1u)], taps[cx + 2u + (c & 1u)]), s);
+    if (c == 0u) {
+      v = term;
+    } else {
+      v = f32_add(v, term);
+    }
   }
-  let x1 = taps[cx];
-  let x2 = taps[cx + 1u];
-  let dx = taps[cx + 2u];
-  let y1 = taps[cy];
-  let y2 = taps[cy + 1u];
-  let dy = taps[cy + 2u];
-  let ex = f32_sub(ONE, dx);
-  let ey = f32_sub(ONE, dy);
-  var v = f32_mul(f32_mul(ey, ex), chroma_float(word, x1, y1));
-  v = f32_add(v, f32_mul(f32_mul(ey, dx), chroma_float(word, x2, y1)));
-  v = f32_add(v, f32_mul(f32_mul(dy, ex), chroma_float(word, x1, y2)));
-  return f32_add(v, f32_mul(f32_mul(dy, dx), chroma_float(word, x2, y2)));
+  return v;
 }
 
 @compute @workgroup_size(8, 8, 1)
