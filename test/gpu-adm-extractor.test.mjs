@@ -96,7 +96,7 @@ describe('integer_adm option instances on the gpu backend', function () {
     assert.notEqual(gpu.dis[0].features['integer_adm3_csf_2_dlmw_0.7_egl_1_min_0.5_nw_0.02'], gpu.same[0].features['integer_adm3_csf_2_dlmw_0.7_egl_1_min_0.5_nw_0.02']);
   });
 
-  it('-m version=vmaf_v1.0.16_3d0h: gpu scores == cpu scores; only speed_chroma runs on the host', async function () {
+  it('-m version=vmaf_v1.0.16_3d0h: gpu scores == cpu scores; nothing runs on the host', async function () {
     const clip = goldenClip('src01_288x162_10bit');
     const options = { models: ['version=vmaf_v1.0.16_3d0h:name=vmaf_v1'] };
     const gpu = await scoreRun(clip.ref, clip.dis, { ...options, backend: 'gpu' });
@@ -105,11 +105,8 @@ describe('integer_adm option instances on the gpu backend', function () {
     assertSameFrames(gpu.frames, cpu.frames, 'v1 scores', { field: 'scores' });
     const gold = clip.log('libvmaf-extra').frames;
     for (const f of gpu.frames) assert.equal(f.scores.vmaf_v1, gold[f.index].metrics.vmaf_v1, `frame ${f.index}`);
-    const host = hostWarnings(gpu);
-    assert.equal(host.length, 1, gpu.warnings.join('\n'));
-    assert.doesNotMatch(host[0], /\badm\b/);
-    // cambi has its own WGSL now: speed_chroma is the one left on the host.
-    assert.doesNotMatch(host[0], /cambi/);
-    assert.match(host[0], /speed_chroma/);
+    // adm, cambi and speed_chroma (its decimation; the per-block statistics finish on the
+    // host from the kernel's planes) all have gpu parts: no extractor runs on the host.
+    assert.deepEqual(hostWarnings(gpu), [], gpu.warnings.join('\n'));
   });
 });

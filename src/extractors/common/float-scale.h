@@ -42,13 +42,30 @@ inline float lanczosWeight(float x, float a) {
   return 0.0f;
 }
 
+// The scale ratio (source over destination size), and where destination sample i's centre
+// falls in the source (in double, rounded to float), as scalePlane computes them; the source
+// sample the nearest method takes for i.
+inline float scaleRatio(int from, int to) { return static_cast<float>(from) / to; }
+inline float scaleCentre(int i, float ratio) { return static_cast<float>((i + 0.5) * ratio - 0.5); }
+inline int nearestIndex(int i, float ratio) { return static_cast<int>(i * ratio); }
+
+// One axis of a bilinear sample at coordinate c of n samples: the mirrored samples below and
+// above it, and c minus the first (in float). Shared with the gpu kernels that tabulate it.
+struct BilinearAxis {
+  int first, second;
+  float fraction;
+};
+inline BilinearAxis bilinearAxis(float c, int n) {
+  const int first = static_cast<int>(mirrorCoord(static_cast<float>(std::floor(c)), 0, static_cast<float>(n - 1)));
+  const int second = static_cast<int>(mirrorCoord(static_cast<float>(std::ceil(c)), 0, static_cast<float>(n - 1)));
+  return {first, second, c - first};
+}
+
 inline float bilinearAt(const float* src, int w, int h, float x, float y) {
-  const int x1 = static_cast<int>(mirrorCoord(static_cast<float>(std::floor(x)), 0, static_cast<float>(w - 1)));
-  const int x2 = static_cast<int>(mirrorCoord(static_cast<float>(std::ceil(x)), 0, static_cast<float>(w - 1)));
-  const int y1 = static_cast<int>(mirrorCoord(static_cast<float>(std::floor(y)), 0, static_cast<float>(h - 1)));
-  const int y2 = static_cast<int>(mirrorCoord(static_cast<float>(std::ceil(y)), 0, static_cast<float>(h - 1)));
-  const float dx = x - x1;
-  const float dy = y - y1;
+  const BilinearAxis ax = bilinearAxis(x, w), ay = bilinearAxis(y, h);
+  const int x1 = ax.first, x2 = ax.second, y1 = ay.first, y2 = ay.second;
+  const float dx = ax.fraction;
+  const float dy = ay.fraction;
   return (1 - dy) * (1 - dx) * src[y1 * w + x1] + (1 - dy) * dx * src[y1 * w + x2] + dy * (1 - dx) * src[y2 * w + x1] +
          dy * dx * src[y2 * w + x2];
 }
@@ -109,17 +126,17 @@ inline void scalePlane(ScaleMethod method, const float* src, int sw, int sh, flo
     std::memcpy(dst, src, sizeof(float) * static_cast<size_t>(dw) * dh);
     return;
   }
-  const float rx = static_cast<float>(sw) / dw;
-  const float ry = static_cast<float>(sh) / dh;
+  const float rx = scaleRatio(sw, dw);
+  const float ry = scaleRatio(sh, dh);
   for (int y = 0; y < dh; y++) {
-    const float yy = static_cast<float>((y + 0.5) * ry - 0.5);
+    const float yy = scaleCentre(y, ry);
     for (int x = 0; x < dw; x++) {
       float* out = dst + static_cast<size_t>(y) * dw + x;
       if (method == ScaleMethod::kNearest) {
-        *out = src[static_cast<int>(y * ry) * sw + static_cast<int>(x * rx)];
+        *out = src[nearestIndex(y, ry) * sw + nearestIndex(x, rx)];
         continue;
       }
-      const float xx = static_cast<float>((x + 0.5) * rx - 0.5);
+      const float xx = scaleCentre(x, rx);
       switch (method) {
         case ScaleMethod::kBilinear: *out = bilinearAt(src, sw, sh, xx, yy); break;
         case ScaleMethod::kBicubic: *out = bicubicAt(src, sw, sh, xx, yy); break;

@@ -433,7 +433,7 @@ std::vector<float> SpeedScorer::decimate(const SpeedSource& plane) const {
   return small;
 }
 
-SpeedPlaneStats SpeedScorer::blockStats(const std::vector<float>& plane) const {
+SpeedPlaneStats SpeedScorer::blockStats(const float* plane) const {
   const SpeedGeometry& g = geometry_;
   const int stride = g.decimatedWidth;
   const int blocks = g.blocksAcross * g.blocksDown;
@@ -453,8 +453,8 @@ SpeedPlaneStats SpeedScorer::blockStats(const std::vector<float>& plane) const {
   const double countD = static_cast<double>(static_cast<size_t>(ww) * static_cast<size_t>(wh));
   for (int a = 0; a < kBlockArea; a++) {
     for (int b = 0; b <= a; b++) {
-      const float* pa = plane.data() + static_cast<size_t>(a / kBlock) * stride + a % kBlock;
-      const float* pb = plane.data() + static_cast<size_t>(b / kBlock) * stride + b % kBlock;
+      const float* pa = plane + static_cast<size_t>(a / kBlock) * stride + a % kBlock;
+      const float* pb = plane + static_cast<size_t>(b / kBlock) * stride + b % kBlock;
       const float c = static_cast<float>(centredCrossSum(pa, pb, stride, wh, ww, means[a], means[b]) / countD);
       cov[static_cast<size_t>(a) * kBlockArea + b] = c;
       cov[static_cast<size_t>(b) * kBlockArea + a] = c;
@@ -530,8 +530,12 @@ float SpeedScorer::compare(const SpeedPlaneStats& ref, const SpeedPlaneStats& di
 }
 
 float SpeedScorer::score(const SpeedSource& ref, const SpeedSource& dis, bool* singular) const {
-  const SpeedPlaneStats r = blockStats(decimate(ref));
-  const SpeedPlaneStats d = blockStats(decimate(dis));
+  return scoreDecimated(decimate(ref).data(), decimate(dis).data(), singular);
+}
+
+float SpeedScorer::scoreDecimated(const float* ref, const float* dis, bool* singular) const {
+  const SpeedPlaneStats r = blockStats(ref);
+  const SpeedPlaneStats d = blockStats(dis);
   if (singular) *singular = r.singular || d.singular;
   // One plane singular alone (rare): 0 rather than an inflated score.
   if (r.singular != d.singular) return 0.0f;

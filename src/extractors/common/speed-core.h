@@ -62,14 +62,24 @@ class SpeedScorer {
   // Safe to call from several threads at once.
   float score(const SpeedSource& ref, const SpeedSource& dis, bool* singular) const;
 
+  // The two halves of score(), so that the first may run elsewhere (the gpu backend's
+  // speed_chroma kernel computes the decimated planes, the host finishes from them):
+  // the plane antialiased, decimated by 16 and minus its local mean (decimatedWidth x
+  // decimatedHeight, packed) ...
+  std::vector<float> decimate(const SpeedSource& plane) const;
+  // ... and the score of two such planes (per-block covariance, eigenvalues, entropies).
+  float scoreDecimated(const float* ref, const float* dis, bool* singular) const;
+
   const SpeedGeometry& geometry() const { return geometry_; }
+  // The antialias and local-mean filters (normalised float Gaussians) decimate() applies.
+  const std::vector<float>& antialiasTaps() const { return antialias_; }
+  const std::vector<float>& localMeanTaps() const { return localMean_; }
+  // The prescale's method (float-scale.h's ScaleMethod), used where the scaled size differs.
+  int scaleMethod() const { return scaleMethod_; }
 
  private:
-  // The plane antialiased, decimated by 16 and minus its local mean (decimatedWidth x
-  // decimatedHeight, packed).
-  std::vector<float> decimate(const SpeedSource& plane) const;
   void antialiasDecimated(const SpeedSource& plane, float* out) const;
-  SpeedPlaneStats blockStats(const std::vector<float>& plane) const;
+  SpeedPlaneStats blockStats(const float* plane) const;
   float compare(const SpeedPlaneStats& ref, const SpeedPlaneStats& dis) const;
 
   SpeedGeometry geometry_;

@@ -5,12 +5,15 @@
  * reference and the distorted weighted by their variances (speed_weight_var_mode), the mean
  * absolute difference over the blocks. speed_chroma_u, speed_chroma_v and their mean
  * speed_chroma_uv (one channel alone where the other's covariance is singular), each
- * clipped to speed_max_val. C++: speed_chroma.cpp over ../common/speed-core.
+ * clipped to speed_max_val. C++: speed_chroma.cpp over ../common/speed-core; on the gpu
+ * backend the per-pixel decimation runs on the GPU (speed_chroma-gpu.ts), the per-block
+ * statistics on the host from its planes.
  */
 import type { ExtractorDefinition } from '../extractor.js';
 import type { OptionDef } from '../option.js';
 import { refuseGray, refuseOddSubsampled } from '../common/chroma-refusals.js';
 import { SPEED_COMMON_OPTIONS, checkSpeedPlane } from '../common/speed-options.js';
+import { speedChromaGpu } from './speed_chroma-gpu.js';
 
 const OPTIONS: readonly OptionDef[] = [
   ...SPEED_COMMON_OPTIONS,
@@ -40,5 +43,5 @@ export const speedChroma: ExtractorDefinition = {
     const h = format.chroma === '420' ? Math.floor(format.height / 2) : format.height;
     checkSpeedPlane('speed_chroma', options, w, h, `the ${format.width}x${format.height} frame's chroma plane`);
   },
-  implementation: { kind: 'native', native: 'speed_chroma' },
+  implementation: { kind: 'native', native: 'speed_chroma', gpu: speedChromaGpu },
 };

@@ -1,0 +1,159 @@
+// #include "../../kernels/gpu/lib/f32.wgsl"
+// #include "../../kernels/gpu/lib/luma.wgsl"
+// #include "../../kernels/gpu/lib/mirror.wgsl"
+//
+// speed_chroma's per-pixel work on the GPU (driven by speed_chroma-gpu.ts): SpeedScorer::
+// decimate() of speed-core.cpp, bit for bit, for the U and V planes of the reference and the
+// distorted picture (prescale: none, nearest or bilinear). Every float operation is
+// lib/f32.wgsl's integer-exact one (no FMA contraction, no flushed subnormals), in the C++'s
+// order:
+//   antialias:  one picture's two chroma planes (prescaled: resampled as float-scale.h's
+//               scalePlane, from the C++'s per-column and per-row tables of source samples and
+//               bilinear fractions, at the samples the filter reads); per kept sample
+//               (16 i, 16 j), for each of the antialias filter's columns 16 j - r + k2
+//               (mirrored, the edge not repeated) the
+//               vertical pass over rows 16 i - r + k (mirrored), each tap added in filter
+//               order to a float that starts at 0, then the horizontal pass over those
+//               columns' values the same way (antialiasDecimated: it evaluates the filter at
+//               the kept samples only). Samples are the C++'s PictureSample: s + -128 at 8
+//               bits, s / 2^(depth - 8) + -128 above (the division by a power of two is exact,
+//               so the product by its reciprocal is the same float).
+//   local_mean: per decimated sample, the local-mean filter (vertical over the mirrored rows
+//               of its mirrored columns, then horizontal, as filterPlane), and the sample minus
+//               it, written to the instance's stats words: plane p (U ref, U dis, V ref,
+//               V dis) at word out_word + p * dw * dh, row-major (speed_chroma.cpp's
+//               finishStats reads it so).
+// Each invocation computes its own output alone: no shared memory, no barriers.
+
+override BIT_DEPTH: u32 = 8u;
+// Whether the planes are resampled (a pipeline of its own: without it the resampling code is
+// dead at compile time, and lavapipe's compile of the plain pipeline stays as small).
+override SCALED: bool = false;
+
+const MINUS_128: u32 = 0xc3000000u;
+
+struct Params {
+  u_word: u32,     // antialias: the Cb plane's first word in the picture
+  v_word: u32,     // antialias: the Cr plane's
+  stride: u32,     // antialias: the chroma planes' row length in samples (as uploaded)
+  width: u32,      // the plane SpEED filters (the prescaled size)
+  height: u32,
+  dw: u32,         // the decimated planes' size
+  dh: u32,
+  aa_taps: u32,    // the antialias filter's length (at taps[0])
+  mean_taps: u32,  // the local-mean filter's length (at taps[aa_taps])
+  scale_bits: u32, // antialias: 1 / 2^(bitDepth - 8) as a float (unused at 8 bits)
+  first: u32,      // antialias: 0 for the reference (planes 0 and 2), 1 for the distorted (1 and 3)
+  out_word: u32,   // local_mean: the instance's first stats word
+  method: u32,     // antialias, SCALED: the prescale: 1 nearest, 2 bilinear
+  col_word: u32,   // antialias, SCALED: per scaled column, (first, second, 1 - fraction, fraction) in taps
+  row_word: u32,   // the same per scaled row
+  pad0: u32,
+}
+
+@group(0) @binding(0) var<storage, read> pic: array<u32>;
+@group(0) @binding(1) var<storage, read_write> work: array<u32>;
+@group(0) @binding(2) var<storage, read_write> stats: array<u32>;
+@group(0) @binding(3) var<uniform> params: Params;
+@group(0) @binding(4) var<storage, read> taps: array<u32>;
+
+// Sample (x, y) of the chroma plane starting at word `word`, as a float minus 128.
+fn chroma_float(word: u32, x: u32, y: u32) -> u32 {
+  let i = y * params.stride + x;
+  if (BIT_DEPTH == 8u) {
+    return f32_add(f32_of_sample(luma_sample_8(&pic, 4u * word + i)), MINUS_128);
+  }
+  return f32_add(f32_mul(f32_of_sample(luma_sample_16(&pic, 2u * word + i)), params.scale_bits), MINUS_128);
+}
+
+// Sample (x, y) of the plane the antialias filter reads: the chroma plane, or its resampling
+// (scalePlane's nearest sample, or its bilinear sum: per corner, in row order, the product of
+// the row's and the column's weight ((1 - f) or f), times the sample, the first not added to
+// 0). One call of each soft-float op in a loop, not four copies: lavapipe compiles every
+// inlined copy (its compile time and memory grow with them).
+fn scaled_float(word: u32, x: u32, y: u32) -> u32 {
+  var corners = 1u;
+  if (SCALED && params.method == 2u) {
+    corners = 4u;
+  }
+  let cx = params.col_word + 4u * x;
+  let cy = params.row_word + 4u * y;
+  var v = 0u;
+  for (var c = 0u; c < corners; c = c + 1u) {
+    var sx = x;
+    var sy = y;
+    if (SCALED) {
+      sx = taps[cx + (c & 1u)];
+      sy = taps[cy + (c >> 1u)];
+    }
+    let s = chroma_float(word, sx, sy);
+    if (corners == 1u) {
+      return s;
+    }
+    let term = f32_mul(f32_mul(taps[cy + 2u + (c >> 1u)], taps[cx + 2u + (c & 1u)]), s);
+    if (c == 0u) {
+      v = term;
+    } else {
+      v = f32_add(v, term);
+    }
+  }
+  return v;
+}
+
+@compute @workgroup_size(8, 8, 1)
+fn antialias(@builtin(global_invocation_id) id: vec3<u32>) {
+  let dw = params.dw;
+  let dh = params.dh;
+  if (id.x >= dw || id.y >= dh || id.z >= 2u) {
+    return;
+  }
+  var word = params.u_word;
+  if (id.z == 1u) {
+    word = params.v_word;
+  }
+  let n = params.aa_taps;
+  let radius = i32(n / 2u);
+  let top = i32(id.y * 16u) - radius;
+  let left = i32(id.x * 16u) - radius;
+  let w = i32(params.width);
+  let h = i32(params.height);
+  var acc = 0u;
+  for (var k2 = 0u; k2 < n; k2 = k2 + 1u) {
+    let col = mirror_skip_edge(left + i32(k2), w);
+    var vertical = 0u;
+    for (var k = 0u; k < n; k = k + 1u) {
+      let row = mirror_skip_edge(top + i32(k), h);
+      vertical = f32_add(vertical, f32_mul(taps[k], scaled_float(word, col, row)));
+    }
+    acc = f32_add(acc, f32_mul(taps[k2], vertical));
+  }
+  let plane = 2u * id.z + params.first;
+  work[plane * dw * dh + id.y * dw + id.x] = acc;
+}
+
+@compute @workgroup_size(8, 8, 1)
+fn local_mean(@builtin(global_invocation_id) id: vec3<u32>) {
+  let dw = params.dw;
+  let dh = params.dh;
+  if (id.x >= dw || id.y >= dh || id.z >= 4u) {
+    return;
+  }
+  let base = id.z * dw * dh;
+  let n = params.mean_taps;
+  let at = params.aa_taps;
+  let radius = i32(n / 2u);
+  let top = i32(id.y) - radius;
+  let left = i32(id.x) - radius;
+  var mean = 0u;
+  for (var k2 = 0u; k2 < n; k2 = k2 + 1u) {
+    let col = mirror_skip_edge(left + i32(k2), i32(dw));
+    var vertical = 0u;
+    for (var k = 0u; k < n; k = k + 1u) {
+      let row = mirror_skip_edge(top + i32(k), i32(dh));
+      vertical = f32_add(vertical, f32_mul(taps[at + k], work[base + row * dw + col]));
+    }
+    mean = f32_add(mean, f32_mul(taps[at + k2], vertical));
+  }
+  let i = id.y * dw + id.x;
+  stats[params.out_word + base + i] = f32_sub(work[base + i], mean);
+}
