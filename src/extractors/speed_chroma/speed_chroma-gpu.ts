@@ -28,6 +28,8 @@ import { BindGroupCache } from '../../kernels/gpu/bind-groups.js';
 const SOURCE = relative(WGSL_ROOT, join(dirname(fileURLToPath(import.meta.url)), 'speed_chroma.wgsl'));
 const PARAMS_WORDS = 16;
 const WORKGROUP = 8;
+/** speed_chroma.wgsl's MAX_AA_TAPS: its workgroup arrays' size. */
+const MAX_AA_TAPS = 35;
 /** U ref, U dis, V ref, V dis. */
 const PLANES = 4;
 
@@ -67,7 +69,8 @@ class SpeedChromaKernel implements GpuExtractorKernel {
     this.#buffers = [work, taps];
     this.#params = params;
     const [gx, gy] = [Math.ceil(dw / WORKGROUP), Math.ceil(dh / WORKGROUP)];
-    this.#groups = { antialias: [gx, gy, 2], mean: [gx, gy, PLANES] };
+    // antialias: a workgroup per kept sample and plane (U, V).
+    this.#groups = { antialias: [dw, dh, 2], mean: [gx, gy, PLANES] };
     this.#cache = new BindGroupCache(device, 256);
     this.statsCount = statsCount;
   }
@@ -91,8 +94,9 @@ class SpeedChromaKernel implements GpuExtractorKernel {
     if (!cb || !cr) throw new BackendError('E_GPU', 'speed_chroma: the run uploads no chroma planes');
     if (width > cb.width || height > cb.height) throw new BackendError('E_GPU', `speed_chroma: a ${width}x${height} SpEED plane in ${cb.width}x${cb.height} chroma`);
     if (2 * statsCount !== PLANES * dw * dh) throw new BackendError('E_GPU', `speed_chroma: the C++ extractor takes ${statsCount} accumulators, the kernel writes ${(PLANES * dw * dh) / 2}`);
+    if (aaTaps > MAX_AA_TAPS) throw new BackendError('E_GPU', `speed_chroma: a ${aaTaps}-tap antialias filter (the kernel holds ${MAX_AA_TAPS})`);
     const maxGroups = gpu.limits.maxComputeWorkgroupsPerDimension;
-    if (Math.ceil(dw / WORKGROUP) > maxGroups || Math.ceil(dh / WORKGROUP) > maxGroups) {
+    if (dw > maxGroups || dh > maxGroups) {
       throw new BackendError('E_GPU', `speed_chroma: ${dw}x${dh} decimated samples exceed the adapter's ${maxGroups} workgroups per dimension`);
     }
     const workWords = PLANES * dw * dh;

@@ -23,7 +23,7 @@
 //               it, written to the instance's stats words: plane p (U ref, U dis, V ref,
 //               V dis) at word out_word + p * dw * dh, row-major (speed_chroma.cpp's
 //               finishStats reads it so).
-// Each invocation computes its own output alone: no shared memory, no barriers.
+// antialias: a workgroup per output (below); local_mean: an invocation per output.
 
 override BIT_DEPTH: u32 = 8u;
 // Whether the planes are resampled (a pipeline of its own: without it the resampling code is
@@ -100,35 +100,67 @@ fn scaled_float(word: u32, x: u32, y: u32) -> u32 {
   return v;
 }
 
-@compute @workgroup_size(8, 8, 1)
-fn antialias(@builtin(global_invocation_id) id: vec3<u32>) {
+// The antialias filter's longest window: windowLength(1, ks) at the largest known kernel scale
+// (360/97: 35 taps); speed_chroma-gpu.ts refuses longer ones.
+const MAX_AA_TAPS: u32 = 35u;
+// One workgroup per kept sample (and plane); its invocations share the filter's work.
+const AA_GROUP: u32 = 64u;
+
+// antialias: each tap's product taps[k] * sample at [k * n + k2] (row k, column k2), then each
+// column's vertical sum times its tap at [k2].
+var<workgroup> aa_products: array<u32, 1225>; // MAX_AA_TAPS^2
+var<workgroup> aa_columns: array<u32, MAX_AA_TAPS>;
+
+// The output's float ops are the serial code's, each on the same operands, so the same bits;
+// only the independent ones run side by side: the n x n products (and the samples they read),
+// then the n column sums (each adding its rows in k order), then one invocation adds the
+// columns in k2 order. Every invocation reaches both barriers (the work is guarded instead).
+@compute @workgroup_size(64, 1, 1)
+fn antialias(@builtin(workgroup_id) g: vec3<u32>, @builtin(local_invocation_index) t: u32) {
   let dw = params.dw;
   let dh = params.dh;
-  if (id.x >= dw || id.y >= dh || id.z >= 2u) {
-    return;
-  }
+  let n = params.aa_taps;
+  // Uniform across the workgroup (workgroup id and uniforms), so the barriers below stay in
+  // uniform control flow.
+  let valid = g.x < dw && g.y < dh && g.z < 2u && n <= MAX_AA_TAPS;
   var word = params.u_word;
-  if (id.z == 1u) {
+  if (g.z == 1u) {
     word = params.v_word;
   }
-  let n = params.aa_taps;
   let radius = i32(n / 2u);
-  let top = i32(id.y * 16u) - radius;
-  let left = i32(id.x * 16u) - radius;
+  let top = i32(g.y * 16u) - radius;
+  let left = i32(g.x * 16u) - radius;
   let w = i32(params.width);
   let h = i32(params.height);
-  var acc = 0u;
-  for (var k2 = 0u; k2 < n; k2 = k2 + 1u) {
-    let col = mirror_skip_edge(left + i32(k2), w);
-    var vertical = 0u;
-    for (var k = 0u; k < n; k = k + 1u) {
+  if (valid) {
+    // Consecutive invocations read neighbouring columns of one row.
+    for (var p = t; p < n * n; p = p + AA_GROUP) {
+      let k = p / n;
+      let k2 = p - k * n;
+      let col = mirror_skip_edge(left + i32(k2), w);
       let row = mirror_skip_edge(top + i32(k), h);
-      vertical = f32_add(vertical, f32_mul(taps[k], scaled_float(word, col, row)));
+      aa_products[p] = f32_mul(taps[k], scaled_float(word, col, row));
     }
-    acc = f32_add(acc, f32_mul(taps[k2], vertical));
   }
-  let plane = 2u * id.z + params.first;
-  work[plane * dw * dh + id.y * dw + id.x] = acc;
+  workgroupBarrier();
+  if (valid) {
+    for (var k2 = t; k2 < n; k2 = k2 + AA_GROUP) {
+      var vertical = 0u;
+      for (var k = 0u; k < n; k = k + 1u) {
+        vertical = f32_add(vertical, aa_products[k * n + k2]);
+      }
+      aa_columns[k2] = f32_mul(taps[k2], vertical);
+    }
+  }
+  workgroupBarrier();
+  if (valid && t == 0u) {
+    var acc = 0u;
+    for (var k2 = 0u; k2 < n; k2 = k2 + 1u) {
+      acc = f32_add(acc, aa_columns[k2]);
+    }
+    let plane = 2u * g.z + params.first;
+    work[plane * dw * dh + g.y * dw + g.x] = acc;
+  }
 }
 
 @compute @workgroup_size(8, 8, 1)
