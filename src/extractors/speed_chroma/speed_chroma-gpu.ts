@@ -27,9 +27,11 @@ import { BindGroupCache } from '../../kernels/gpu/bind-groups.js';
 
 const SOURCE = relative(WGSL_ROOT, join(dirname(fileURLToPath(import.meta.url)), 'speed_chroma.wgsl'));
 const PARAMS_WORDS = 16;
-const WORKGROUP = 8;
 /** speed_chroma.wgsl's MAX_AA_TAPS: its workgroup arrays' size. */
 const MAX_AA_TAPS = 35;
+/** speed_chroma.wgsl's MEAN_GROUP: a local_mean workgroup's invocations; its outputs: mean_outs(). */
+const MEAN_GROUP = 128;
+const meanOuts = (taps: number): number => Math.max(1, Math.floor(MEAN_GROUP / (taps * taps)));
 /** U ref, U dis, V ref, V dis. */
 const PLANES = 4;
 
@@ -62,15 +64,15 @@ class SpeedChromaKernel implements GpuExtractorKernel {
   readonly #groups: { antialias: [number, number, number]; mean: [number, number, number] };
   readonly #cache: BindGroupCache;
 
-  private constructor(device: GPUDevice, pipelines: Map<Entry, GPUComputePipeline>, work: GPUBuffer, taps: GPUBuffer, params: number[], dw: number, dh: number, statsCount: number) {
+  private constructor(device: GPUDevice, pipelines: Map<Entry, GPUComputePipeline>, work: GPUBuffer, taps: GPUBuffer, params: number[], dw: number, dh: number, meanTaps: number, statsCount: number) {
     this.#pipelines = pipelines;
     this.#work = work;
     this.#taps = taps;
     this.#buffers = [work, taps];
     this.#params = params;
-    const [gx, gy] = [Math.ceil(dw / WORKGROUP), Math.ceil(dh / WORKGROUP)];
-    // antialias: a workgroup per kept sample and plane (U, V).
-    this.#groups = { antialias: [dw, dh, 2], mean: [gx, gy, PLANES] };
+    // antialias: a workgroup per kept sample and plane (U, V); local_mean: per run of
+    // meanOuts() samples of a row, and plane.
+    this.#groups = { antialias: [dw, dh, 2], mean: [Math.ceil(dw / meanOuts(meanTaps)), dh, PLANES] };
     this.#cache = new BindGroupCache(device, 256);
     this.statsCount = statsCount;
   }
@@ -95,6 +97,7 @@ class SpeedChromaKernel implements GpuExtractorKernel {
     if (width > cb.width || height > cb.height) throw new BackendError('E_GPU', `speed_chroma: a ${width}x${height} SpEED plane in ${cb.width}x${cb.height} chroma`);
     if (2 * statsCount !== PLANES * dw * dh) throw new BackendError('E_GPU', `speed_chroma: the C++ extractor takes ${statsCount} accumulators, the kernel writes ${(PLANES * dw * dh) / 2}`);
     if (aaTaps > MAX_AA_TAPS) throw new BackendError('E_GPU', `speed_chroma: a ${aaTaps}-tap antialias filter (the kernel holds ${MAX_AA_TAPS})`);
+    if (meanTaps * meanTaps > MEAN_GROUP) throw new BackendError('E_GPU', `speed_chroma: a ${meanTaps}-tap local-mean filter (the kernel holds ${Math.floor(Math.sqrt(MEAN_GROUP))})`);
     const maxGroups = gpu.limits.maxComputeWorkgroupsPerDimension;
     if (dw > maxGroups || dh > maxGroups) {
       throw new BackendError('E_GPU', `speed_chroma: ${dw}x${dh} decimated samples exceed the adapter's ${maxGroups} workgroups per dimension`);
@@ -127,7 +130,7 @@ class SpeedChromaKernel implements GpuExtractorKernel {
           }),
         ),
       );
-      return new SpeedChromaKernel(d, new Map(ENTRIES.map((e, i) => [e, compiled[i]!] as const)), work, taps, params, dw, dh, statsCount);
+      return new SpeedChromaKernel(d, new Map(ENTRIES.map((e, i) => [e, compiled[i]!] as const)), work, taps, params, dw, dh, meanTaps, statsCount);
     } catch (e) {
       for (const b of made) b.destroy();
       throw e;

@@ -23,7 +23,7 @@
 //               it, written to the instance's stats words: plane p (U ref, U dis, V ref,
 //               V dis) at word out_word + p * dw * dh, row-major (speed_chroma.cpp's
 //               finishStats reads it so).
-// antialias: a workgroup per output (below); local_mean: an invocation per output.
+// Both entry points share each output's work among a workgroup's invocations (below).
 
 override BIT_DEPTH: u32 = 8u;
 // Whether the planes are resampled (a pipeline of its own: without it the resampling code is
@@ -163,29 +163,69 @@ fn antialias(@builtin(workgroup_id) g: vec3<u32>, @builtin(local_invocation_inde
   }
 }
 
-@compute @workgroup_size(8, 8, 1)
-fn local_mean(@builtin(global_invocation_id) id: vec3<u32>) {
+// local_mean: a workgroup per run of mean_outs() decimated samples of one row and plane; its
+// products at [o * n * n + k * n + k2] (output o, row k, column k2), its column sums (times
+// their taps) at [o * n + k2]. The filter's length is at most 11 (speed_chroma-gpu.ts checks),
+// so n * n <= MEAN_GROUP and a run's products fit.
+const MEAN_GROUP: u32 = 128u;
+var<workgroup> mean_products: array<u32, MEAN_GROUP>;
+var<workgroup> mean_columns: array<u32, MEAN_GROUP>;
+
+// How many outputs a local_mean workgroup computes (speed_chroma-gpu.ts sizes the dispatch so).
+fn mean_outs(n: u32) -> u32 {
+  return max(1u, MEAN_GROUP / (n * n));
+}
+
+// As antialias: the serial filter's float ops on the same operands, the independent ones side
+// by side (products, then column sums in k order, then each output's columns in k2 order and
+// the difference); every invocation reaches both barriers.
+@compute @workgroup_size(128, 1, 1)
+fn local_mean(@builtin(workgroup_id) g: vec3<u32>, @builtin(local_invocation_index) t: u32) {
   let dw = params.dw;
   let dh = params.dh;
-  if (id.x >= dw || id.y >= dh || id.z >= 4u) {
-    return;
-  }
-  let base = id.z * dw * dh;
   let n = params.mean_taps;
   let at = params.aa_taps;
+  let outs = mean_outs(n);
+  let valid = g.y < dh && g.z < 4u && n * n <= MEAN_GROUP;
+  let base = g.z * dw * dh;
   let radius = i32(n / 2u);
-  let top = i32(id.y) - radius;
-  let left = i32(id.x) - radius;
-  var mean = 0u;
-  for (var k2 = 0u; k2 < n; k2 = k2 + 1u) {
-    let col = mirror_skip_edge(left + i32(k2), i32(dw));
-    var vertical = 0u;
-    for (var k = 0u; k < n; k = k + 1u) {
-      let row = mirror_skip_edge(top + i32(k), i32(dh));
-      vertical = f32_add(vertical, f32_mul(taps[at + k], work[base + row * dw + col]));
+  let top = i32(g.y) - radius;
+  let first = g.x * outs;
+  if (valid) {
+    for (var p = t; p < outs * n * n; p = p + MEAN_GROUP) {
+      let o = p / (n * n);
+      let r = p - o * n * n;
+      let k = r / n;
+      let k2 = r - k * n;
+      let x = first + o;
+      if (x < dw) {
+        let col = mirror_skip_edge(i32(x) - radius + i32(k2), i32(dw));
+        let row = mirror_skip_edge(top + i32(k), i32(dh));
+        mean_products[p] = f32_mul(taps[at + k], work[base + row * dw + col]);
+      }
     }
-    mean = f32_add(mean, f32_mul(taps[at + k2], vertical));
   }
-  let i = id.y * dw + id.x;
-  stats[params.out_word + base + i] = f32_sub(work[base + i], mean);
+  workgroupBarrier();
+  if (valid) {
+    for (var q = t; q < outs * n; q = q + MEAN_GROUP) {
+      let o = q / n;
+      let k2 = q - o * n;
+      if (first + o < dw) {
+        var vertical = 0u;
+        for (var k = 0u; k < n; k = k + 1u) {
+          vertical = f32_add(vertical, mean_products[o * n * n + k * n + k2]);
+        }
+        mean_columns[q] = f32_mul(taps[at + k2], vertical);
+      }
+    }
+  }
+  workgroupBarrier();
+  if (valid && t < outs && first + t < dw) {
+    var mean = 0u;
+    for (var k2 = 0u; k2 < n; k2 = k2 + 1u) {
+      mean = f32_add(mean, mean_columns[t * n + k2]);
+    }
+    let i = g.y * dw + first + t;
+    stats[params.out_word + base + i] = f32_sub(work[base + i], mean);
+  }
 }
