@@ -122,11 +122,13 @@ class SpeedChromaKernel implements GpuExtractorKernel {
       new Uint32Array(taps.getMappedRange()).set(constants);
       taps.unmap();
       const code = loadWgsl(SOURCE);
+    // antialias's invocations: one per tap product (whole warps), within the adapter's limit.
+    const aaGroup = Math.min(Math.ceil((aaTaps * aaTaps) / 32) * 32, 256, gpu.limits.maxComputeInvocationsPerWorkgroup, gpu.limits.maxComputeWorkgroupSizeX);
       const compiled = await Promise.all(
         ENTRIES.map((entry) => gpu.createComputePipeline(code, {
             label: `speed_chroma ${entry} ${layout.bitDepth}-bit${method === 0 ? '' : ' prescaled'}`,
             entryPoint: entry,
-            constants: entry === 'antialias' ? { BIT_DEPTH: layout.bitDepth, SCALED: method === 0 ? 0 : 1 } : { BIT_DEPTH: layout.bitDepth },
+            constants: entry === 'antialias' ? { BIT_DEPTH: layout.bitDepth, SCALED: method === 0 ? 0 : 1, AA_GROUP: aaGroup } : { BIT_DEPTH: layout.bitDepth },
           }),
         ),
       );

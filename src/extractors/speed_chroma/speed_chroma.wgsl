@@ -104,7 +104,9 @@ fn scaled_float(word: u32, x: u32, y: u32) -> u32 {
 // (360/97: 35 taps); speed_chroma-gpu.ts refuses longer ones.
 const MAX_AA_TAPS: u32 = 35u;
 // One workgroup per kept sample (and plane); its invocations share the filter's work.
-const AA_GROUP: u32 = 64u;
+// speed_chroma-gpu.ts sets it to n * n rounded up to a multiple of 32 (at most 256): every
+// product in one round.
+override AA_GROUP: u32 = 64u;
 
 // antialias: each tap's product taps[k] * sample at [k * n + k2] (row k, column k2), then each
 // column's vertical sum times its tap at [k2].
@@ -115,7 +117,7 @@ var<workgroup> aa_columns: array<u32, MAX_AA_TAPS>;
 // only the independent ones run side by side: the n x n products (and the samples they read),
 // then the n column sums (each adding its rows in k order), then one invocation adds the
 // columns in k2 order. Every invocation reaches both barriers (the work is guarded instead).
-@compute @workgroup_size(64, 1, 1)
+@compute @workgroup_size(AA_GROUP, 1, 1)
 fn antialias(@builtin(workgroup_id) g: vec3<u32>, @builtin(local_invocation_index) t: u32) {
   let dw = params.dw;
   let dh = params.dh;
