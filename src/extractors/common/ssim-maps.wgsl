@@ -76,6 +76,7 @@ fn to_float(@builtin(global_invocation_id) id: vec3<u32>) {
 
 @compute @workgroup_size(16, 16)
 fn decimate(@builtin(global_invocation_id) id: vec3<u32>) {
+  f32_native_begin(params.width);
   if (id.x >= params.dst_width || id.y >= params.dst_height) {
     return;
   }
@@ -101,6 +102,7 @@ fn decimate(@builtin(global_invocation_id) id: vec3<u32>) {
 // C++ forms them first).
 @compute @workgroup_size(16, 16)
 fn filter_rows(@builtin(global_invocation_id) id: vec3<u32>) {
+  f32_native_begin(params.width);
   let w = params.width;
   let ow = w - WINDOW + 1u;
   let h = params.dst_height;
@@ -131,6 +133,7 @@ fn filter_rows(@builtin(global_invocation_id) id: vec3<u32>) {
 // the row's block of five ow-float maps at dst_word of `maps`.
 @compute @workgroup_size(16, 16)
 fn filter_columns(@builtin(global_invocation_id) id: vec3<u32>) {
+  f32_native_begin(params.width);
   let ow = params.width - WINDOW + 1u;
   let h = params.height;
   if (id.x >= ow || id.y >= params.dst_height) {

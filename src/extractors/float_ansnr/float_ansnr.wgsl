@@ -46,6 +46,7 @@ fn to_float(@builtin(global_invocation_id) id: vec3<u32>) {
 
 @compute @workgroup_size(16, 16)
 fn filter_2d(@builtin(global_invocation_id) id: vec3<u32>) {
+  f32_native_begin(params.width);
   let w = params.width;
   let h = params.height;
   if (id.x >= w || id.y >= h) {
@@ -69,6 +70,7 @@ fn filter_2d(@builtin(global_invocation_id) id: vec3<u32>) {
 
 @compute @workgroup_size(64)
 fn energies(@builtin(global_invocation_id) id: vec3<u32>) {
+  f32_native_begin(params.width);
   let w = params.width;
   if (id.x >= params.height) {
     return;

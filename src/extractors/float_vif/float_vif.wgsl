@@ -68,6 +68,7 @@ fn to_float(@builtin(global_invocation_id) id: vec3<u32>) {
 // accumulated in float from 0; squares and the product are formed before the weighting.
 @compute @workgroup_size(16, 16)
 fn vertical(@builtin(global_invocation_id) id: vec3<u32>) {
+  f32_native_begin(params.width);
   let w = params.width;
   if (id.x >= w || id.y >= params.out_height) {
     return;
@@ -111,6 +112,7 @@ fn horizontal(q: u32, y: u32, x: u32) -> u32 {
 // The next scale's sample (x, y): the filtered planes at (2x, 2y).
 @compute @workgroup_size(16, 16)
 fn decimate(@builtin(global_invocation_id) id: vec3<u32>) {
+  f32_native_begin(params.width);
   if (id.x >= params.out_width || id.y >= params.out_height) {
     return;
   }
@@ -143,6 +145,7 @@ fn f64_of(x: u32) -> vec2<u32> {
 
 @compute @workgroup_size(16, 16)
 fn statistic(@builtin(global_invocation_id) id: vec3<u32>) {
+  f32_native_begin(params.width);
   let w = params.width;
   if (id.x >= w || id.y >= params.out_height) {
     return;

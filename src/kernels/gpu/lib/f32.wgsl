@@ -59,8 +59,57 @@ fn f32_from_f64(a: vec2<u32>) -> u32 {
   return sign | ((u32(fe - 1) << 23u) + mant);
 }
 
+// ---- native fast paths ------------------------------------------------------------------
+//
+// The GPU's own float +, - and * are correctly rounded to nearest even wherever both inputs
+// and the result are normal (Vulkan's precision rules: only subnormals may be flushed), so
+// each operation below takes the native result there and the integer way elsewhere; the
+// bits are the same either way. What stays to rule out is contraction: a native product
+// feeding a native sum may become one FMA. So every native product leaves f32_mul XORed
+// with f32_zero, a 0 the compiler cannot know (it comes from a uniform at run time), and no
+// native operation ever sees a raw native product. Products are native only after the entry
+// point called f32_native_begin (until then f32_zero would be a known 0): forgetting it
+// costs speed, never bits. Sums and differences never feed a contraction (an FMA adds after
+// multiplying), so they are native without it.
+//
+// F32_NATIVE: false turns every native path off (the host sets it where its start-up probe
+// of this adapter's float arithmetic, f32-probe.ts, found a native result differing).
+override F32_NATIVE: bool = true;
+var<private> f32_zero: u32;
+var<private> f32_native_mul: bool;
+
+// Enables native products for this invocation. `dim` is any run-time uniform value below
+// 2^31 (a plane's width: Params fields are opaque to the compiler, override constants are
+// not, Dawn substitutes them), so dim >> 31 is the 0 the products are XORed with.
+fn f32_native_begin(dim: u32) {
+  f32_zero = dim >> 31u;
+  f32_native_mul = F32_NATIVE;
+}
+
+// A float's biased exponent is that of a normal number (not 0: zero or subnormal, nor 255:
+// infinity or NaN).
+fn f32_is_normal(a: u32) -> bool {
+  return ((a >> 23u) & 0xffu) - 1u < 254u;
+}
+
 // The correctly rounded float product a * b (bit patterns), NaN/inf/zero/subnormal as SSE.
 fn f32_mul(a: u32, b: u32) -> u32 {
+  if (f32_native_mul) {
+    if (f32_is_normal(a) && f32_is_normal(b)) {
+      let r = bitcast<u32>(bitcast<f32>(a) * bitcast<f32>(b)) ^ f32_zero;
+      if (f32_is_normal(r)) {
+        return r;
+      }
+    } else if (((a & 0x7fffffffu) == 0u && (b & 0x7f800000u) != 0x7f800000u)
+        || ((b & 0x7fffffffu) == 0u && (a & 0x7f800000u) != 0x7f800000u)) {
+      return (a ^ b) & 0x80000000u; // zero times a finite number: a signed zero
+    }
+  }
+  return f32_mul_exact(a, b);
+}
+
+// f32_mul in integers only (also what the native path is checked against).
+fn f32_mul_exact(a: u32, b: u32) -> u32 {
   return f32_from_f64(f64_mul(f64_from_f32_bits(a), f64_from_f32_bits(b)));
 }
 
@@ -70,45 +119,44 @@ fn f32_mul(a: u32, b: u32) -> u32 {
 // sqrt then: Figueroa, "When is double rounding innocuous?", 1995), and 53 >= 50. So each
 // gives what addss / subss / divss give, NaN, infinity, signed zero and subnormals included.
 
-// The correctly rounded float sum a + b.
+// The correctly rounded float sum a + b: native for two normal inputs with a normal result
+// (a zero from cancellation may be a flushed subnormal, so it is not taken), zeros by
+// IEEE's rules in integers, anything else (subnormals, infinities, NaNs) in integers.
 fn f32_add(a: u32, b: u32) -> u32 {
+  if (F32_NATIVE) {
+    let a_mag = a & 0x7fffffffu;
+    let b_mag = b & 0x7fffffffu;
+    if (f32_is_normal(a) && f32_is_normal(b)) {
+      let r = bitcast<u32>(bitcast<f32>(a) + bitcast<f32>(b));
+      if (f32_is_normal(r)) {
+        return r;
+      }
+    } else if (a_mag == 0u && b_mag < 0x7f800000u) {
+      return select(b, a & b, b_mag == 0u); // +0 + -0 = +0; -0 + -0 = -0
+    } else if (b_mag == 0u && a_mag < 0x7f800000u) {
+      return a;
+    }
+  }
+  return f32_add_exact(a, b);
+}
+
+// f32_add in integers only.
+fn f32_add_exact(a: u32, b: u32) -> u32 {
   return f32_from_f64(f64_add(f64_from_f32_bits(a), f64_from_f32_bits(b)));
 }
 
-// f32_add for sums (a row's terms in column order, a filter's taps): the GPU's own float add
-// where it is the correctly rounded sum, the integer way elsewhere, same bits either way.
-// Vulkan makes a float add correctly rounded to nearest even but lets an implementation flush
-// subnormal inputs and results to zero (and leaves a NaN's payload free), so the native sum
-// is taken only for two normal inputs with a normal result; zeros follow IEEE's rules in
-// integers, and anything else (a subnormal, a zero from cancellation, which may be a flushed
-// subnormal, infinities, NaNs) goes through f32_add. Only for operands that are loaded or
-// computed in integers: a native product feeding this add could be contracted into an FMA.
+// f32_add for sums (a row's terms in column order, a filter's taps). The same as f32_add
+// now that every add takes the native path where it is exact; kept for its callers.
 fn f32_add_serial(a: u32, b: u32) -> u32 {
-  let a_mag = a & 0x7fffffffu;
-  let b_mag = b & 0x7fffffffu;
-  let ea = a_mag >> 23u;
-  let eb = b_mag >> 23u;
-  if (ea == 0xffu || eb == 0xffu) {
-    return f32_add(a, b); // infinities and NaNs (a signalling NaN comes back quiet)
-  }
-  if (a_mag == 0u) {
-    return select(b, a & b, b_mag == 0u); // +0 + -0 = +0; -0 + -0 = -0
-  }
-  if (b_mag == 0u) {
-    return a;
-  }
-  if (ea != 0u && eb != 0u) {
-    let r = bitcast<u32>(bitcast<f32>(a) + bitcast<f32>(b));
-    let er = (r >> 23u) & 0xffu;
-    if (er != 0u && er != 0xffu) {
-      return r;
-    }
-  }
   return f32_add(a, b);
 }
 
-// The correctly rounded float difference a - b.
+// The correctly rounded float difference a - b: a + (-b), which IEEE makes the same for
+// every b but a NaN (whose sign subss keeps).
 fn f32_sub(a: u32, b: u32) -> u32 {
+  if ((b & 0x7fffffffu) <= 0x7f800000u) {
+    return f32_add(a, b ^ 0x80000000u);
+  }
   return f32_from_f64(f64_sub(f64_from_f32_bits(a), f64_from_f32_bits(b)));
 }
 
@@ -122,13 +170,23 @@ fn f32_from_i32(i: i32) -> u32 {
   return f32_from_f64(f64_from_i32(i));
 }
 
-// C's a < b and a > b on floats (false with a NaN).
+// C's a < b and a > b on floats (false with a NaN, +0 and -0 equal), in integers: the bit
+// patterns made monotonic (a negative's magnitude bits reversed, a positive's sign set).
+fn f32_order_key(a: u32) -> u32 {
+  return select(a | 0x80000000u, ~a, (a >> 31u) == 1u);
+}
+
 fn f32_lt(a: u32, b: u32) -> bool {
-  return f64_lt(f64_from_f32_bits(a), f64_from_f32_bits(b));
+  let a_mag = a & 0x7fffffffu;
+  let b_mag = b & 0x7fffffffu;
+  if (a_mag > 0x7f800000u || b_mag > 0x7f800000u || (a_mag | b_mag) == 0u) {
+    return false;
+  }
+  return f32_order_key(a) < f32_order_key(b);
 }
 
 fn f32_gt(a: u32, b: u32) -> bool {
-  return f64_lt(f64_from_f32_bits(b), f64_from_f32_bits(a));
+  return f32_lt(b, a);
 }
 
 // The correctly rounded square root of a float (sqrtss), which is also what
