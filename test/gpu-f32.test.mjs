@@ -13,6 +13,7 @@
 import assert from 'node:assert/strict';
 import { openGpuDevice } from '../dist/kernels/gpu/device.js';
 import { composeWgsl } from '../dist/kernels/gpu/wgsl.js';
+import { f32Constants, probeCases } from '../dist/kernels/gpu/f32-probe.js';
 import { makeRng } from './helpers/gpu.mjs';
 
 const SEED = Number(process.env.GPU_F32_SEED ?? 0x5f32c0de) >>> 0;
@@ -299,7 +300,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
       const pick = R.int(6);
       if (pick === 0) { // products at the subnormal / overflow edges, both sides of them
         const ea = 1 + R.int(253);
-        const eb = R.bool() ? Math.max(1, Math.min(254, 2 - (ea - 127) + R.int(6) - 3 + 125 - 125)) : Math.max(1, Math.min(254, 254 - (ea - 127) - R.int(3)));
+        const eb = R.bool() ? Math.max(1, Math.min(254, 128 - ea + R.int(6) - 3)) : Math.max(1, Math.min(254, 254 - (ea - 127) - R.int(3)));
         a = ((a & 0x807fffff) | (ea << 23)) >>> 0;
         b = ((b & 0x807fffff) | (eb << 23)) >>> 0;
       } else if (pick === 1) { // odd 12-bit by 13-bit significands: products that tie at 24 bits
@@ -327,7 +328,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
   }
 
   for (const [label, constants] of [['native paths on', undefined], ['F32_NATIVE off', { F32_NATIVE: 0 }]]) {
-    it(`${label}: f32_mul, f32_add, f32_sub and product-then-sum chains == the host's rounding and the integer path on ${M} triples`, async function () {
+    it(`${label}: f32_mul, f32_add, f32_sub, f32_div and product-then-sum chains == the host's rounding and the integer path on ${M} triples`, async function () {
       const R = makeRng(SEED + 5);
       const input = nativePairs(R, M);
       const A = (i) => floatOf(input[3 * i]);
@@ -346,6 +347,9 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
         ['c + a * b (serial)', `outp[i] = f32_add_serial(${c}, f32_mul(${a}, ${b}));`, (i) => floatBits(Math.fround(C(i) + Math.fround(A(i) * B(i))))],
         ['c - a * b', `outp[i] = f32_sub(${c}, f32_mul(${a}, ${b}));`, (i) => floatBits(Math.fround(C(i) - Math.fround(A(i) * B(i))))],
         ['a * b - c * c', `outp[i] = f32_sub(f32_mul(${a}, ${b}), f32_mul(${c}, ${c}));`, (i) => floatBits(Math.fround(Math.fround(A(i) * B(i)) - Math.fround(C(i) * C(i))))],
+        ['a / b', `outp[i] = f32_div(${a}, ${b});`, (i) => divReference(input[3 * i], input[3 * i + 1])],
+        ['c / a', `outp[i] = f32_div(${c}, ${a});`, (i) => divReference(input[3 * i + 2], input[3 * i])],
+        ['c + a / b', `outp[i] = f32_add(${c}, f32_div(${a}, ${b}));`, (i) => floatBits(Math.fround(C(i) + Math.fround(A(i) / B(i))))],
         ['(a * b) * c + a', `outp[i] = f32_add(f32_mul(f32_mul(${a}, ${b}), ${c}), ${a});`, (i) => floatBits(Math.fround(Math.fround(Math.fround(A(i) * B(i)) * C(i)) + A(i)))],
       ];
       for (const [name, body, want] of ops) {
@@ -365,5 +369,26 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     check('f32_lt', n, lt, (i) => (floatOf(input[2 * i]) < floatOf(input[2 * i + 1]) ? 1 : 0), show('<'));
     const gt = await run('outp[i] = select(0u, 1u, f32_gt(inp[2u * i], inp[2u * i + 1u]));', 2, input);
     check('f32_gt', n, gt, (i) => (floatOf(input[2 * i]) > floatOf(input[2 * i + 1]) ? 1 : 0), show('>'));
+  });
+  it('the start-up probe keeps the native paths on this adapter, and its cases tell a fused or truncating adapter apart', async function () {
+    assert.deepEqual(await f32Constants(gpu), { F32_NATIVE: 1 });
+    const cases = probeCases();
+    const n = cases.length / 3;
+    let fused = 0;
+    let truncated = 0;
+    let belowNormal = 0;
+    for (let i = 0; i < n; i++) {
+      const [a, b, c] = [floatOf(cases[3 * i]), floatOf(cases[3 * i + 1]), floatOf(cases[3 * i + 2])];
+      const exact = a * b; // exact in a double
+      const p = Math.fround(exact);
+      // An FMA rounds a * b + c once (the double sum is within a double ulp, enough to differ).
+      if (Math.fround(exact + c) !== Math.fround(p + c)) fused++;
+      // Round toward zero: the float below in magnitude where the product is not exact.
+      if (p !== exact && Math.abs(p) > Math.abs(exact)) truncated++;
+      if (Math.abs(exact) < 2 ** -126 && exact !== 0) belowNormal++;
+    }
+    assert.ok(fused > n / 10, `${fused} of ${n} cases change under contraction`);
+    assert.ok(truncated > n / 10, `${truncated} of ${n} cases round up in magnitude`);
+    assert.ok(belowNormal > n / 50, `${belowNormal} of ${n} products are subnormal`);
   });
 });
