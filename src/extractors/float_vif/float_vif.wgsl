@@ -135,7 +135,7 @@ fn fast_log2(x: u32) -> u32 {
   for (var i = 0u; i < 9u; i = i + 1u) {
     v = f32_add(f32_mul(v, t), LOG2_POLY[i]);
   }
-  let base = f32_from_f64(f64_from_i32(i32(exponent) - 127));
+  let base = f32_from_i32(i32(exponent) - 127);
   return f32_add(base, v);
 }
 
