@@ -13,6 +13,7 @@
 import assert from 'node:assert/strict';
 import { openGpuDevice } from '../dist/kernels/gpu/device.js';
 import { composeWgsl } from '../dist/kernels/gpu/wgsl.js';
+import { f32Constants, probeCases } from '../dist/kernels/gpu/f32-probe.js';
 import { makeRng } from './helpers/gpu.mjs';
 
 const SEED = Number(process.env.GPU_F32_SEED ?? 0x5f32c0de) >>> 0;
@@ -121,7 +122,7 @@ describe('lib/f32.wgsl: integer-exact float rounding and products (gpu)', functi
   before(async () => (gpu = await openGpuDevice({ label: 'f32 tests' })));
   after(() => gpu?.destroy());
 
-  async function run(body, inWords, input) {
+  async function run(body, inWords, input, constants) {
     const n = input.length / inWords;
     const code = composeWgsl(['lib/f32.wgsl'], `
 @group(0) @binding(0) var<storage, read> inp: array<u32>;
@@ -133,7 +134,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
   if (i >= params.x) { return; }
   ${body}
 }`);
-    const pipeline = await gpu.createComputePipeline(code, { label: 'f32 test' });
+    const pipeline = await gpu.createComputePipeline(code, { label: 'f32 test', ...(constants ? { constants } : {}) });
     const d = gpu.device;
     const inBuf = d.createBuffer({ size: input.byteLength, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST });
     const outBuf = d.createBuffer({ size: n * 4, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC });
@@ -285,5 +286,109 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     // sqrt's signed zero and negative inputs, as sqrtss gives them.
     const special = await run('outp[i] = f32_sqrt(inp[2u * i]);', 2, new Uint32Array([0x80000000, 0, 0xbf800000, 0, 0x7f800000, 0, 0xff800000, 0]));
     assert.deepEqual([...special].map(hex), ['0x80000000', '0xffc00000', '0x7f800000', '0xffc00000']);
+  });
+  // The native paths (f32.wgsl's f32_native_begin: the GPU's own *, + and - where the inputs
+  // and result are normal, products XORed with a run-time 0 so that no native sum can fuse
+  // with them). params.z is 0 at run time. Each op against Math.fround of the exact double
+  // result, against the integer-only path, and with F32_NATIVE off.
+  const NATIVE = 'f32_native_begin(params.z);';
+  function nativePairs(R, n) {
+    const input = new Uint32Array(3 * n);
+    for (let i = 0; i < n; i++) {
+      let a = randomFloatWord(R);
+      let b = randomFloatWord(R);
+      const pick = R.int(6);
+      if (pick === 0) { // products at the subnormal / overflow edges, both sides of them
+        const ea = 1 + R.int(253);
+        const eb = R.bool() ? Math.max(1, Math.min(254, 128 - ea + R.int(6) - 3)) : Math.max(1, Math.min(254, 254 - (ea - 127) - R.int(3)));
+        a = ((a & 0x807fffff) | (ea << 23)) >>> 0;
+        b = ((b & 0x807fffff) | (eb << 23)) >>> 0;
+      } else if (pick === 1) { // odd 12-bit by 13-bit significands: products that tie at 24 bits
+        a = floatBits((2049 + 2 * R.int(1023)) * 2 ** (R.int(40) - 20));
+        b = floatBits((4097 + 2 * R.int(2047)) * 2 ** (R.int(40) - 20));
+      } else if (pick === 2) { // moderate magnitudes, as the filters form them
+        a = floatBits(floatOf((((R.bool() ? 1 : 0) << 31) | ((110 + R.int(30)) << 23) | (R.u32() & 0x7fffff)) >>> 0));
+        b = floatBits(floatOf((((R.bool() ? 1 : 0) << 31) | ((110 + R.int(30)) << 23) | (R.u32() & 0x7fffff)) >>> 0));
+      }
+      const p = Math.fround(floatOf(a) * floatOf(b));
+      // c: minus the rounded product (an FMA would leave the product's rounding error, the
+      // separate operations 0), a near neighbour of it (cancellation), or random.
+      let c;
+      switch (R.int(4)) {
+        case 0: c = floatBits(-p); break;
+        case 1: c = (floatBits(-p) + R.pick([1, -1, 2, -2])) >>> 0; break;
+        case 2: c = floatBits(Math.fround(-p * (1 + (R.u32() / 2 ** 32 - 0.5) * 2 ** -20))); break;
+        default: c = randomFloatWord(R);
+      }
+      input[3 * i] = a;
+      input[3 * i + 1] = b;
+      input[3 * i + 2] = c;
+    }
+    return input;
+  }
+
+  for (const [label, constants] of [['native paths on', undefined], ['F32_NATIVE off', { F32_NATIVE: 0 }]]) {
+    it(`${label}: f32_mul, f32_add, f32_sub, f32_div and product-then-sum chains == the host's rounding and the integer path on ${M} triples`, async function () {
+      const R = makeRng(SEED + 5);
+      const input = nativePairs(R, M);
+      const A = (i) => floatOf(input[3 * i]);
+      const B = (i) => floatOf(input[3 * i + 1]);
+      const C = (i) => floatOf(input[3 * i + 2]);
+      const show = (op) => (i) => `${hex(input[3 * i])} ${hex(input[3 * i + 1])} ${hex(input[3 * i + 2])} ${op} (${A(i)}, ${B(i)}, ${C(i)})`;
+      const a = 'inp[3u * i]';
+      const b = 'inp[3u * i + 1u]';
+      const c = 'inp[3u * i + 2u]';
+      const ops = [
+        ['a * b', `outp[i] = f32_mul(${a}, ${b});`, (i) => floatBits(Math.fround(A(i) * B(i)))],
+        ['a * b (integer path)', `outp[i] = f32_mul_exact(${a}, ${b});`, (i) => floatBits(Math.fround(A(i) * B(i)))],
+        ['b + c', `outp[i] = f32_add(${b}, ${c});`, (i) => floatBits(Math.fround(B(i) + C(i)))],
+        ['b - c', `outp[i] = f32_sub(${b}, ${c});`, (i) => floatBits(Math.fround(B(i) - C(i)))],
+        ['a * b + c', `outp[i] = f32_add(f32_mul(${a}, ${b}), ${c});`, (i) => floatBits(Math.fround(Math.fround(A(i) * B(i)) + C(i)))],
+        ['c + a * b (serial)', `outp[i] = f32_add_serial(${c}, f32_mul(${a}, ${b}));`, (i) => floatBits(Math.fround(C(i) + Math.fround(A(i) * B(i))))],
+        ['c - a * b', `outp[i] = f32_sub(${c}, f32_mul(${a}, ${b}));`, (i) => floatBits(Math.fround(C(i) - Math.fround(A(i) * B(i))))],
+        ['a * b - c * c', `outp[i] = f32_sub(f32_mul(${a}, ${b}), f32_mul(${c}, ${c}));`, (i) => floatBits(Math.fround(Math.fround(A(i) * B(i)) - Math.fround(C(i) * C(i))))],
+        ['a / b', `outp[i] = f32_div(${a}, ${b});`, (i) => divReference(input[3 * i], input[3 * i + 1])],
+        ['c / a', `outp[i] = f32_div(${c}, ${a});`, (i) => divReference(input[3 * i + 2], input[3 * i])],
+        ['c + a / b', `outp[i] = f32_add(${c}, f32_div(${a}, ${b}));`, (i) => floatBits(Math.fround(C(i) + Math.fround(A(i) / B(i))))],
+        ['(a * b) * c + a', `outp[i] = f32_add(f32_mul(f32_mul(${a}, ${b}), ${c}), ${a});`, (i) => floatBits(Math.fround(Math.fround(Math.fround(A(i) * B(i)) * C(i)) + A(i)))],
+      ];
+      for (const [name, body, want] of ops) {
+        const got = await run(`${NATIVE}\n  ${body}`, 3, input, constants);
+        check(`${label}: ${name}`, M, got, want, show(name));
+      }
+    });
+  }
+
+  it('f32_lt, f32_gt on signed zeros, NaNs, infinities and neighbours == JS < and >', async function () {
+    const words = [0, 0x80000000, 1, 0x80000001, 0x7f800000, 0xff800000, 0x7fc00000, 0xffc00000, 0x7f800001, 0x3f800000, 0xbf800000, 0x3f800001, 0xbf800001, 0x7f7fffff, 0xff7fffff, 0x00800000, 0x80800000];
+    const input = new Uint32Array(2 * words.length * words.length);
+    words.forEach((x, i) => words.forEach((y, j) => input.set([x, y], 2 * (i * words.length + j))));
+    const n = input.length / 2;
+    const show = (op) => (i) => `${hex(input[2 * i])} ${op} ${hex(input[2 * i + 1])}`;
+    const lt = await run('outp[i] = select(0u, 1u, f32_lt(inp[2u * i], inp[2u * i + 1u]));', 2, input);
+    check('f32_lt', n, lt, (i) => (floatOf(input[2 * i]) < floatOf(input[2 * i + 1]) ? 1 : 0), show('<'));
+    const gt = await run('outp[i] = select(0u, 1u, f32_gt(inp[2u * i], inp[2u * i + 1u]));', 2, input);
+    check('f32_gt', n, gt, (i) => (floatOf(input[2 * i]) > floatOf(input[2 * i + 1]) ? 1 : 0), show('>'));
+  });
+  it('the start-up probe keeps the native paths on this adapter, and its cases tell a fused or truncating adapter apart', async function () {
+    assert.deepEqual(await f32Constants(gpu), { F32_NATIVE: 1 });
+    const cases = probeCases();
+    const n = cases.length / 3;
+    let fused = 0;
+    let truncated = 0;
+    let belowNormal = 0;
+    for (let i = 0; i < n; i++) {
+      const [a, b, c] = [floatOf(cases[3 * i]), floatOf(cases[3 * i + 1]), floatOf(cases[3 * i + 2])];
+      const exact = a * b; // exact in a double
+      const p = Math.fround(exact);
+      // An FMA rounds a * b + c once (the double sum is within a double ulp, enough to differ).
+      if (Math.fround(exact + c) !== Math.fround(p + c)) fused++;
+      // Round toward zero: the float below in magnitude where the product is not exact.
+      if (p !== exact && Math.abs(p) > Math.abs(exact)) truncated++;
+      if (Math.abs(exact) < 2 ** -126 && exact !== 0) belowNormal++;
+    }
+    assert.ok(fused > n / 10, `${fused} of ${n} cases change under contraction`);
+    assert.ok(truncated > n / 10, `${truncated} of ${n} cases round up in magnitude`);
+    assert.ok(belowNormal > n / 50, `${belowNormal} of ${n} products are subnormal`);
   });
 });

@@ -98,7 +98,7 @@ describe('float_adm on the gpu backend', function () {
     }
   });
 
-  it('2160p and beyond run on the gpu where the device allows bindings of that size (its own limit, not WebGPU\'s default)', async function () {
+  it('2160p and beyond run on the gpu (float_adm, float_vif) where the device allows bindings of that size (its own limit, not WebGPU\'s default)', async function () {
     const { floatAdmGpu } = await import('../dist/extractors/float_adm/float_adm-gpu.js');
     const { floatAdm } = await import('../dist/extractors/float_adm/float_adm.js');
     const { resolveOptions } = await import('../dist/extractors/option.js');
@@ -109,5 +109,12 @@ describe('float_adm on the gpu backend', function () {
     assert.equal(floatAdmGpu.supports(options, uhd), false, '2160p needs more than the default 128 MiB');
     assert.equal(floatAdmGpu.supports(options, uhd, { maxStorageBufferBindingSize: 128 << 20 }), false);
     assert.equal(floatAdmGpu.supports(options, uhd, { maxStorageBufferBindingSize: 1 << 30 }), true, 'a GPU giving 1 GiB bindings takes 2160p');
+    // float_vif sizes itself the same way (its five filtered planes in one binding).
+    const { floatVifGpu } = await import('../dist/extractors/float_vif/float_vif-gpu.js');
+    const { floatVif } = await import('../dist/extractors/float_vif/float_vif.js');
+    const vifOptions = resolveOptions('float_vif', floatVif.options, new Map(), 'test');
+    assert.equal(floatVifGpu.supports(vifOptions, qhd), true);
+    assert.equal(floatVifGpu.supports(vifOptions, uhd), false);
+    assert.equal(floatVifGpu.supports(vifOptions, uhd, { maxStorageBufferBindingSize: 1 << 30 }), true);
   });
 });

@@ -25,6 +25,7 @@ fn luma_float(i: u32) -> u32 {
 }
 
 fn luma_to_float(out: ptr<storage, array<u32>, read_write>, id: vec3<u32>) {
+  f32_native_begin(params.width);
   let w = params.width;
   if (id.x >= w || id.y >= params.height) {
     return;

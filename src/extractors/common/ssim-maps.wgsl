@@ -80,6 +80,7 @@ fn to_float(@builtin(global_invocation_id) id: vec3<u32>) {
 
 @compute @workgroup_size(16, 16)
 fn decimate(@builtin(global_invocation_id) id: vec3<u32>) {
+  f32_native_begin(params.width);
   if (id.x >= params.dst_width || id.y >= params.dst_height) {
     return;
   }
@@ -105,6 +106,7 @@ fn decimate(@builtin(global_invocation_id) id: vec3<u32>) {
 // C++ forms them first).
 @compute @workgroup_size(16, 16)
 fn filter_rows(@builtin(global_invocation_id) id: vec3<u32>) {
+  f32_native_begin(params.width);
   let w = params.width;
   let ow = w - WINDOW + 1u;
   let h = params.dst_height;
@@ -135,6 +137,7 @@ fn filter_rows(@builtin(global_invocation_id) id: vec3<u32>) {
 // the row's block of five ow-float maps at dst_word of `maps`.
 @compute @workgroup_size(16, 16)
 fn filter_columns(@builtin(global_invocation_id) id: vec3<u32>) {
+  f32_native_begin(params.width);
   let ow = params.width - WINDOW + 1u;
   let h = params.height;
   if (id.x >= ow || id.y >= params.dst_height) {
@@ -206,6 +209,7 @@ var<workgroup> partial: array<array<f32, 256>, 4>;
 // `terms` (sum q's at q * count + i), and their chunks' approximate totals (chunk_totals).
 @compute @workgroup_size(256)
 fn pool_terms(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>) {
+  f32_native_begin(params.width);
   let i = gid.x;
   let n = params.count;
   var t: array<vec2<u32>, 4>;

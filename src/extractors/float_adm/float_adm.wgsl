@@ -104,6 +104,7 @@ fn dwt_one(src: u32, j: u32, i: u32, dst: u32, o: u32, m: u32) {
 
 @compute @workgroup_size(16, 16)
 fn dwt(@builtin(global_invocation_id) id: vec3<u32>) {
+  f32_native_begin(params.width);
   let ow = params.out_width;
   let oh = params.out_height;
   if (id.x >= ow || id.y >= oh) {
@@ -184,6 +185,7 @@ fn share(v: u32) -> u32 {
 
 @compute @workgroup_size(16, 16)
 fn decouple(@builtin(global_invocation_id) id: vec3<u32>) {
+  f32_native_begin(params.width);
   if (id.x >= params.out_width || id.y >= params.out_height) {
     return;
   }
@@ -269,6 +271,7 @@ fn masked_term(x: u32, thr: u32) -> u32 {
 
 @compute @workgroup_size(16, 16)
 fn terms_pass(@builtin(global_invocation_id) id: vec3<u32>) {
+  f32_native_begin(params.width);
   let sw = params.out_width;
   let sh = params.out_height;
   if (id.x >= sw || id.y >= sh) {

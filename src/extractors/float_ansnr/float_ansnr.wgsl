@@ -49,6 +49,7 @@ fn to_float(@builtin(global_invocation_id) id: vec3<u32>) {
 
 @compute @workgroup_size(16, 16)
 fn filter_2d(@builtin(global_invocation_id) id: vec3<u32>) {
+  f32_native_begin(params.width);
   let w = params.width;
   let h = params.height;
   if (id.x >= w || id.y >= h) {
@@ -93,6 +94,7 @@ fn energy_words(group: u32, lid: u32, c0: u32, r: ptr<function, array<u32, SR_PE
 
 @compute @workgroup_size(SR_THREADS)
 fn energies(@builtin(workgroup_id) group: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+  f32_native_begin(params.width);
   let w = params.width;
   let y = group.x * SR_ROWS + lid;
   let sums = lid < SR_ROWS && y < params.height;

@@ -50,6 +50,7 @@ fn to_float(@builtin(global_invocation_id) id: vec3<u32>) {
 
 @compute @workgroup_size(16, 16)
 fn blur_rows(@builtin(global_invocation_id) id: vec3<u32>) {
+  f32_native_begin(params.width);
   let w = params.width;
   let h = params.height;
   if (id.x >= w || id.y >= h) {
@@ -66,6 +67,7 @@ fn blur_rows(@builtin(global_invocation_id) id: vec3<u32>) {
 
 @compute @workgroup_size(16, 16)
 fn blur_cols(@builtin(global_invocation_id) id: vec3<u32>) {
+  f32_native_begin(params.width);
   let w = params.width;
   let h = params.height;
   if (id.x >= w || id.y >= h) {

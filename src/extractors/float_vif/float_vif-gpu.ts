@@ -10,16 +10,18 @@
  *   with. The filters and the statistic's constants (glibc's exp and powf) come from the
  *   C++ instance (gpuParams).
  * The readback is one 64-bit accumulator per row of each scale (2025 at 1080p), so every
- * size runs here whose largest scratch binding (five filtered planes of the frame) fits in
- * WebGPU's default storage binding limit (128 MiB: up to 6.7 million pixels, 1440p
- * included); larger frames, and a vif_prescale that changes the size, run on the host.
+ * size runs here whose largest scratch binding (five filtered planes of the frame) fits the
+ * device's storage binding limit (WebGPU's default 128 MiB: up to 6.7 million pixels, 1440p;
+ * GPUs that bind 1 GiB take 2160p and beyond); larger frames, and a vif_prescale that changes
+ * the size, run on the host.
  */
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { BackendError } from '../../errors.js';
-import type { GpuExtractorContext, GpuExtractorInputs, GpuExtractorKernel, GpuImplementation, GpuPicture } from '../../kernels/gpu/gpu-extractor.js';
+import { DEFAULT_BINDING_LIMITS, type GpuExtractorContext, type GpuExtractorInputs, type GpuExtractorKernel, type GpuImplementation, type GpuPicture } from '../../kernels/gpu/gpu-extractor.js';
 import type { StatsSlot } from '../../kernels/gpu/frame-kernel.js';
 import { f32Bits, f64Bits, loadWgsl, WGSL_ROOT } from '../../kernels/gpu/wgsl.js';
+import { f32Constants } from '../../kernels/gpu/f32-probe.js';
 import { loadNative, nativeGeometry } from '../../kernels/native.js';
 import { BindGroupCache, type Bindings } from '../../kernels/gpu/bind-groups.js';
 import type { OptionValues } from '../option.js';
@@ -30,8 +32,6 @@ const PARAMS_WORDS = 20;
 const WORKGROUP = 16;
 /** row_sums' rows per workgroup (serial-rows.wgsl's SR_ROWS). */
 const ROW_WORKGROUP = 16;
-/** WebGPU's default maxStorageBufferBindingSize: every binding stays within it. */
-const MAX_BINDING_BYTES = 128 << 20;
 /** Floats per pixel of the largest binding (the five vertically filtered quantities). */
 const VERT_PER_PIXEL = 5;
 
@@ -56,9 +56,10 @@ interface Pass {
 }
 
 export const floatVifGpu: GpuImplementation = {
-  supports: (options, format) => {
+  // Every binding within the device's limit (WebGPU's default 128 MiB takes 1440p; 2160p needs more).
+  supports: (options, format, limits = DEFAULT_BINDING_LIMITS) => {
     const { width, height } = scaledSize(options, format);
-    return width === format.width && height === format.height && VERT_PER_PIXEL * 4 * width * height <= MAX_BINDING_BYTES;
+    return width === format.width && height === format.height && VERT_PER_PIXEL * 4 * width * height <= limits.maxStorageBufferBindingSize;
   },
   create: (ctx) => FloatVifKernel.create(ctx),
 };
@@ -163,8 +164,10 @@ export class FloatVifKernel implements GpuExtractorKernel {
       const filters = buffer(filterWords.length, 'float_vif filters', GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST);
       d.queue.writeBuffer(filters, 0, filterWords);
       const code = loadWgsl(SOURCE);
+      // lib/f32.wgsl's native paths, unless this adapter's start-up probe found them inexact.
+      const f32 = await f32Constants(gpu);
       const compiled = await Promise.all(
-        ENTRIES.map((entry) => gpu.createComputePipeline(code, { label: `float_vif ${entry} ${layout.bitDepth}-bit`, entryPoint: entry, constants: { BIT_DEPTH: layout.bitDepth } })),
+        ENTRIES.map((entry) => gpu.createComputePipeline(code, { label: `float_vif ${entry} ${layout.bitDepth}-bit`, entryPoint: entry, constants: { BIT_DEPTH: layout.bitDepth, ...f32 } })),
       );
       const pipelines = new Map(ENTRIES.map((e, i) => [e, compiled[i]!] as const));
       return new FloatVifKernel(d, pipelines, passes, { images, vert, terms, filters }, statsCount);

@@ -69,6 +69,7 @@ fn to_float(@builtin(global_invocation_id) id: vec3<u32>) {
 // accumulated in float from 0; squares and the product are formed before the weighting.
 @compute @workgroup_size(16, 16)
 fn vertical(@builtin(global_invocation_id) id: vec3<u32>) {
+  f32_native_begin(params.width);
   let w = params.width;
   if (id.x >= w || id.y >= params.out_height) {
     return;
@@ -112,6 +113,7 @@ fn horizontal(q: u32, y: u32, x: u32) -> u32 {
 // The next scale's sample (x, y): the filtered planes at (2x, 2y).
 @compute @workgroup_size(16, 16)
 fn decimate(@builtin(global_invocation_id) id: vec3<u32>) {
+  f32_native_begin(params.width);
   if (id.x >= params.out_width || id.y >= params.out_height) {
     return;
   }
@@ -134,7 +136,7 @@ fn fast_log2(x: u32) -> u32 {
   for (var i = 0u; i < 9u; i = i + 1u) {
     v = f32_add(f32_mul(v, t), LOG2_POLY[i]);
   }
-  let base = f32_from_f64(f64_from_i32(i32(exponent) - 127));
+  let base = f32_from_i32(i32(exponent) - 127);
   return f32_add(base, v);
 }
 
@@ -144,6 +146,7 @@ fn f64_of(x: u32) -> vec2<u32> {
 
 @compute @workgroup_size(16, 16)
 fn statistic(@builtin(global_invocation_id) id: vec3<u32>) {
+  f32_native_begin(params.width);
   let w = params.width;
   if (id.x >= w || id.y >= params.out_height) {
     return;

@@ -204,6 +204,7 @@ fn masking_level(c: array<i32, 64>, ratio: u32) -> u32 {
 
 @compute @workgroup_size(64)
 fn block_terms(@builtin(global_invocation_id) id: vec3<u32>) {
+  f32_native_begin(params.width);
   let block = id.x;
   if (block >= params.blocks) {
     return;

@@ -16,6 +16,7 @@
  * combines at the samples the antialias filter reads. Bicubic and lanczos4 resampling runs on
  * the host.
  */
+import { f32Constants } from '../../kernels/gpu/f32-probe.js';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { BackendError } from '../../errors.js';
@@ -122,13 +123,15 @@ class SpeedChromaKernel implements GpuExtractorKernel {
       new Uint32Array(taps.getMappedRange()).set(constants);
       taps.unmap();
       const code = loadWgsl(SOURCE);
-    // antialias's invocations: one per tap product (whole warps), within the adapter's limit.
-    const aaGroup = Math.min(Math.ceil((aaTaps * aaTaps) / 32) * 32, 256, gpu.limits.maxComputeInvocationsPerWorkgroup, gpu.limits.maxComputeWorkgroupSizeX);
+      // antialias's invocations: one per tap product (whole warps), within the adapter's limit.
+      const aaGroup = Math.min(Math.ceil((aaTaps * aaTaps) / 32) * 32, 256, gpu.limits.maxComputeInvocationsPerWorkgroup, gpu.limits.maxComputeWorkgroupSizeX);
+      // lib/f32.wgsl's native paths, unless this adapter's start-up probe found them inexact.
+      const f32 = await f32Constants(gpu);
       const compiled = await Promise.all(
         ENTRIES.map((entry) => gpu.createComputePipeline(code, {
             label: `speed_chroma ${entry} ${layout.bitDepth}-bit${method === 0 ? '' : ' prescaled'}`,
             entryPoint: entry,
-            constants: entry === 'antialias' ? { BIT_DEPTH: layout.bitDepth, SCALED: method === 0 ? 0 : 1, AA_GROUP: aaGroup } : { BIT_DEPTH: layout.bitDepth },
+            constants: entry === 'antialias' ? { BIT_DEPTH: layout.bitDepth, SCALED: method === 0 ? 0 : 1, AA_GROUP: aaGroup, ...f32 } : { BIT_DEPTH: layout.bitDepth, ...f32 },
           }),
         ),
       );

@@ -119,6 +119,8 @@ var<workgroup> aa_columns: array<u32, MAX_AA_TAPS>;
 // columns in k2 order. Every invocation reaches both barriers (the work is guarded instead).
 @compute @workgroup_size(AA_GROUP, 1, 1)
 fn antialias(@builtin(workgroup_id) g: vec3<u32>, @builtin(local_invocation_index) t: u32) {
+  // Native products where exact (lib/f32.wgsl: a run-time uniform below 2^31).
+  f32_native_begin(params.width);
   let dw = params.dw;
   let dh = params.dh;
   let n = params.aa_taps;
@@ -183,6 +185,8 @@ fn mean_outs(n: u32) -> u32 {
 // the difference); every invocation reaches both barriers.
 @compute @workgroup_size(128, 1, 1)
 fn local_mean(@builtin(workgroup_id) g: vec3<u32>, @builtin(local_invocation_index) t: u32) {
+  // Native products where exact (lib/f32.wgsl: a run-time uniform below 2^31).
+  f32_native_begin(params.width);
   let dw = params.dw;
   let dh = params.dh;
   let n = params.mean_taps;

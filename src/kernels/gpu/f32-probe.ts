@@ -1,0 +1,115 @@
+/**
+ * A start-up check of the adapter's native float arithmetic for lib/f32.wgsl's native paths.
+ *
+ * Those paths take the GPU's own float *, + and - where Vulkan's rules make them correctly
+ * rounded (normal inputs and result), and rely on no contraction reaching a product (f32.wgsl
+ * explains the guard). A driver that rounds differently (another rounding mode, a fused
+ * product) would change last bits silently, so before the first float kernel is compiled on a
+ * device, one small dispatch compares the native paths with the integer-only ones on ties,
+ * products and sums at the subnormal and overflow edges, cancellations and random operands.
+ * Any difference turns the native paths off on that device (F32_NATIVE = 0 for every float
+ * kernel): slower, the same bits. Runs once per device, only where a float kernel is created.
+ */
+import type { GpuDevice } from './device.js';
+import { loadWgsl } from './wgsl.js';
+
+const CASES = 4096;
+const probes = new WeakMap<GpuDevice, Promise<boolean>>();
+
+/** The override constants a kernel including lib/f32.wgsl is created with on `gpu`. */
+export async function f32Constants(gpu: GpuDevice): Promise<{ F32_NATIVE: number }> {
+  let probe = probes.get(gpu);
+  if (!probe) {
+    probe = nativeFloatsExact(gpu);
+    probes.set(gpu, probe);
+    // A failed probe (a lost device) is not kept: the error goes to this caller, a later one tries again.
+    probe.catch(() => probes.delete(gpu));
+  }
+  return { F32_NATIVE: (await probe) ? 1 : 0 };
+}
+
+const f32 = new Float32Array(1);
+const f32Words = new Uint32Array(f32.buffer);
+const bits = (x: number): number => ((f32[0] = x), f32Words[0]!);
+const floatOf = (w: number): number => ((f32Words[0] = w), f32[0]!);
+
+/** The probe's (a, b, c) triples, the same on every run (a fixed xorshift sequence). */
+export function probeCases(n = CASES): Uint32Array {
+  let s = 0x9e3779b9;
+  const next = (): number => {
+    s ^= s << 13;
+    s ^= s >>> 17;
+    s ^= s << 5;
+    return s >>> 0;
+  };
+  const int = (k: number): number => next() % k;
+  const withExp = (w: number, e: number): number => ((w & 0x807fffff) | (Math.max(0, Math.min(255, e)) << 23)) >>> 0;
+  const out = new Uint32Array(3 * n);
+  for (let i = 0; i < n; i++) {
+    let a = next();
+    let b = next();
+    switch (i % 6) {
+      case 0: { // products near the least normal (2^-126), either side
+        const ea = 1 + int(253);
+        a = withExp(a, ea);
+        b = withExp(b, 128 - ea + int(5) - 2);
+        break;
+      }
+      case 1: { // products near the largest float
+        const ea = 1 + int(253);
+        a = withExp(a, ea);
+        b = withExp(b, 254 - (ea - 127) - int(2));
+        break;
+      }
+      case 2: // odd 12-bit by 13-bit significands: products exactly halfway between floats
+        a = bits((2049 + 2 * int(1023)) * 2 ** (int(40) - 20));
+        b = bits((4097 + 2 * int(2047)) * 2 ** (int(40) - 20));
+        break;
+      default: // moderate magnitudes, as the float kernels form them
+        a = withExp(a, 100 + int(56));
+        b = withExp(b, 100 + int(56));
+    }
+    const p = Math.fround(floatOf(a) * floatOf(b));
+    // c cancels the product (an FMA would leave its rounding error), nearly, or is random.
+    let c: number;
+    switch (int(4)) {
+      case 0: c = bits(-p); break;
+      case 1: c = (bits(-p) + (int(2) === 0 ? 1 : -1)) >>> 0; break;
+      case 2: c = bits(-p * (1 + (next() / 2 ** 32 - 0.5) * 2 ** -20)); break;
+      default: c = withExp(next(), 100 + int(56));
+    }
+    out.set([a, b, c], 3 * i);
+  }
+  return out;
+}
+
+/** Whether every native path gives the integer path's bits on the probe's cases. */
+async function nativeFloatsExact(gpu: GpuDevice): Promise<boolean> {
+  const d = gpu.device;
+  const cases = probeCases();
+  const n = cases.length / 3;
+  const pipeline = await gpu.createComputePipeline(loadWgsl('f32-probe.wgsl'), { label: 'f32 probe' });
+  const input = d.createBuffer({ size: cases.byteLength, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST, label: 'f32 probe cases' });
+  const masks = d.createBuffer({ size: 4 * n, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC, label: 'f32 probe masks' });
+  const params = d.createBuffer({ size: 16, usage: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST, label: 'f32 probe params' });
+  try {
+    d.queue.writeBuffer(input, 0, cases);
+    d.queue.writeBuffer(params, 0, new Uint32Array([n, 0, 0, 0]));
+    const enc = d.createCommandEncoder({ label: 'f32 probe' });
+    const pass = enc.beginComputePass();
+    pass.setPipeline(pipeline);
+    pass.setBindGroup(0, d.createBindGroup({
+      layout: pipeline.getBindGroupLayout(0),
+      entries: [{ binding: 0, resource: { buffer: input } }, { binding: 1, resource: { buffer: masks } }, { binding: 2, resource: { buffer: params } }],
+    }));
+    pass.dispatchWorkgroups(Math.ceil(n / 64));
+    pass.end();
+    d.queue.submit([enc.finish()]);
+    const got = new Uint32Array(await gpu.read(masks));
+    return got.every((m) => m === 0);
+  } finally {
+    input.destroy();
+    masks.destroy();
+    params.destroy();
+  }
+}
