@@ -32,6 +32,10 @@ const PARAMS_WORDS = 16;
 const MAX_AA_TAPS = 35;
 /** speed_chroma.wgsl's MEAN_GROUP: a local_mean workgroup's invocations; its outputs: mean_outs(). */
 const MEAN_GROUP = 128;
+/** antialias's invocations: 256 (every product of a 9-tap filter's 3 outputs in one round) where the adapter allows. */
+const aaGroup = (limits: GPUSupportedLimits): number => Math.min(256, limits.maxComputeInvocationsPerWorkgroup, limits.maxComputeWorkgroupSizeX);
+/** speed_chroma.wgsl's aa_outs() and mean_outs(): how many outputs a workgroup computes. */
+const aaOuts = (group: number, taps: number): number => Math.max(1, Math.floor(group / (taps * taps)));
 const meanOuts = (taps: number): number => Math.max(1, Math.floor(MEAN_GROUP / (taps * taps)));
 /** U ref, U dis, V ref, V dis. */
 const PLANES = 4;
@@ -65,15 +69,15 @@ class SpeedChromaKernel implements GpuExtractorKernel {
   readonly #groups: { antialias: [number, number, number]; mean: [number, number, number] };
   readonly #cache: BindGroupCache;
 
-  private constructor(device: GPUDevice, pipelines: Map<Entry, GPUComputePipeline>, work: GPUBuffer, taps: GPUBuffer, params: number[], dw: number, dh: number, meanTaps: number, statsCount: number) {
+  private constructor(device: GPUDevice, pipelines: Map<Entry, GPUComputePipeline>, work: GPUBuffer, taps: GPUBuffer, params: number[], dw: number, dh: number, aaTaps: number, meanTaps: number, group: number, statsCount: number) {
     this.#pipelines = pipelines;
     this.#work = work;
     this.#taps = taps;
     this.#buffers = [work, taps];
     this.#params = params;
-    // antialias: a workgroup per kept sample and plane (U, V); local_mean: per run of
-    // meanOuts() samples of a row, and plane.
-    this.#groups = { antialias: [dw, dh, 2], mean: [Math.ceil(dw / meanOuts(meanTaps)), dh, PLANES] };
+    // A workgroup per run of aaOuts() kept samples of a row, and plane (U, V: antialias); of
+    // meanOuts() decimated samples of a row, and plane (local_mean).
+    this.#groups = { antialias: [Math.ceil(dw / aaOuts(group, aaTaps)), dh, 2], mean: [Math.ceil(dw / meanOuts(meanTaps)), dh, PLANES] };
     this.#cache = new BindGroupCache(device, 256);
     this.statsCount = statsCount;
   }
@@ -97,7 +101,7 @@ class SpeedChromaKernel implements GpuExtractorKernel {
     if (!cb || !cr) throw new BackendError('E_GPU', 'speed_chroma: the run uploads no chroma planes');
     if (width > cb.width || height > cb.height) throw new BackendError('E_GPU', `speed_chroma: a ${width}x${height} SpEED plane in ${cb.width}x${cb.height} chroma`);
     if (2 * statsCount !== PLANES * dw * dh) throw new BackendError('E_GPU', `speed_chroma: the C++ extractor takes ${statsCount} accumulators, the kernel writes ${(PLANES * dw * dh) / 2}`);
-    if (aaTaps > MAX_AA_TAPS) throw new BackendError('E_GPU', `speed_chroma: a ${aaTaps}-tap antialias filter (the kernel holds ${MAX_AA_TAPS})`);
+    if (aaTaps < 3 || aaTaps > MAX_AA_TAPS) throw new BackendError('E_GPU', `speed_chroma: a ${aaTaps}-tap antialias filter (the kernel takes 3 to ${MAX_AA_TAPS})`);
     if (meanTaps * meanTaps > MEAN_GROUP) throw new BackendError('E_GPU', `speed_chroma: a ${meanTaps}-tap local-mean filter (the kernel holds ${Math.floor(Math.sqrt(MEAN_GROUP))})`);
     const maxGroups = gpu.limits.maxComputeWorkgroupsPerDimension;
     if (dw > maxGroups || dh > maxGroups) {
@@ -123,19 +127,17 @@ class SpeedChromaKernel implements GpuExtractorKernel {
       new Uint32Array(taps.getMappedRange()).set(constants);
       taps.unmap();
       const code = loadWgsl(SOURCE);
-      // antialias's invocations: one per tap product (whole warps), within the adapter's limit.
-      const aaGroup = Math.min(Math.ceil((aaTaps * aaTaps) / 32) * 32, 256, gpu.limits.maxComputeInvocationsPerWorkgroup, gpu.limits.maxComputeWorkgroupSizeX);
       // lib/f32.wgsl's native paths, unless this adapter's start-up probe found them inexact.
       const f32 = await f32Constants(gpu);
       const compiled = await Promise.all(
         ENTRIES.map((entry) => gpu.createComputePipeline(code, {
             label: `speed_chroma ${entry} ${layout.bitDepth}-bit${method === 0 ? '' : ' prescaled'}`,
             entryPoint: entry,
-            constants: entry === 'antialias' ? { BIT_DEPTH: layout.bitDepth, SCALED: method === 0 ? 0 : 1, AA_GROUP: aaGroup, ...f32 } : { BIT_DEPTH: layout.bitDepth, ...f32 },
+            constants: entry === 'antialias' ? { BIT_DEPTH: layout.bitDepth, SCALED: method === 0 ? 0 : 1, AA_GROUP: aaGroup(gpu.limits), ...f32 } : { BIT_DEPTH: layout.bitDepth, ...f32 },
           }),
         ),
       );
-      return new SpeedChromaKernel(d, new Map(ENTRIES.map((e, i) => [e, compiled[i]!] as const)), work, taps, params, dw, dh, meanTaps, statsCount);
+      return new SpeedChromaKernel(d, new Map(ENTRIES.map((e, i) => [e, compiled[i]!] as const)), work, taps, params, dw, dh, aaTaps, meanTaps, aaGroup(gpu.limits), statsCount);
     } catch (e) {
       for (const b of made) b.destroy();
       throw e;

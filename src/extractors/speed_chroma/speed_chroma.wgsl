@@ -23,7 +23,11 @@
 //               it, written to the instance's stats words: plane p (U ref, U dis, V ref,
 //               V dis) at word out_word + p * dw * dh, row-major (speed_chroma.cpp's
 //               finishStats reads it so).
-// Both entry points share each output's work among a workgroup's invocations (below).
+// Both entry points share each output's work among a workgroup's invocations (below): the
+// serial chain an output waits on is about 2n float ops (n taps) instead of n^2, which is what
+// a GPU's time is (an invocation per output alone was few, long, latency-bound chains: 1.3 ms
+// a 1080p frame on an H100). lavapipe, which runs every lane anyway, pays for the extra
+// workgroups and barriers instead: slower there.
 
 override BIT_DEPTH: u32 = 8u;
 // Whether the planes are resampled (a pipeline of its own: without it the resampling code is
@@ -103,20 +107,28 @@ fn scaled_float(word: u32, x: u32, y: u32) -> u32 {
 // The antialias filter's longest window: windowLength(1, ks) at the largest known kernel scale
 // (360/97: 35 taps); speed_chroma-gpu.ts refuses longer ones.
 const MAX_AA_TAPS: u32 = 35u;
-// One workgroup per kept sample (and plane); its invocations share the filter's work.
-// speed_chroma-gpu.ts sets it to n * n rounded up to a multiple of 32 (at most 256): every
-// product in one round.
-override AA_GROUP: u32 = 64u;
+// A workgroup per run of aa_outs() kept samples of one row and plane; its invocations share
+// the filter's work. speed_chroma-gpu.ts sets it (256 where the adapter allows: with 9 taps,
+// 3 outputs, 243 products in one round).
+override AA_GROUP: u32 = 256u;
 
-// antialias: each tap's product taps[k] * sample at [k * n + k2] (row k, column k2), then each
-// column's vertical sum times its tap at [k2].
+// antialias: the tap products taps[k] * sample at [o * n * n + k * n + k2] (output o, row k,
+// column k2), then each column's vertical sum times its tap at [o * n + k2]. Both fit: a run
+// of more than one output has outs * n * n <= AA_GROUP <= 256 products, one output at most
+// MAX_AA_TAPS^2; the filter has at least 3 taps, so at most 85 column sums.
 var<workgroup> aa_products: array<u32, 1225>; // MAX_AA_TAPS^2
-var<workgroup> aa_columns: array<u32, MAX_AA_TAPS>;
+var<workgroup> aa_columns: array<u32, 86>;
+
+// How many kept samples an antialias workgroup computes (speed_chroma-gpu.ts sizes the dispatch so).
+fn aa_outs(n: u32) -> u32 {
+  return max(1u, AA_GROUP / (n * n));
+}
 
 // The output's float ops are the serial code's, each on the same operands, so the same bits;
 // only the independent ones run side by side: the n x n products (and the samples they read),
-// then the n column sums (each adding its rows in k order), then one invocation adds the
-// columns in k2 order. Every invocation reaches both barriers (the work is guarded instead).
+// then the n column sums (each adding its rows in k order), then one invocation per output
+// adds its columns in k2 order. Every invocation reaches both barriers (the work is guarded
+// instead).
 @compute @workgroup_size(AA_GROUP, 1, 1)
 fn antialias(@builtin(workgroup_id) g: vec3<u32>, @builtin(local_invocation_index) t: u32) {
   // Native products where exact (lib/f32.wgsl: a run-time uniform below 2^31).
@@ -124,46 +136,56 @@ fn antialias(@builtin(workgroup_id) g: vec3<u32>, @builtin(local_invocation_inde
   let dw = params.dw;
   let dh = params.dh;
   let n = params.aa_taps;
+  let outs = aa_outs(n);
   // Uniform across the workgroup (workgroup id and uniforms), so the barriers below stay in
   // uniform control flow.
-  let valid = g.x < dw && g.y < dh && g.z < 2u && n <= MAX_AA_TAPS;
+  let valid = g.y < dh && g.z < 2u && n >= 3u && n <= MAX_AA_TAPS;
   var word = params.u_word;
   if (g.z == 1u) {
     word = params.v_word;
   }
   let radius = i32(n / 2u);
   let top = i32(g.y * 16u) - radius;
-  let left = i32(g.x * 16u) - radius;
+  let first = g.x * outs;
   let w = i32(params.width);
   let h = i32(params.height);
   if (valid) {
     // Consecutive invocations read neighbouring columns of one row.
-    for (var p = t; p < n * n; p = p + AA_GROUP) {
-      let k = p / n;
-      let k2 = p - k * n;
-      let col = mirror_skip_edge(left + i32(k2), w);
-      let row = mirror_skip_edge(top + i32(k), h);
-      aa_products[p] = f32_mul(taps[k], scaled_float(word, col, row));
+    for (var p = t; p < outs * n * n; p = p + AA_GROUP) {
+      let o = p / (n * n);
+      let r = p - o * n * n;
+      let k = r / n;
+      let k2 = r - k * n;
+      let x = first + o;
+      if (x < dw) {
+        let col = mirror_skip_edge(i32(x * 16u) - radius + i32(k2), w);
+        let row = mirror_skip_edge(top + i32(k), h);
+        aa_products[p] = f32_mul(taps[k], scaled_float(word, col, row));
+      }
     }
   }
   workgroupBarrier();
   if (valid) {
-    for (var k2 = t; k2 < n; k2 = k2 + AA_GROUP) {
-      var vertical = 0u;
-      for (var k = 0u; k < n; k = k + 1u) {
-        vertical = f32_add(vertical, aa_products[k * n + k2]);
+    for (var q = t; q < outs * n; q = q + AA_GROUP) {
+      let o = q / n;
+      let k2 = q - o * n;
+      if (first + o < dw) {
+        var vertical = 0u;
+        for (var k = 0u; k < n; k = k + 1u) {
+          vertical = f32_add(vertical, aa_products[o * n * n + k * n + k2]);
+        }
+        aa_columns[q] = f32_mul(taps[k2], vertical);
       }
-      aa_columns[k2] = f32_mul(taps[k2], vertical);
     }
   }
   workgroupBarrier();
-  if (valid && t == 0u) {
+  if (valid && t < outs && first + t < dw) {
     var acc = 0u;
     for (var k2 = 0u; k2 < n; k2 = k2 + 1u) {
-      acc = f32_add(acc, aa_columns[k2]);
+      acc = f32_add(acc, aa_columns[t * n + k2]);
     }
     let plane = 2u * g.z + params.first;
-    work[plane * dw * dh + g.y * dw + g.x] = acc;
+    work[plane * dw * dh + g.y * dw + first + t] = acc;
   }
 }
 
