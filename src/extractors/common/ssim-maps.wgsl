@@ -81,47 +81,36 @@ fn to_float(@builtin(global_invocation_id) id: vec3<u32>) {
   work[params.dst_word + i] = luma_scaled(i);
 }
 
-// decimate's tap (u, v) for output sample (x, y): the float product.
-fn decimate_term(x: u32, y: u32, u: u32, v: u32) -> u32 {
-  let w = i32(params.width);
-  let f = i32(params.factor);
-  let centre = i32(params.taps / 2u);
-  let row = mirror_repeat_edge(i32(y) * f + i32(v) - centre, i32(params.height));
-  let col = mirror_repeat_edge(i32(x) * f + i32(u) - centre, w);
-  return f32_mul(work[params.src_word + row * u32(w) + col], weights[v * params.taps + u]);
-}
-
-// Up to taps^2 = 81 terms: recomputed in each pass rather than held (registers).
 @compute @workgroup_size(16, 16)
 fn decimate(@builtin(global_invocation_id) id: vec3<u32>) {
   f32_native_begin(params.width);
   if (id.x >= params.dst_width || id.y >= params.dst_height) {
     return;
   }
+  let w = i32(params.width);
+  let h = i32(params.height);
   let size = params.taps;
-  var b = FSUM_BOUNDS_EMPTY;
+  let centre = i32(size / 2u);
+  let f = i32(params.factor);
+  var s = FSUM_START;
   for (var v = 0u; v < size; v = v + 1u) {
+    let row = mirror_repeat_edge(i32(id.y) * f + i32(v) - centre, h);
+    let base = params.src_word + row * u32(w);
     for (var u = 0u; u < size; u = u + 1u) {
-      b = fsum_bound(b, decimate_term(id.x, id.y, u, v));
+      let col = mirror_repeat_edge(i32(id.x) * f + i32(u) - centre, w);
+      s = fsum_add(s, f32_mul(work[base + col], weights[v * size + u]));
     }
   }
-  var ok = fsum_usable(b);
-  var fixed = FSUM_ZERO;
-  if (ok) {
+  var acc = fsum_to_f64(s);
+  if (!s.ok) {
+    // The fixed point could not hold a partial sum: the double chain itself (products again).
+    acc = F64_ZERO;
     for (var v = 0u; v < size; v = v + 1u) {
+      let row = mirror_repeat_edge(i32(id.y) * f + i32(v) - centre, h);
+      let base = params.src_word + row * u32(w);
       for (var u = 0u; u < size; u = u + 1u) {
-        fixed = fsum_add(fixed, decimate_term(id.x, id.y, u, v), b.x);
-        ok = ok && fsum_fits(fixed);
-      }
-    }
-  }
-  var acc = F64_ZERO;
-  if (ok) {
-    acc = fsum_to_f64(fixed, b.x);
-  } else {
-    for (var v = 0u; v < size; v = v + 1u) {
-      for (var u = 0u; u < size; u = u + 1u) {
-        acc = f64_add(acc, f64_from_f32_bits(decimate_term(id.x, id.y, u, v)));
+        let col = mirror_repeat_edge(i32(id.x) * f + i32(u) - centre, w);
+        acc = f64_add(acc, f64_from_f32_bits(f32_mul(work[base + col], weights[v * size + u])));
       }
     }
   }
@@ -130,20 +119,12 @@ fn decimate(@builtin(global_invocation_id) id: vec3<u32>) {
 
 // The double tap sum of 11 float terms, in order (fixed point where exact, else f64_add).
 fn window_sum(t: array<u32, 11>) -> vec2<u32> {
-  var b = FSUM_BOUNDS_EMPTY;
+  var s = FSUM_START;
   for (var k = 0u; k < WINDOW; k = k + 1u) {
-    b = fsum_bound(b, t[k]);
+    s = fsum_add(s, t[k]);
   }
-  var ok = fsum_usable(b);
-  var fixed = FSUM_ZERO;
-  if (ok) {
-    for (var k = 0u; k < WINDOW; k = k + 1u) {
-      fixed = fsum_add(fixed, t[k], b.x);
-      ok = ok && fsum_fits(fixed);
-    }
-  }
-  if (ok) {
-    return fsum_to_f64(fixed, b.x);
+  if (s.ok) {
+    return fsum_to_f64(s);
   }
   var acc = F64_ZERO;
   for (var k = 0u; k < WINDOW; k = k + 1u) {
