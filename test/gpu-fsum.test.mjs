@@ -18,7 +18,7 @@ const SEED = Number(process.env.GPU_FSUM_SEED ?? 0xf5c0de) >>> 0;
 const SETS = 1 << 14;
 const MAX_TERMS = 81; // decimate's 9 x 9
 const STRIDE = MAX_TERMS + 1; // count, then the terms
-const OUT = 5; // result double (lo, hi), chain double (lo, hi), fixed path taken
+const OUT = 6; // result double (lo, hi), chain double (lo, hi), fixed path taken, float
 
 const f32 = new Float32Array(1);
 const f32w = new Uint32Array(f32.buffer);
@@ -56,6 +56,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
   outp[s * ${OUT}u + 2u] = chain.x;
   outp[s * ${OUT}u + 3u] = chain.y;
   outp[s * ${OUT}u + 4u] = select(0u, 1u, ok);
+  outp[s * ${OUT}u + 5u] = select(f32_from_f64(chain), fsum_to_f32(f), ok);
 }`;
 
 const GAUSSIAN = [0.001028, 0.007599, 0.036001, 0.109361, 0.213006, 0.266012, 0.213006, 0.109361, 0.036001, 0.007599, 0.001028].map(Math.fround);
@@ -163,7 +164,7 @@ describe('lib/fsum.wgsl: fixed-point sums of float terms == the sequential doubl
   after(() => gpu?.destroy());
 
   async function run(input, n) {
-    const code = composeWgsl(['lib/fsum.wgsl'], KERNEL);
+    const code = composeWgsl(['lib/fsum.wgsl', 'lib/f32.wgsl'], KERNEL);
     const pipeline = await gpu.createComputePipeline(code, { label: 'fsum test' });
     const d = gpu.device;
     const inBuf = d.createBuffer({ size: input.byteLength, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST });
@@ -218,7 +219,7 @@ describe('lib/fsum.wgsl: fixed-point sums of float terms == the sequential doubl
         const [lo, hi] = wordsOf(acc);
         // Same double from the fixed point (or fallback) and the device chain; the device
         // chain is bit-exact with the host's (signed zeros included).
-        ok = o[0] === lo && o[1] === hi && o[2] === lo && o[3] === hi;
+        ok = o[0] === lo && o[1] === hi && o[2] === lo && o[3] === hi && o[5] === floatBits(acc);
       }
       if (fixed) {
         let L = Infinity;

@@ -101,10 +101,10 @@ fn decimate(@builtin(global_invocation_id) id: vec3<u32>) {
       s = fsum_add(s, f32_mul(work[base + col], weights[v * size + u]));
     }
   }
-  var acc = fsum_to_f64(s);
+  var out = fsum_to_f32(s);
   if (!s.ok) {
     // The fixed point could not hold a partial sum: the double chain itself (products again).
-    acc = F64_ZERO;
+    var acc = F64_ZERO;
     for (var v = 0u; v < size; v = v + 1u) {
       let row = mirror_repeat_edge(i32(id.y) * f + i32(v) - centre, h);
       let base = params.src_word + row * u32(w);
@@ -113,24 +113,26 @@ fn decimate(@builtin(global_invocation_id) id: vec3<u32>) {
         acc = f64_add(acc, f64_from_f32_bits(f32_mul(work[base + col], weights[v * size + u])));
       }
     }
+    out = f32_from_f64(acc);
   }
-  work[params.dst_word + id.y * params.dst_width + id.x] = f32_from_f64(acc);
+  work[params.dst_word + id.y * params.dst_width + id.x] = out;
 }
 
-// The double tap sum of 11 float terms, in order (fixed point where exact, else f64_add).
-fn window_sum(t: array<u32, 11>) -> vec2<u32> {
+// The double tap sum of 11 float terms, in order (fixed point where exact, else f64_add),
+// rounded to float.
+fn window_sum(t: array<u32, 11>) -> u32 {
   var s = FSUM_START;
   for (var k = 0u; k < WINDOW; k = k + 1u) {
     s = fsum_add(s, t[k]);
   }
   if (s.ok) {
-    return fsum_to_f64(s);
+    return fsum_to_f32(s);
   }
   var acc = F64_ZERO;
   for (var k = 0u; k < WINDOW; k = k + 1u) {
     acc = f64_add(acc, f64_from_f32_bits(t[k]));
   }
-  return acc;
+  return f32_from_f64(acc);
 }
 
 // One source row of the band (dst_height rows from row0), one output column: the five
@@ -160,7 +162,7 @@ fn filter_rows(@builtin(global_invocation_id) id: vec3<u32>) {
       let y = select(x, b[k], q == 4u);
       t[k] = f32_mul(select(f32_mul(x, y), x, q < 2u), GAUSSIAN[k]);
     }
-    rows[(q * h + id.y) * ow + id.x] = f32_from_f64(window_sum(t));
+    rows[(q * h + id.y) * ow + id.x] = window_sum(t);
   }
 }
 
@@ -180,7 +182,7 @@ fn filter_columns(@builtin(global_invocation_id) id: vec3<u32>) {
     for (var k = 0u; k < WINDOW; k = k + 1u) {
       t[k] = f32_mul(rows[(q * h + id.y + k) * ow + id.x], GAUSSIAN[k]);
     }
-    maps[params.dst_word + (id.y * QUANTITIES + q) * ow + id.x] = f32_from_f64(window_sum(t));
+    maps[params.dst_word + (id.y * QUANTITIES + q) * ow + id.x] = window_sum(t);
   }
 }
 

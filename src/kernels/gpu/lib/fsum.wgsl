@@ -22,7 +22,7 @@
 // terms change nothing.
 //
 // Use: var s = FSUM_START; s = fsum_add(s, t_i) in the chain's order; if s.ok,
-// fsum_to_f64(s) is the chain's double.
+// fsum_to_f64(s) is the chain's double and fsum_to_f32(s) that double rounded to float.
 
 struct FSum {
   acc: vec2<u32>, // K, two's complement, |K| <= 2^53 while ok
@@ -76,4 +76,38 @@ fn fsum_to_f64(s: FSum) -> vec2<u32> {
   }
   let d = f64_from_i64(s.acc);
   return vec2<u32>(d.x, d.y + bitcast<u32>(s.low << 20u));
+}
+
+// The float nearest K 2^low (ties to even), as f32_from_f64(fsum_to_f64(s)) gives it (the
+// double is exact, so both round the same number once), without forming the double. A
+// result below 2^-126 is a multiple of 2^-149 (low >= -149), so a subnormal exactly.
+fn fsum_to_f32(s: FSum) -> u32 {
+  if (s.acc.x == 0u && s.acc.y == 0u) {
+    return 0u;
+  }
+  let sign = s.acc.y & 0x80000000u;
+  let mag = i64_abs(s.acc);                // <= 2^53
+  let b = 64u - u64_clz(mag);              // its bits: 1..54
+  let fe = s.low + i32(b) - 1 + 127;       // the float's biased exponent, if normal
+  if (fe < 1) {
+    return sign | (mag.x << u32(s.low + 149));
+  }
+  if (fe >= 255) {
+    return sign | 0x7f800000u;
+  }
+  var mant: u32;
+  if (b <= 24u) {
+    mant = mag.x << (24u - b);
+  } else {
+    let drop = b - 24u;
+    mant = u64_shr(mag, drop).x;
+    let rest = i64_sub(mag, i64_shl(vec2<u32>(mant, 0u), drop));
+    let half = i64_bit(drop - 1u);
+    if (u64_gt(rest, half) || (i64_eq(rest, half) && (mant & 1u) == 1u)) {
+      mant = mant + 1u;
+    }
+  }
+  // The significand (implicit bit included) onto exponent - 1: a rounding carry bumps the
+  // exponent, up to infinity.
+  return sign | ((u32(fe - 1) << 23u) + mant);
 }
