@@ -18,7 +18,8 @@ const SEED = Number(process.env.GPU_FSUM_SEED ?? 0xf5c0de) >>> 0;
 const SETS = 1 << 14;
 const MAX_TERMS = 81; // decimate's 9 x 9
 const STRIDE = MAX_TERMS + 1; // count, then the terms
-const OUT = 6; // result double (lo, hi), chain double (lo, hi), fixed path taken, float
+const OUT = 10; // result double (lo, hi), chain double (lo, hi), fixed path taken, float; the same
+// three from the two-pass form (fsum_least, fsum_start_at): double (lo, hi), taken, float
 
 const f32 = new Float32Array(1);
 const f32w = new Uint32Array(f32.buffer);
@@ -57,6 +58,19 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
   outp[s * ${OUT}u + 3u] = chain.y;
   outp[s * ${OUT}u + 4u] = select(0u, 1u, ok);
   outp[s * ${OUT}u + 5u] = select(f32_from_f64(chain), fsum_to_f32(f), ok);
+  var low = 1000;
+  for (var k = 0u; k < n; k = k + 1u) {
+    low = fsum_least(low, inp[at + 1u + k]);
+  }
+  var g = fsum_start_at(low);
+  for (var k = 0u; k < n; k = k + 1u) {
+    g = fsum_add(g, inp[at + 1u + k]);
+  }
+  let r2 = select(chain, fsum_to_f64(g), g.ok);
+  outp[s * ${OUT}u + 6u] = r2.x;
+  outp[s * ${OUT}u + 7u] = r2.y;
+  outp[s * ${OUT}u + 8u] = select(0u, 1u, g.ok);
+  outp[s * ${OUT}u + 9u] = select(f32_from_f64(chain), fsum_to_f32(g), g.ok);
 }`;
 
 const GAUSSIAN = [0.001028, 0.007599, 0.036001, 0.109361, 0.213006, 0.266012, 0.213006, 0.109361, 0.036001, 0.007599, 0.001028].map(Math.fround);
@@ -205,6 +219,7 @@ describe('lib/fsum.wgsl: fixed-point sums of float terms == the sequential doubl
     const fellBy = new Array(10).fill(0);
     let bad = 0;
     const samples = [];
+    let twoPass = 0; // two-pass form's fixed path taken
     let wideButExact = 0; // fixed path taken where the span bound (sum |t| < 2^(L+53)) fails
     sets.forEach((s, i) => {
       let acc = 0;
@@ -213,13 +228,15 @@ describe('lib/fsum.wgsl: fixed-point sums of float terms == the sequential doubl
       const fixed = o[4] === 1;
       (fixed ? fixedBy : fellBy)[s.kind]++;
       let ok;
+      if (o[8] === 1) twoPass++;
       if (Number.isNaN(acc)) {
-        ok = !fixed && (o[1] & 0x7ff80000) === 0x7ff80000 && (o[3] & 0x7ff80000) === 0x7ff80000;
+        ok = !fixed && o[8] === 0 && (o[1] & 0x7ff80000) === 0x7ff80000 && (o[3] & 0x7ff80000) === 0x7ff80000;
       } else {
         const [lo, hi] = wordsOf(acc);
         // Same double from the fixed point (or fallback) and the device chain; the device
         // chain is bit-exact with the host's (signed zeros included).
-        ok = o[0] === lo && o[1] === hi && o[2] === lo && o[3] === hi && o[5] === floatBits(acc);
+        ok = o[0] === lo && o[1] === hi && o[2] === lo && o[3] === hi && o[5] === floatBits(acc)
+          && o[6] === lo && o[7] === hi && o[9] === floatBits(acc);
       }
       if (fixed) {
         let L = Infinity;
@@ -251,7 +268,8 @@ describe('lib/fsum.wgsl: fixed-point sums of float terms == the sequential doubl
     }
     for (const k of [3, 5, 7, 9]) assert.ok(fixedBy[k] > 100, `generator ${k}: ${fixedBy[k]} fixed`);
     assert.ok(fixedBy[4] > 20 && fellBy[6] > 100, `subnormals: ${fixedBy[4]} fixed; overflow/specials: ${fellBy[6]} fell back`);
+    assert.ok(twoPass > SETS / 3, `two-pass form: ${twoPass} fixed`);
     assert.ok(wideButExact > 20, `${wideButExact} sets beyond the span bound took the fixed path`);
-    console.log(`      fixed path by generator: ${fixedBy.join(' ')}; fell back: ${fellBy.join(' ')}; beyond the bound but fixed: ${wideButExact}`);
+    console.log(`      fixed path by generator: ${fixedBy.join(' ')}; fell back: ${fellBy.join(' ')}; beyond the bound but fixed: ${wideButExact}; two-pass form fixed: ${twoPass}`);
   });
 });

@@ -119,9 +119,17 @@ fn decimate(@builtin(global_invocation_id) id: vec3<u32>) {
 }
 
 // The double tap sum of 11 float terms, in order (fixed point where exact, else f64_add),
-// rounded to float.
-fn window_sum(t: array<u32, 11>) -> u32 {
+// rounded to float. two_pass: the least bit first, so the sum never shifts (else the unit
+// lowers as the terms come).
+fn window_sum(t: array<u32, 11>, two_pass: bool) -> u32 {
   var s = FSUM_START;
+  if (two_pass) {
+    var low = 1000;
+    for (var k = 0u; k < WINDOW; k = k + 1u) {
+      low = fsum_least(low, t[k]);
+    }
+    s = fsum_start_at(low);
+  }
   for (var k = 0u; k < WINDOW; k = k + 1u) {
     s = fsum_add(s, t[k]);
   }
@@ -157,13 +165,19 @@ fn filter_rows(@builtin(global_invocation_id) id: vec3<u32>) {
   for (var q = 0u; q < QUANTITIES; q = q + 1u) {
     var t: array<u32, 11>;
     for (var k = 0u; k < WINDOW; k = k + 1u) {
-      // q: ref, dis, ref^2, dis^2, ref*dis.
-      let x = select(a[k], b[k], q == 1u || q == 3u);
-      let y = select(x, b[k], q == 4u);
-      t[k] = f32_mul(select(f32_mul(x, y), x, q < 2u), GAUSSIAN[k]);
+      t[k] = row_term(a[k], b[k], q, k);
     }
-    rows[(q * h + id.y) * ow + id.x] = window_sum(t);
+    // One pass (on lavapipe faster here than window_sum's two; filter_columns is the other
+    // way round).
+    rows[(q * h + id.y) * ow + id.x] = window_sum(t, false);
   }
+}
+
+// filter_rows' term k of quantity q (ref, dis, ref^2, dis^2, ref*dis) from samples a, b.
+fn row_term(a: u32, b: u32, q: u32, k: u32) -> u32 {
+  let x = select(a, b, q == 1u || q == 3u);
+  let y = select(x, b, q == 4u);
+  return f32_mul(select(f32_mul(x, y), x, q < 2u), GAUSSIAN[k]);
 }
 
 // One output sample of the band (height filtered rows in `rows`, dst_height = those
@@ -182,7 +196,7 @@ fn filter_columns(@builtin(global_invocation_id) id: vec3<u32>) {
     for (var k = 0u; k < WINDOW; k = k + 1u) {
       t[k] = f32_mul(rows[(q * h + id.y + k) * ow + id.x], GAUSSIAN[k]);
     }
-    maps[params.dst_word + (id.y * QUANTITIES + q) * ow + id.x] = window_sum(t);
+    maps[params.dst_word + (id.y * QUANTITIES + q) * ow + id.x] = window_sum(t, true);
   }
 }
 

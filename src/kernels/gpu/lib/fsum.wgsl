@@ -28,9 +28,37 @@ struct FSum {
   acc: vec2<u32>, // K, two's complement, |K| <= 2^53 while ok
   low: i32,       // L
   ok: bool,
+  pinned: bool,   // L fixed from the start (fsum_start_at): no restarts
 }
 
-const FSUM_START: FSum = FSum(vec2<u32>(0u, 0u), 0, true);
+const FSUM_START: FSum = FSum(vec2<u32>(0u, 0u), 0, true, false);
+
+// t's lowest set bit's exponent (t finite, nonzero).
+fn fsum_low_bit(t: u32) -> i32 {
+  let field = (t >> 23u) & 0xffu;
+  let m = select(t & 0x7fffffu, (t & 0x7fffffu) | 0x800000u, field != 0u);
+  return i32(max(field, 1u)) - 150 + i32(countTrailingZeros(m));
+}
+
+// min(low, t's lowest bit) for a nonzero t (a first pass over held terms: then the sum
+// never shifts, which is cheaper on SIMD lanes than lowering the unit as terms come).
+fn fsum_least(low: i32, t: u32) -> i32 {
+  return select(min(low, fsum_low_bit(t)), low, (t & 0x7fffffffu) == 0u);
+}
+
+// A sum in units of 2^low fixed (low at most every term's lowest bit: fsum_least over them,
+// from 1000).
+fn fsum_start_at(low: i32) -> FSum {
+  return FSum(vec2<u32>(0u, 0u), low, true, true);
+}
+
+// a << n for n < 64 (larger n: some value; callers have gone not ok), without branches
+// (lanes of a SIMD group shift by different counts): WGSL takes shift counts modulo 32.
+fn fsum_shl(a: vec2<u32>, n: u32) -> vec2<u32> {
+  let lo = a.x << n;
+  let hi = (a.y << n) | ((a.x >> 1u) >> (31u - (n & 31u)));
+  return select(vec2<u32>(lo, hi), vec2<u32>(0u, lo), n >= 32u);
+}
 
 // s + t (t a float's bits).
 fn fsum_add(s: FSum, t: u32) -> FSum {
@@ -47,7 +75,7 @@ fn fsum_add(s: FSum, t: u32) -> FSum {
   let e = i32(max(field, 1u)) - 150 + i32(tz); // t = +-m 2^e
   var r = s;
   r.ok = r.ok && field != 255u;
-  if (r.acc.x == 0u && r.acc.y == 0u) {
+  if (!r.pinned && r.acc.x == 0u && r.acc.y == 0u) {
     r.low = e;
   } else if (e < r.low) {
     // K 2^(low - e) must not overflow (|K| has 64 - clz bits): under 2^62, the term (under
@@ -55,14 +83,14 @@ fn fsum_add(s: FSum, t: u32) -> FSum {
     let d = u32(r.low - e);
     let bits = 64u - u64_clz(i64_abs(r.acc));
     r.ok = r.ok && bits + d <= 62u;
-    r.acc = i64_shl(r.acc, min(d, 63u));
+    r.acc = fsum_shl(r.acc, d);
     r.low = e;
   }
   // The term in units of 2^low: under 2^62 (with |K| <= 2^53 no overflow), else not ok.
   let up = u32(e - r.low);
   r.ok = r.ok && up + (32u - countLeadingZeros(m)) <= 62u;
-  let v = i64_shl(vec2<u32>(m, 0u), min(up, 63u));
-  r.acc = select(i64_add(r.acc, v), i64_sub(r.acc, v), (t >> 31u) != 0u);
+  let v = fsum_shl(vec2<u32>(m, 0u), up);
+  r.acc = i64_add(r.acc, select(v, i64_neg(v), (t >> 31u) != 0u));
   // -2^53 <= K < 2^53: the partial sum K 2^low is a double.
   let hi = bitcast<i32>(r.acc.y);
   r.ok = r.ok && hi >= -0x200000 && hi < 0x200000;
