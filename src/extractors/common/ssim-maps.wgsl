@@ -1,15 +1,18 @@
 // #include "float-luma.wgsl"
 // #include "../../kernels/gpu/lib/f32.wgsl"
 // #include "../../kernels/gpu/lib/mirror.wgsl"
+// #include "../../kernels/gpu/lib/fsum.wgsl"
 //
 // The float work of libvmaf's SSIM (common/ssim-core.cpp; float_ssim, float_ms_ssim) on the
 // GPU, driven by ssim-maps-gpu.ts, bit for bit as the C++ does it: every float product is
-// f32_mul and every double tap sum f64_add, in the C++'s tap order, each filtered sample
-// rounded to float by f32_from_f64 (lib/f32.wgsl: integer arithmetic only, so no compiler
-// contraction into FMAs and no flushed subnormals can change a bit). From the five filtered
-// maps it forms the per-sample SSIM terms (float and double divisions, the sqrt) and
-// libvmaf's four sequential double sums over them, exactly (the pooling section below);
-// those sums, 32 bytes a scale, are what comes out (the C++ extractor's finishStats takes them).
+// f32_mul and every double tap sum the C++'s sequential double sum in its tap order, each
+// filtered sample rounded to float by f32_from_f64 (lib/f32.wgsl: integer arithmetic only, so
+// no compiler contraction into FMAs and no flushed subnormals can change a bit). A tap sum is
+// taken in fixed point where that is provably the same double (lib/fsum.wgsl: on natural
+// content always), else by the f64_add chain. From the five filtered maps it forms the
+// per-sample SSIM terms (float and double divisions, the sqrt) and libvmaf's four sequential
+// double sums over them, exactly (the pooling section below); those sums, 32 bytes a scale,
+// are what comes out (the C++ extractor's finishStats takes them).
 //
 // Images are floats (bit patterns) in `work`, rows packed, placed by Params.
 //   to_float:        a picture's luma -> float image (libvmaf's picture_copy scaling)
@@ -89,16 +92,55 @@ fn decimate(@builtin(global_invocation_id) id: vec3<u32>) {
   let size = params.taps;
   let centre = i32(size / 2u);
   let f = i32(params.factor);
-  var acc = F64_ZERO;
+  var s = FSUM_START;
   for (var v = 0u; v < size; v = v + 1u) {
     let row = mirror_repeat_edge(i32(id.y) * f + i32(v) - centre, h);
     let base = params.src_word + row * u32(w);
     for (var u = 0u; u < size; u = u + 1u) {
       let col = mirror_repeat_edge(i32(id.x) * f + i32(u) - centre, w);
-      acc = f64_add(acc, f64_from_f32_bits(f32_mul(work[base + col], weights[v * size + u])));
+      s = fsum_add(s, f32_mul(work[base + col], weights[v * size + u]));
     }
   }
-  work[params.dst_word + id.y * params.dst_width + id.x] = f32_from_f64(acc);
+  var out = fsum_to_f32(s);
+  if (!s.ok) {
+    // The fixed point could not hold a partial sum: the double chain itself (products again).
+    var acc = F64_ZERO;
+    for (var v = 0u; v < size; v = v + 1u) {
+      let row = mirror_repeat_edge(i32(id.y) * f + i32(v) - centre, h);
+      let base = params.src_word + row * u32(w);
+      for (var u = 0u; u < size; u = u + 1u) {
+        let col = mirror_repeat_edge(i32(id.x) * f + i32(u) - centre, w);
+        acc = f64_add(acc, f64_from_f32_bits(f32_mul(work[base + col], weights[v * size + u])));
+      }
+    }
+    out = f32_from_f64(acc);
+  }
+  work[params.dst_word + id.y * params.dst_width + id.x] = out;
+}
+
+// The double tap sum of 11 float terms, in order (fixed point where exact, else f64_add),
+// rounded to float. two_pass: the least bit first, so the sum never shifts (else the unit
+// lowers as the terms come).
+fn window_sum(t: array<u32, 11>, two_pass: bool) -> u32 {
+  var s = FSUM_START;
+  if (two_pass) {
+    var low = 1000;
+    for (var k = 0u; k < WINDOW; k = k + 1u) {
+      low = fsum_least(low, t[k]);
+    }
+    s = fsum_start_at(low);
+  }
+  for (var k = 0u; k < WINDOW; k = k + 1u) {
+    s = fsum_add(s, t[k]);
+  }
+  if (s.ok) {
+    return fsum_to_f32(s);
+  }
+  var acc = F64_ZERO;
+  for (var k = 0u; k < WINDOW; k = k + 1u) {
+    acc = f64_add(acc, f64_from_f32_bits(t[k]));
+  }
+  return f32_from_f64(acc);
 }
 
 // One source row of the band (dst_height rows from row0), one output column: the five
@@ -113,23 +155,29 @@ fn filter_rows(@builtin(global_invocation_id) id: vec3<u32>) {
   if (id.x >= ow || id.y >= h) {
     return;
   }
-  var acc: array<vec2<u32>, 5>;
-  for (var q = 0u; q < QUANTITIES; q = q + 1u) {
-    acc[q] = F64_ZERO;
-  }
   let base = (params.row0 + id.y) * w + id.x;
+  var a: array<u32, 11>;
+  var b: array<u32, 11>;
   for (var k = 0u; k < WINDOW; k = k + 1u) {
-    let a = work[params.src_word + base + k];
-    let b = work[params.src2_word + base + k];
-    let g = GAUSSIAN[k];
-    let values = array<u32, 5>(a, b, f32_mul(a, a), f32_mul(b, b), f32_mul(a, b));
-    for (var q = 0u; q < QUANTITIES; q = q + 1u) {
-      acc[q] = f64_add(acc[q], f64_from_f32_bits(f32_mul(values[q], g)));
-    }
+    a[k] = work[params.src_word + base + k];
+    b[k] = work[params.src2_word + base + k];
   }
   for (var q = 0u; q < QUANTITIES; q = q + 1u) {
-    rows[(q * h + id.y) * ow + id.x] = f32_from_f64(acc[q]);
+    var t: array<u32, 11>;
+    for (var k = 0u; k < WINDOW; k = k + 1u) {
+      t[k] = row_term(a[k], b[k], q, k);
+    }
+    // One pass (on lavapipe faster here than window_sum's two; filter_columns is the other
+    // way round).
+    rows[(q * h + id.y) * ow + id.x] = window_sum(t, false);
   }
+}
+
+// filter_rows' term k of quantity q (ref, dis, ref^2, dis^2, ref*dis) from samples a, b.
+fn row_term(a: u32, b: u32, q: u32, k: u32) -> u32 {
+  let x = select(a, b, q == 1u || q == 3u);
+  let y = select(x, b, q == 4u);
+  return f32_mul(select(f32_mul(x, y), x, q < 2u), GAUSSIAN[k]);
 }
 
 // One output sample of the band (height filtered rows in `rows`, dst_height = those
@@ -144,12 +192,11 @@ fn filter_columns(@builtin(global_invocation_id) id: vec3<u32>) {
     return;
   }
   for (var q = 0u; q < QUANTITIES; q = q + 1u) {
-    var acc = F64_ZERO;
+    var t: array<u32, 11>;
     for (var k = 0u; k < WINDOW; k = k + 1u) {
-      let v = rows[(q * h + id.y + k) * ow + id.x];
-      acc = f64_add(acc, f64_from_f32_bits(f32_mul(v, GAUSSIAN[k])));
+      t[k] = f32_mul(rows[(q * h + id.y + k) * ow + id.x], GAUSSIAN[k]);
     }
-    maps[params.dst_word + (id.y * QUANTITIES + q) * ow + id.x] = f32_from_f64(acc);
+    maps[params.dst_word + (id.y * QUANTITIES + q) * ow + id.x] = window_sum(t, true);
   }
 }
 
