@@ -5,7 +5,7 @@
 # built outside the repository by ../shared/tools/build-libvmaf.sh and never committed.
 #
 #   LIBVMAF=dir with vmaf-cpu, vmaf-cpu17, vmaf-cuda   OUT=results dir   CLIPS=clip dir
-#   PARTS="v0 v0x4k v1 feat float startup tenbit compressed parity"   RUNS=3
+#   PARTS="v0 v0x4k v1 feat float float4k startup tenbit compressed parity"   RUNS=3
 #   bash bench/side-by-side.sh
 # Writes $OUT/times.ndjson (one line per timed command) and $OUT/parity.ndjson.
 set -uo pipefail
@@ -59,6 +59,9 @@ for part in $PARTS; do
     float) make_clip 1920 1080 600 c1080; m="-m version=vmaf_float_v0.6.1"
       time_it "float v0 1080p600 libvmaf cpu$T" "$cpu $(io c1080) $m --threads $T -q --json -o /tmp/o.json"
       time_it "float v0 1080p600 ours gpu" "$ours $(io c1080) $m --backend gpu -q --json -o /tmp/o.json" ;;
+    float4k) make_clip 3840 2160 200 c2160; m="--frame_cnt 100 -m version=vmaf_float_4k_v0.6.1"
+      time_it "float 4k 2160p100 libvmaf cpu$T" "$cpu $(io c2160) $m --threads $T -q --json -o /tmp/o.json"
+      time_it "float 4k 2160p100 ours gpu" "$ours $(io c2160) $m --backend gpu -q --json -o /tmp/o.json" ;;
     startup) make_clip 1920 1080 600 c1080
       for n in 1 100; do
         time_it "v0 1080p $n frames ours gpu vs libvmaf cuda (paired)" "$ours $(io c1080) --frame_cnt $n --backend gpu -q --json -o /tmp/o.json" "$cuda $(io c1080) --frame_cnt $n -q --json -o /tmp/o.json"
