@@ -81,24 +81,27 @@ fn to_float(@builtin(global_invocation_id) id: vec3<u32>) {
   work[params.dst_word + i] = luma_scaled(i);
 }
 
+// decimate's tap (v, u) for output (x, y): the source sample under it (edges mirrored) times
+// its weight.
+fn decimate_tap(x: u32, y: u32, v: u32, u: u32) -> u32 {
+  let f = i32(params.factor);
+  let centre = i32(params.taps / 2u);
+  let row = mirror_repeat_edge(i32(y) * f + i32(v) - centre, i32(params.height));
+  let col = mirror_repeat_edge(i32(x) * f + i32(u) - centre, i32(params.width));
+  return f32_mul(work[params.src_word + row * params.width + col], weights[v * params.taps + u]);
+}
+
 @compute @workgroup_size(16, 16)
 fn decimate(@builtin(global_invocation_id) id: vec3<u32>) {
   f32_native_begin(params.width);
   if (id.x >= params.dst_width || id.y >= params.dst_height) {
     return;
   }
-  let w = i32(params.width);
-  let h = i32(params.height);
   let size = params.taps;
-  let centre = i32(size / 2u);
-  let f = i32(params.factor);
   var s = FSUM_START;
   for (var v = 0u; v < size; v = v + 1u) {
-    let row = mirror_repeat_edge(i32(id.y) * f + i32(v) - centre, h);
-    let base = params.src_word + row * u32(w);
     for (var u = 0u; u < size; u = u + 1u) {
-      let col = mirror_repeat_edge(i32(id.x) * f + i32(u) - centre, w);
-      s = fsum_add(s, f32_mul(work[base + col], weights[v * size + u]));
+      s = fsum_add(s, decimate_tap(id.x, id.y, v, u));
     }
   }
   var out = fsum_to_f32(s);
@@ -106,11 +109,8 @@ fn decimate(@builtin(global_invocation_id) id: vec3<u32>) {
     // The fixed point could not hold a partial sum: the double chain itself (products again).
     var acc = F64_ZERO;
     for (var v = 0u; v < size; v = v + 1u) {
-      let row = mirror_repeat_edge(i32(id.y) * f + i32(v) - centre, h);
-      let base = params.src_word + row * u32(w);
       for (var u = 0u; u < size; u = u + 1u) {
-        let col = mirror_repeat_edge(i32(id.x) * f + i32(u) - centre, w);
-        acc = f64_add(acc, f64_from_f32_bits(f32_mul(work[base + col], weights[v * size + u])));
+        acc = f64_add(acc, f64_from_f32_bits(decimate_tap(id.x, id.y, v, u)));
       }
     }
     out = f32_from_f64(acc);
