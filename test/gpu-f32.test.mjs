@@ -14,7 +14,7 @@ import assert from 'node:assert/strict';
 import { openGpuDevice } from '../dist/kernels/gpu/device.js';
 import { composeWgsl } from '../dist/kernels/gpu/wgsl.js';
 import { f32Constants, probeCases } from '../dist/kernels/gpu/f32-probe.js';
-import { makeRng } from './helpers/gpu.mjs';
+import { makeRng, runItemKernel } from './helpers/gpu.mjs';
 
 const SEED = Number(process.env.GPU_F32_SEED ?? 0x5f32c0de) >>> 0;
 const N = 1 << 20;
@@ -135,31 +135,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
   ${body}
 }`);
     const pipeline = await gpu.createComputePipeline(code, { label: 'f32 test', ...(constants ? { constants } : {}) });
-    const d = gpu.device;
-    const inBuf = d.createBuffer({ size: input.byteLength, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST });
-    const outBuf = d.createBuffer({ size: n * 4, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC });
-    const params = d.createBuffer({ size: 16, usage: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST });
-    const groups = Math.ceil(n / 64);
-    const gx = Math.min(groups, 32768);
-    try {
-      d.queue.writeBuffer(inBuf, 0, input);
-      d.queue.writeBuffer(params, 0, new Uint32Array([n, gx * 64, 0, 0]));
-      const enc = d.createCommandEncoder();
-      const pass = enc.beginComputePass();
-      pass.setPipeline(pipeline);
-      pass.setBindGroup(0, d.createBindGroup({
-        layout: pipeline.getBindGroupLayout(0),
-        entries: [{ binding: 0, resource: { buffer: inBuf } }, { binding: 1, resource: { buffer: outBuf } }, { binding: 2, resource: { buffer: params } }],
-      }));
-      pass.dispatchWorkgroups(gx, Math.ceil(groups / gx));
-      pass.end();
-      d.queue.submit([enc.finish()]);
-      return new Uint32Array(await gpu.read(outBuf));
-    } finally {
-      inBuf.destroy();
-      outBuf.destroy();
-      params.destroy();
-    }
+    return runItemKernel(gpu, pipeline, 'f32 test', input, n, 1);
   }
 
   function check(what, n, got, want, describe) {

@@ -12,7 +12,7 @@
 import assert from 'node:assert/strict';
 import { openGpuDevice } from '../dist/kernels/gpu/device.js';
 import { composeWgsl } from '../dist/kernels/gpu/wgsl.js';
-import { makeRng } from './helpers/gpu.mjs';
+import { makeRng, runItemKernel } from './helpers/gpu.mjs';
 
 const SEED = Number(process.env.GPU_FSUM_SEED ?? 0xf5c0de) >>> 0;
 const SETS = 1 << 14;
@@ -180,30 +180,7 @@ describe('lib/fsum.wgsl: fixed-point sums of float terms == the sequential doubl
   async function run(input, n) {
     const code = composeWgsl(['lib/fsum.wgsl', 'lib/f32.wgsl'], KERNEL);
     const pipeline = await gpu.createComputePipeline(code, { label: 'fsum test' });
-    const d = gpu.device;
-    const inBuf = d.createBuffer({ size: input.byteLength, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST });
-    const outBuf = d.createBuffer({ size: n * OUT * 4, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC });
-    const params = d.createBuffer({ size: 16, usage: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST });
-    const groups = Math.ceil(n / 64);
-    try {
-      d.queue.writeBuffer(inBuf, 0, input);
-      d.queue.writeBuffer(params, 0, new Uint32Array([n, groups * 64, 0, 0]));
-      const enc = d.createCommandEncoder();
-      const pass = enc.beginComputePass();
-      pass.setPipeline(pipeline);
-      pass.setBindGroup(0, d.createBindGroup({
-        layout: pipeline.getBindGroupLayout(0),
-        entries: [{ binding: 0, resource: { buffer: inBuf } }, { binding: 1, resource: { buffer: outBuf } }, { binding: 2, resource: { buffer: params } }],
-      }));
-      pass.dispatchWorkgroups(groups, 1);
-      pass.end();
-      d.queue.submit([enc.finish()]);
-      return new Uint32Array(await gpu.read(outBuf));
-    } finally {
-      inBuf.destroy();
-      outBuf.destroy();
-      params.destroy();
-    }
+    return runItemKernel(gpu, pipeline, 'fsum test', input, n, OUT);
   }
 
   it(`fixed point or fallback == the host's and the device's double chains on ${SETS} adversarial term sets (seed ${hex(SEED)})`, async function () {

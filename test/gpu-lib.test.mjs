@@ -8,7 +8,7 @@ import { openGpuDevice, listGpuAdapters, hasHardwareAdapter } from '../dist/kern
 import { composeWgsl, loadWgsl, f64Bits, f64Literal, i64Literal, readI64, writeI64 } from '../dist/kernels/gpu/wgsl.js';
 import { I64Reducer, REDUCE_CHUNK } from '../dist/kernels/gpu/reduce-i64.js';
 import { BackendError } from '../dist/errors.js';
-import { makeRng } from './helpers/gpu.mjs';
+import { makeRng, runItemKernel } from './helpers/gpu.mjs';
 
 const SEED = Number(process.env.GPU_LIB_SEED ?? 0x5eed1234) >>> 0;
 const N = Number(process.env.GPU_LIB_N ?? 1 << 19); // inputs per op
@@ -157,34 +157,7 @@ ${body}
     pipeline = await gpu.createComputePipeline(code, { label });
     pipelines.set(label, pipeline);
   }
-  const d = gpu.device;
-  const inBuf = d.createBuffer({ size: input.byteLength, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST });
-  const outBuf = d.createBuffer({ size: n * outWords * 4, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC });
-  const groups = Math.ceil(n / 64);
-  const gx = Math.min(groups, 32768);
-  const gy = Math.ceil(groups / gx);
-  const params = d.createBuffer({ size: 16, usage: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST });
-  try {
-    return await gpu.withErrorScopes(label, async () => {
-      d.queue.writeBuffer(inBuf, 0, input);
-      d.queue.writeBuffer(params, 0, new Uint32Array([n, gx * 64, 0, 0]));
-      const enc = d.createCommandEncoder();
-      const pass = enc.beginComputePass();
-      pass.setPipeline(pipeline);
-      pass.setBindGroup(0, d.createBindGroup({
-        layout: pipeline.getBindGroupLayout(0),
-        entries: [{ binding: 0, resource: { buffer: inBuf } }, { binding: 1, resource: { buffer: outBuf } }, { binding: 2, resource: { buffer: params } }],
-      }));
-      pass.dispatchWorkgroups(gx, gy);
-      pass.end();
-      d.queue.submit([enc.finish()]);
-      return new Uint32Array(await gpu.read(outBuf));
-    });
-  } finally {
-    inBuf.destroy();
-    outBuf.destroy();
-    params.destroy();
-  }
+  return runItemKernel(gpu, pipeline, label, input, n, outWords);
 }
 
 // Collects mismatches; fails with the first few.

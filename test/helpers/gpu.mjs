@@ -51,3 +51,39 @@ export function uploadPlane(gpu, plane, label = 'test luma') {
   gpu.device.queue.writeBuffer(buffer, 0, padded);
   return buffer;
 }
+
+/**
+ * Runs a one-invocation-per-item test kernel (the lib tests' shape: binding 0 the input words,
+ * 1 the output words, 2 a vec4<u32> uniform of (n, invocations per row of workgroups), item
+ * i = gid.x + gid.y * params.y, workgroups of 64) over n items, and returns its output:
+ * outWords u32 words per item. Validation errors reject (the device's error scopes).
+ */
+export async function runItemKernel(gpu, pipeline, label, input, n, outWords) {
+  const d = gpu.device;
+  const inBuf = d.createBuffer({ size: input.byteLength, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST });
+  const outBuf = d.createBuffer({ size: n * outWords * 4, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC });
+  const params = d.createBuffer({ size: 16, usage: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST });
+  const groups = Math.ceil(n / 64);
+  const gx = Math.min(groups, 32768);
+  try {
+    return await gpu.withErrorScopes(label, async () => {
+      d.queue.writeBuffer(inBuf, 0, input);
+      d.queue.writeBuffer(params, 0, new Uint32Array([n, gx * 64, 0, 0]));
+      const enc = d.createCommandEncoder();
+      const pass = enc.beginComputePass();
+      pass.setPipeline(pipeline);
+      pass.setBindGroup(0, d.createBindGroup({
+        layout: pipeline.getBindGroupLayout(0),
+        entries: [{ binding: 0, resource: { buffer: inBuf } }, { binding: 1, resource: { buffer: outBuf } }, { binding: 2, resource: { buffer: params } }],
+      }));
+      pass.dispatchWorkgroups(gx, Math.ceil(groups / gx));
+      pass.end();
+      d.queue.submit([enc.finish()]);
+      return new Uint32Array(await gpu.read(outBuf));
+    });
+  } finally {
+    inBuf.destroy();
+    outBuf.destroy();
+    params.destroy();
+  }
+}
