@@ -113,7 +113,7 @@ import { MotionKernel } from './motion/motion-kernel.js';
 import { VifKernel } from './vif/vif-kernel.js';
 import { AdmKernel } from './adm/adm-kernel.js';
 import { ALL_CORE_PARTS, anyCorePart, type CoreParts, type CoreRuns } from '../core-parts.js';
-import { mark } from '../../trace.js';
+import { mark, tracing } from '../../trace.js';
 
 export interface GpuBackendOptions {
   /** WebGPU adapter: a substring of its name (--gpu-adapter). Default: hardware first, else software. */
@@ -259,6 +259,8 @@ export class GpuBackend implements FeatureBackend {
     this.core = anyCorePart(this.parts);
     this.motion = this.parts.motion ? (options.motion ?? [DEFAULT_MOTION_INSTANCE]) : [];
     this.description = `gpu, ${gpu.adapterName}${gpu.isSoftware ? ' (software)' : ''}`;
+    // How well the submits batched (VMAF_STREAM_TRACE): the CLI may exit without closing.
+    if (tracing()) process.once('exit', () => mark(`submits: ${this.#submits.submits} for ${this.#submits.groups} groups`));
   }
 
   /** Opens the device (and checks the native addon, whose finish step the features need). */
