@@ -199,7 +199,7 @@ export class CambiKernel implements GpuExtractorKernel {
     }
     const poolCode = loadWgsl(POOL_SOURCE);
     const poolPipelines = new Map<PoolEntry, GPUComputePipeline>();
-    for (const entry of ['hist_pass', 'select_pass', 'sum_pass', 'total_pass'] as const) {
+    for (const entry of ['hist_pass', 'chunk_pass', 'select_pass', 'sum_pass', 'total_pass'] as const) {
       poolPipelines.set(entry, await gpu.createComputePipeline(poolCode, { label: `cambi ${entry}`, entryPoint: entry }));
     }
     const counter = d.createBuffer({ size: 8, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST, label: 'cambi range counter' });

@@ -6,9 +6,9 @@
  * cambi-gpu.ts drives it and reads its 20 accumulators (4 per scale, cambi.cpp's
  * finishStats layout) and, where the host must pool, its c values.
  *
- * A frame costs the main thread few native calls (dawn.node's are microseconds each): 15
+ * A frame costs the main thread few native calls (dawn.node's are microseconds each): 17
  * dispatches in the frame's compute pass (prepare, zeros, flat, mode per scale, contrast
- * over every scale, then the pooling's six, each over every scale), their bind groups made
+ * over every scale, then the pooling's eight, each over every scale), their bind groups made
  * once, a pipeline set only where it changes, nothing allocated per frame.
  */
 import { BackendError } from '../../errors.js';
@@ -19,7 +19,10 @@ export const SCALES = 5;
 export const SCALE_STATS = 4;
 /** Values per workgroup of the pooling passes (REDUCE_WG_SIZE * ITEMS in cambi-pool.wgsl). */
 const POOL_CHUNK = 1024;
-const HIST_BYTES = 65536 * 4;
+const HIST_BINS = 65536;
+const HIST_BYTES = HIST_BINS * 4;
+/** The histogram's chunks (cambi-pool.wgsl's CHUNKS: BINS / REDUCE_WG_SIZE). */
+const HIST_CHUNKS = 256;
 /** Most workgroups of a one-dimensional dispatch (WebGPU's default limit). */
 const MAX_GROUPS = 65535;
 const TILE = 16;
@@ -30,7 +33,7 @@ const RECIPROCALS_AT = 64;
 export const RECIPROCALS = 4226;
 
 export type Entry = 'prepare' | 'zeros' | 'flat' | 'mode' | 'contrast';
-export type PoolEntry = 'hist_pass' | 'select_pass' | 'sum_pass' | 'total_pass';
+export type PoolEntry = 'hist_pass' | 'chunk_pass' | 'select_pass' | 'sum_pass' | 'total_pass';
 
 /** What both pictures of an instance measure with (cambi.cpp's Settings, from gpuParams). */
 export interface CambiShared {
@@ -263,9 +266,11 @@ export class CambiPicture {
       const [cx, cy] = groups2d(tiles);
       dispatches.push({ entry: 'contrast', params: uniform({ width: w, height: h, pad: g.window >> 1, ...band }), x: cx, y: cy, src: keys, dst: values, tiles: tileTable });
 
-      // The pooling, every scale per dispatch: a histogram per scale (select zeroes it after
-      // use), each scale's 8 result words, the sum's per-workgroup partials.
+      // The pooling, every scale per dispatch: a histogram per scale (chunk_pass zeroes it
+      // after use, keeping its bins and chunk totals for select), each scale's 8 result
+      // words, the sum's per-workgroup partials.
       const hist = buffer(SCALES * HIST_BYTES, GPUBufferUsage.STORAGE, 'pooling histograms');
+      const kept = buffer(SCALES * (HIST_BYTES + HIST_CHUNKS * 4), GPUBufferUsage.STORAGE, 'pooling kept bins');
       const result = buffer(SCALES * SCALE_STATS * 8, GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST, 'pooling result');
       const groupsOf = sizes.map(([sw, sh]) => Math.ceil((sw * sh) / POOL_CHUNK));
       const allGroups = groupsOf.reduce((n, gr) => n + gr, 0);
@@ -297,9 +302,11 @@ export class CambiPicture {
       };
       const pool = [
         step('hist_pass', allGroups, [entry(0, values), entry(1, hist), entry(2, result), entry(3, level0)]),
-        step('select_pass', SCALES, [entry(1, hist), entry(2, result), entry(3, level0)]),
+        step('chunk_pass', SCALES * HIST_CHUNKS, [entry(1, hist), entry(5, kept)]),
+        step('select_pass', SCALES, [entry(2, result), entry(3, level0), entry(5, kept)]),
         step('hist_pass', allGroups, [entry(0, values), entry(1, hist), entry(2, result), entry(3, level1)]),
-        step('select_pass', SCALES, [entry(1, hist), entry(2, result), entry(3, level1)]),
+        step('chunk_pass', SCALES * HIST_CHUNKS, [entry(1, hist), entry(5, kept)]),
+        step('select_pass', SCALES, [entry(2, result), entry(3, level1), entry(5, kept)]),
         step('sum_pass', allGroups, [entry(0, values), entry(2, result), entry(3, level1), entry(4, partials)]),
         step('total_pass', SCALES, [entry(2, result), entry(3, level1), entry(4, partials)]),
       ];
@@ -311,7 +318,7 @@ export class CambiPicture {
   }
 
   /**
-   * Records the per-pixel passes and the pooling into `pass` (15 dispatches; a pipeline is
+   * Records the per-pixel passes and the pooling into `pass` (17 dispatches; a pipeline is
    * set only where it changes, every bind group but prepare's made at creation).
    */
   encodePasses(pass: GPUComputePassEncoder, inputs: GpuExtractorInputs): void {

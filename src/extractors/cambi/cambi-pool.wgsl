@@ -4,8 +4,8 @@
 // (driven by cambi-picture.ts), so that a frame reads back a few numbers instead of every c
 // value. libvmaf averages each scale's top k values in double, in the order its selection
 // leaves them; that order only matters when a partial sum rounds. Here:
-//   hist / select (twice)  radix selection of the k-th largest value T over the float bits
-//                          (c >= 0, so bit order is value order): a count per high half,
+//   hist / chunk / select  radix selection of the k-th largest value T over the float bits
+//   (twice)                (c >= 0, so bit order is value order): a count per high half,
 //                          the bucket holding the k-th, then a count per low half within it.
 //                          Integer atomic counts (a histogram per scale): the same whatever
 //                          the order.
@@ -20,7 +20,8 @@
 // rare frames where it is not are pooled on the host from the values (cambi-gpu.ts).
 //
 // hist and sum run one workgroup per POOL_CHUNK values of every scale, one after the other
-// (the scale's `first` workgroup on); select and total one workgroup per scale.
+// (the scale's `first` workgroup on); chunk one per 256 bins of every scale; select and
+// total one workgroup per scale.
 
 const REDUCE_WG_SIZE: u32 = 256u;
 const ITEMS: u32 = 4u;
@@ -51,6 +52,7 @@ struct Params {
 @group(0) @binding(2) var<storage, read_write> result: array<atomic<u32>>;
 @group(0) @binding(3) var<uniform> params: Params;
 @group(0) @binding(4) var<storage, read_write> partials: array<vec2<u32>>;
+@group(0) @binding(5) var<storage, read_write> kept: array<u32>;
 
 // result, per scale (8 words, four u64 accumulators):
 //   0 T's bits        1 how many values exceed T
@@ -110,57 +112,79 @@ fn hist_pass(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_ind
   }
 }
 
-var<workgroup> chunk_sums: array<u32, REDUCE_WG_SIZE>;
-var<workgroup> chunk_bins: array<u32, REDUCE_WG_SIZE>;
-var<workgroup> chosen: u32;
+// The histogram in CHUNKS chunks of REDUCE_WG_SIZE bins. chunk_pass, one workgroup per
+// chunk of every scale (so the whole device reads the histograms, not one workgroup per
+// scale), moves each chunk's bins into `kept`, zeroes them for the histogram's next use, and
+// writes the chunk's total after every scale's kept bins: select then reads 2 x 256 words.
+const CHUNKS: u32 = BINS / REDUCE_WG_SIZE;
+const KEPT_TOTALS: u32 = SCALES * BINS;
+
+var<workgroup> tree: array<u32, REDUCE_WG_SIZE>;
+
+@compute @workgroup_size(REDUCE_WG_SIZE)
+fn chunk_pass(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+  let bin = wg.x * REDUCE_WG_SIZE + lid; // scale wg.x / CHUNKS, chunk wg.x % CHUNKS
+  let count = atomicLoad(&hist[bin]);
+  atomicStore(&hist[bin], 0u);
+  kept[bin] = count;
+  tree[lid] = count;
+  workgroupBarrier();
+  // Integer counts (at most the pixels of a scale): any order of adds gives the same total.
+  for (var half = REDUCE_WG_SIZE / 2u; half > 0u; half >>= 1u) {
+    if (lid < half) {
+      tree[lid] += tree[lid + half];
+    }
+    workgroupBarrier();
+  }
+  if (lid == 0u) {
+    kept[KEPT_TOTALS + wg.x] = tree[0];
+  }
+}
+
+var<workgroup> suffix: array<u32, REDUCE_WG_SIZE + 1u>;
+var<workgroup> picked: u32;
+
+// Where a walk from the top of `counts` (REDUCE_WG_SIZE entries, loaded by the caller as
+// suffix[lid]) stops: the highest index i with above + counts[i] + (everything past i) >= k,
+// or 0 when none does; returns i and leaves the sum of counts past i in suffix[i + 1].
+// Each invocation tests its own index against the suffix sums (Hillis-Steele, exact
+// integers), which is the serial walk's answer: the test only fails further up.
+fn walk_down(lid: u32, above: u32, k: u32) -> u32 {
+  if (lid == 0u) {
+    suffix[REDUCE_WG_SIZE] = 0u;
+  }
+  for (var step = 1u; step < REDUCE_WG_SIZE; step <<= 1u) {
+    workgroupBarrier();
+    let add = select(0u, suffix[lid + step], lid + step < REDUCE_WG_SIZE);
+    workgroupBarrier();
+    suffix[lid] += add;
+  }
+  workgroupBarrier();
+  let here = above + suffix[lid] >= k;
+  let next = lid + 1u < REDUCE_WG_SIZE && above + suffix[lid + 1u] >= k;
+  if ((here && !next) || (lid == 0u && !here)) {
+    picked = lid;
+  }
+  workgroupBarrier();
+  return picked;
+}
 
 // One workgroup per scale: finds the bin holding the k-th largest value, counting from the
-// top, and zeroes the scale's histogram for the next use.
+// top, from chunk_pass's totals and the chosen chunk's kept bins.
 @compute @workgroup_size(REDUCE_WG_SIZE)
 fn select_pass(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
   let s = wg.x;
   let sc = params.scale[s];
-  let bins = s * BINS;
   let level = params.level;
-  let per = BINS / REDUCE_WG_SIZE;
-  var total = 0u;
-  for (var j = 0u; j < per; j++) {
-    total += atomicLoad(&hist[bins + lid * per + j]);
-  }
-  chunk_sums[lid] = total;
   let above_before = select(0u, atomicLoad(&result[sc.result + 1u]), level == 1u);
+  suffix[lid] = kept[KEPT_TOTALS + s * CHUNKS + lid];
+  let c = walk_down(lid, above_before, sc.k);
+  let above_chunk = above_before + suffix[c + 1u];
   workgroupBarrier();
+  suffix[lid] = kept[s * BINS + c * REDUCE_WG_SIZE + lid];
+  let b = walk_down(lid, above_chunk, sc.k);
   if (lid == 0u) {
-    var above = above_before;
-    var c = REDUCE_WG_SIZE - 1u;
-    loop {
-      if (above + chunk_sums[c] >= sc.k || c == 0u) {
-        break;
-      }
-      above += chunk_sums[c];
-      c -= 1u;
-    }
-    chosen = c;
-    chunk_sums[0] = above;  // everyone has read its own sum already
-  }
-  workgroupBarrier();
-  let c = chosen;
-  chunk_bins[lid] = atomicLoad(&hist[bins + c * per + lid]);
-  workgroupBarrier();
-  for (var j = 0u; j < per; j++) {
-    atomicStore(&hist[bins + lid * per + j], 0u);
-  }
-  if (lid == 0u) {
-    var above = chunk_sums[0];
-    var b = per - 1u;
-    loop {
-      if (above + chunk_bins[b] >= sc.k || b == 0u) {
-        break;
-      }
-      above += chunk_bins[b];
-      b -= 1u;
-    }
-    let bin = c * per + b;
+    let bin = c * REDUCE_WG_SIZE + b;
     if (level == 0u) {
       atomicStore(&result[sc.result], bin);
       atomicStore(&result[sc.result + 6u], 0u);
@@ -168,7 +192,7 @@ fn select_pass(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_i
     } else {
       atomicStore(&result[sc.result], (atomicLoad(&result[sc.result]) << 16u) | bin);
     }
-    atomicStore(&result[sc.result + 1u], above);
+    atomicStore(&result[sc.result + 1u], above_chunk + suffix[b + 1u]);
   }
 }
 
