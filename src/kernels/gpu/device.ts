@@ -328,7 +328,6 @@ export class GpuDevice {
     // On a software adapter the GPU's work is the CPU's: dawn.node's busy poll would take a
     // core from it for the whole run, and a frame takes far longer than the 1 ms spacing.
     if (isSoftware) this.#unpace = paceDawnPolling();
-    else if (hardwarePollSpacingUs > 0) this.#unpace = paceDawnPolling(hardwarePollSpacingUs);
     this.features = new Set([...device.features].map(String));
     this.limits = device.limits;
     this.timeoutMs = timeoutMs;
@@ -543,31 +542,15 @@ let pacing = 0;
 let pacedSetImmediate: typeof setImmediate | undefined;
 let plainSetImmediate: typeof setImmediate | undefined;
 
-/**
- * VMAF_STREAM_DAWN_POLL_US, for measurements: on a hardware device, space dawn.node's polls
- * at least this many microseconds apart for the device's life (0 or unset: every loop turn,
- * as dawn.node does). Below 1000 the wait is a chain of plain immediates (cheap JS turns,
- * no native poll); from 1000 on a timer.
- */
-const hardwarePollSpacingUs = Math.max(0, Number(process.env.VMAF_STREAM_DAWN_POLL_US ?? 0) || 0);
-
-/** Spaces dawn.node's polls `spacingUs` apart (default 1 ms) until the returned function is called (once or more). */
-function paceDawnPolling(spacingUs = 1000): () => void {
+/** Spaces dawn.node's polls 1 ms apart until the returned function is called (once or more). */
+function paceDawnPolling(): () => void {
   if (pacing++ === 0) {
     const plain = (plainSetImmediate = globalThis.setImmediate);
     const toText = Function.prototype.toString;
-    const isDawnPoll = (callback: unknown) => typeof callback === 'function' && toText.call(callback).endsWith('{ [native code] }');
-    const spacingMs = spacingUs / 1000;
-    const later =
-      spacingUs >= 1000
-        ? (callback: (...args: unknown[]) => void, args: unknown[]) => setTimeout(callback, Math.round(spacingMs), ...args)
-        : (callback: (...args: unknown[]) => void, args: unknown[]) => {
-            const due = performance.now() + spacingMs;
-            const wait = () => (performance.now() >= due ? callback(...args) : plain(wait));
-            return plain(wait);
-          };
     pacedSetImmediate = ((callback: (...args: unknown[]) => void, ...args: unknown[]) =>
-      isDawnPoll(callback) ? later(callback, args) : plain(callback, ...args)) as unknown as typeof setImmediate;
+      typeof callback === 'function' && toText.call(callback).endsWith('{ [native code] }')
+        ? setTimeout(callback, 1, ...args)
+        : plain(callback, ...args)) as unknown as typeof setImmediate;
     globalThis.setImmediate = pacedSetImmediate;
   }
   let done = false;
