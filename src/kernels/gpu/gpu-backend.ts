@@ -11,7 +11,8 @@
  *      rendition's pictures side by side, so one map, unmap and fence per group; several
  *      slots only where one would pass maxBufferSize), waiting on its fence when
  *      all are in flight;
- *   2. copy the reference (and, for a scored pair, the distorted) picture into the mapped
+ *   2. copy the reference (and, for a scored pair or where an extractor reads the previous
+ *      distorted picture, the distorted) picture into the mapped
  *      staging slots and release the host frames at once: the GPU reads the staging copy,
  *      so the caller may reuse its buffers as soon as they are released. A picture is its
  *      luma plane, or Y, Cb and Cr when a gpu extractor reads chroma (picture-planes.ts:
