@@ -20,8 +20,8 @@
  * deterministic and equal to the cpu backend's.
  *
  * A temporal extractor that reads only reference pictures (float_motion: this frame's and the
- * previous one's) declares `referenceOnly`: the gpu backend, which keeps no distorted
- * history, runs it once per frame, scored or not (libvmaf runs temporal extractors on every
+ * previous one's) declares `referenceOnly`: the gpu backend runs it once per frame, scored
+ * or not (libvmaf runs temporal extractors on every
  * frame), with the previous frame's reference from its reference ring (`previousRef`,
  * absent for a stream's first frame), into the first rendition's block, and every rendition
  * takes its values from there; values that wait for the next frame are finished by the
