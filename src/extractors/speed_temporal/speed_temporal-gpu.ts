@@ -11,7 +11,6 @@
  * score is 0, nothing is computed), 1 else, copied from a constant buffer. Bicubic and
  * lanczos4 prescales that resample run on the host.
  */
-import { BackendError } from '../../errors.js';
 import type { GpuExtractorContext, GpuExtractorInputs, GpuExtractorKernel, GpuImplementation } from '../../kernels/gpu/gpu-extractor.js';
 import type { StatsSlot } from '../../kernels/gpu/frame-kernel.js';
 import { SpeedDecimator, speedPrescaleOnGpu } from '../common/speed-decimate-gpu.js';
@@ -45,14 +44,11 @@ class SpeedTemporalKernel implements GpuExtractorKernel {
 
   encode(encoder: GPUCommandEncoder, inputs: GpuExtractorInputs, out: StatsSlot): void {
     const { previousRef, previousDis } = inputs;
-    if (!previousRef) {
-      // A stream's first frame: 0, as on the cpu backend.
+    if (!previousRef || !previousDis) {
+      // No previous frame (a stream's first): 0, as on the cpu backend.
       encoder.clearBuffer(out.buffer, out.offset, 8);
       return;
     }
-    // The backend keeps each rendition's history as long as the reference's: a rendition present
-    // in this frame was present in the previous one (renditions only end early).
-    if (!previousDis) throw new BackendError('E_GPU', 'speed_temporal: the previous frame\'s distorted picture is missing');
     encoder.copyBufferToBuffer(this.#one, 0, out.buffer, out.offset, 8);
     const disNow = this.#useRefDiff ? inputs.ref : inputs.dis;
     this.#decimator.encode(encoder, [{ picture: previousRef, minus: inputs.ref }, { picture: previousDis, minus: disNow }], out);

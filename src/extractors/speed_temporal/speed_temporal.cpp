@@ -34,7 +34,8 @@ class SpeedTemporal final : public Extractor {
   size_t outputCount() const override { return 1; }
 
   void extract(const FrameWindow& f, double* out) const override {
-    if (f.previousRef.empty()) {
+    // No previous frame (a stream's first; previousDis too for an input without one there).
+    if (f.previousRef.empty() || f.previousDis.empty()) {
       out[0] = 0.0;
       return;
     }
