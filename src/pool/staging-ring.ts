@@ -571,7 +571,11 @@ export class StagingPool {
       made.push((this.references = new ReferenceRing(gpu, { slots: depth + 1, bytes: lumaBytes, label: `${label} ref luma` })));
       if (options.distortedHistory) {
         const rings: ReferenceRing[] = [];
-        for (let k = 0; k < renditions; k++) made.push(rings[rings.length] = new ReferenceRing(gpu, { slots: depth + 1, bytes: lumaBytes, label: `${label} dis ${k} luma` }));
+        for (let k = 0; k < renditions; k++) {
+          const ring = new ReferenceRing(gpu, { slots: depth + 1, bytes: lumaBytes, label: `${label} dis ${k} luma` });
+          made.push(ring);
+          rings.push(ring);
+        }
         this.distortedHistory = rings;
         this.distorted = undefined;
       } else {
@@ -593,7 +597,7 @@ export class StagingPool {
   /**
    * The buffer rendition k's distorted picture of the next frame is copied into, and (with
    * distortedHistory) the one its previous frame's went to, still resident (ReferenceRing's
-   * argument); undefined where the rendition had no picture in the previous frame (forget()).
+   * argument); undefined without distortedHistory, for the rendition's first picture, and after forgetDistorted(k).
    */
   nextDistorted(k: number): { dis: GPUBuffer; previousDis: GPUBuffer | undefined } {
     const history = this.distortedHistory;
