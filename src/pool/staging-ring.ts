@@ -21,7 +21,8 @@
  *                 it. A ring (rather than one buffer) only spares the GPU the write-after-read
  *                 barriers between frames in flight; for the reference planes it is what
  *                 keeps frame N's reference resident, without a copy, as frame N+1's previous
- *                 reference (see ReferenceRing).
+ *                 reference (see ReferenceRing), and, where a gpu extractor reads the previous
+ *                 distorted picture, each rendition's (StagingPoolOptions.distortedHistory).
  *
  * Every fence is raced against the device's failure (GpuDevice.guard: a lost device rejects
  * pending mapAsync calls with an AbortError, and an uncaptured error fails the device) and
@@ -484,6 +485,13 @@ export interface StagingPoolOptions {
    */
   renditions?: number;
   /**
+   * Keep each rendition's previous distorted picture resident (a gpu extractor reads it:
+   * GpuImplementation.previousDis): the distorted planes are then a ReferenceRing per
+   * rendition (depth + 1 planes each) instead of one shared ring of depth per rendition.
+   * Default false.
+   */
+  distortedHistory?: boolean;
+  /**
    * Bytes per picture upload: the luma plane (width * height * bytes per sample), or, where
    * the run reads chroma, all three planes as gpu/picture-planes.ts lays them out.
    */
@@ -510,8 +518,9 @@ export interface StagingPoolOptions {
 
 /**
  * Everything one stream of one frame size needs: the upload ring (a group's pictures share a slot), the reference
- * ring (depth + 1 planes), distorted planes (depth per rendition) and stats buffers (depth),
- * the readback ring (depth slots).
+ * ring (depth + 1 planes), distorted planes (depth per rendition; with distortedHistory a
+ * ReferenceRing of depth + 1 per rendition) and stats buffers (depth), the readback ring
+ * (depth slots).
  */
 export class StagingPool {
   readonly depth: number;
@@ -522,7 +531,10 @@ export class StagingPool {
   readonly picturesPerSlot: number;
   readonly slotsPerGroup: number;
   readonly references: ReferenceRing;
-  readonly distorted: DeviceRing;
+  /** The distorted planes, shared by the renditions in turn (without distortedHistory). */
+  readonly distorted: DeviceRing | undefined;
+  /** Per rendition, its distorted planes with its previous one resident (distortedHistory). */
+  readonly distortedHistory: readonly ReferenceRing[] | undefined;
   readonly stats: DeviceRing;
   readonly readback: ReadbackRing;
   readonly statsBytes: number;
@@ -557,7 +569,19 @@ export class StagingPool {
       this.picturesPerSlot = Math.ceil(pictures / this.slotsPerGroup);
       made.push((this.upload = new UploadRing({ ...common, slots: depth * this.slotsPerGroup, bytes: this.picturesPerSlot * this.pictureStride, label: `${label} upload` })));
       made.push((this.references = new ReferenceRing(gpu, { slots: depth + 1, bytes: lumaBytes, label: `${label} ref luma` })));
-      made.push((this.distorted = new DeviceRing(gpu, { slots: depth * renditions, bytes: lumaBytes, label: `${label} dis luma` })));
+      if (options.distortedHistory) {
+        const rings: ReferenceRing[] = [];
+        for (let k = 0; k < renditions; k++) {
+          const ring = new ReferenceRing(gpu, { slots: depth + 1, bytes: lumaBytes, label: `${label} dis ${k} luma` });
+          made.push(ring);
+          rings.push(ring);
+        }
+        this.distortedHistory = rings;
+        this.distorted = undefined;
+      } else {
+        made.push((this.distorted = new DeviceRing(gpu, { slots: depth * renditions, bytes: lumaBytes, label: `${label} dis luma` })));
+        this.distortedHistory = undefined;
+      }
       made.push((this.stats = new DeviceRing(gpu, { slots: depth, bytes: statsBytes, label: `${label} stats` })));
       made.push((this.readback = new ReadbackRing({ ...common, slots: depth, bytes: readbackFrames === 1 ? this.statsBytes + (options.extraReadbackBytes ?? 0) : readbackFrames * this.readbackStride, label })));
     } catch (e) {
@@ -570,6 +594,23 @@ export class StagingPool {
     return this.#destroyed;
   }
 
+  /**
+   * The buffer rendition k's distorted picture of the next frame is copied into, and (with
+   * distortedHistory) the one its previous frame's went to, still resident (ReferenceRing's
+   * argument); undefined without distortedHistory, for the rendition's first picture, and after forgetDistorted(k).
+   */
+  nextDistorted(k: number): { dis: GPUBuffer; previousDis: GPUBuffer | undefined } {
+    const history = this.distortedHistory;
+    if (!history) return { dis: this.distorted!.next(), previousDis: undefined };
+    const { ref, prevRef } = history[k]!.advance();
+    return { dis: ref, previousDis: prevRef };
+  }
+
+  /** Rendition k has no picture in this frame: its next one has no previous distorted picture. */
+  forgetDistorted(k: number): void {
+    this.distortedHistory?.[k]!.reset();
+  }
+
   /** Where a group's picture j (0: the reference, k + 1: rendition k's) is uploaded: its slot of the group, its offset there. */
   uploadPlace(j: number): { slot: number; offset: number } {
     return { slot: Math.floor(j / this.picturesPerSlot), offset: (j % this.picturesPerSlot) * this.pictureStride };
@@ -580,7 +621,8 @@ export class StagingPool {
     this.#destroyed = true;
     this.upload.destroy();
     this.references.destroy();
-    this.distorted.destroy();
+    this.distorted?.destroy();
+    for (const ring of this.distortedHistory ?? []) ring.destroy();
     this.stats.destroy();
     this.readback.destroy();
   }

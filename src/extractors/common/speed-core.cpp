@@ -529,6 +529,50 @@ float SpeedScorer::compare(const SpeedPlaneStats& ref, const SpeedPlaneStats& di
   return total / static_cast<float>(blocks);
 }
 
+std::vector<double> SpeedScorer::gpuParams() const {
+  const SpeedGeometry& g = geometry_;
+  std::vector<double> p = {static_cast<double>(g.width),          static_cast<double>(g.height),
+                           static_cast<double>(g.decimatedWidth), static_cast<double>(g.decimatedHeight),
+                           static_cast<double>(antialias_.size()), static_cast<double>(localMean_.size())};
+  p.insert(p.end(), antialias_.begin(), antialias_.end());
+  p.insert(p.end(), localMean_.begin(), localMean_.end());
+  const auto method = static_cast<ScaleMethod>(scaleMethod_);
+  const bool same = g.scaledWidth == g.width && g.scaledHeight == g.height;  // scalePlane copies
+  const int code = same ? 0 : method == ScaleMethod::kNearest ? 1 : method == ScaleMethod::kBilinear ? 2 : 3;
+  p.insert(p.end(), {static_cast<double>(code), static_cast<double>(g.scaledWidth), static_cast<double>(g.scaledHeight)});
+  if (code == 1 || code == 2) {
+    auto axis = [&](int from, int to) {
+      const float ratio = scale_detail::scaleRatio(from, to);
+      for (int i = 0; i < to; i++) {
+        if (code == 1) {
+          const int at = scale_detail::nearestIndex(i, ratio);
+          p.insert(p.end(), {static_cast<double>(at), static_cast<double>(at), 1.0, 0.0});
+        } else {
+          const scale_detail::BilinearAxis a = scale_detail::bilinearAxis(scale_detail::scaleCentre(i, ratio), from);
+          const float rest = 1 - a.fraction;  // bilinearAt's (1 - dx), in float
+          p.insert(p.end(), {static_cast<double>(a.first), static_cast<double>(a.second), rest, a.fraction});
+        }
+      }
+    };
+    axis(g.width, g.scaledWidth);
+    axis(g.height, g.scaledHeight);
+  }
+  return p;
+}
+
+size_t SpeedScorer::decimatedSamples() const {
+  return static_cast<size_t>(geometry_.decimatedWidth) * static_cast<size_t>(geometry_.decimatedHeight);
+}
+
+std::vector<float> SpeedScorer::unpackDecimated(const uint64_t* stats, int planes) const {
+  std::vector<float> floats(static_cast<size_t>(planes) * decimatedSamples());
+  for (size_t k = 0; k < floats.size(); k++) {
+    const uint32_t bits = static_cast<uint32_t>(k % 2 == 0 ? stats[k / 2] : stats[k / 2] >> 32);
+    std::memcpy(&floats[k], &bits, sizeof bits);
+  }
+  return floats;
+}
+
 float SpeedScorer::score(const SpeedSource& ref, const SpeedSource& dis, bool* singular) const {
   return scoreDecimated(decimate(ref).data(), decimate(dis).data(), singular);
 }

@@ -10,6 +10,7 @@
 //  3. the mean over the blocks of |ref entropy * log2(1 + var) - dis entropy * log2(1 + var)|.
 #pragma once
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -76,6 +77,22 @@ class SpeedScorer {
   const std::vector<float>& localMeanTaps() const { return localMean_; }
   // The prescale's method (float-scale.h's ScaleMethod), used where the scaled size differs.
   int scaleMethod() const { return scaleMethod_; }
+
+  // What the gpu kernel that computes decimate() takes from here (common/speed-decimate-gpu.ts
+  // reads this layout; speed_chroma's and speed_temporal's gpuParams): the SpEED plane's width
+  // and height, the decimated size, the two filters' lengths, the antialias filter and the
+  // local-mean filter (floats, exact as doubles); then the prescale: how the plane is
+  // resampled (0 not at all: the scaled size is the plane's; 1 nearest; 2 bilinear; 3 bicubic
+  // or lanczos4, which the kernel does not do), the scaled width and height, and for 1 and 2
+  // per scaled column, then per scaled row, the two source samples it reads, 1 minus the
+  // bilinear fraction and the fraction (nearest: one sample twice, 1, 0), as float-scale.h
+  // computes them.
+  std::vector<double> gpuParams() const;
+  // Samples of the decimated planes the gpu kernel writes (decimatedWidth x decimatedHeight
+  // floats a plane, as float bits two to a 64-bit accumulator, low word first).
+  size_t decimatedSamples() const;
+  // `planes` such planes from the accumulators, packed one after the other.
+  std::vector<float> unpackDecimated(const uint64_t* stats, int planes) const;
 
  private:
   void antialiasDecimated(const SpeedSource& plane, float* out) const;

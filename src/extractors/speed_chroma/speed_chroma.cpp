@@ -4,13 +4,11 @@
 // speed_max_val. libvmaf sizes the chroma planes by truncating halves.
 #include <algorithm>
 #include <cstdint>
-#include <cstring>
 #include <memory>
 #include <stdexcept>
 #include <vector>
 
 #include "extractor.h"
-#include "../common/float-scale.h"
 #include "../common/speed-core.h"
 #include "../common/speed-plane.h"
 
@@ -54,69 +52,21 @@ class SpeedChroma final : public Extractor {
   }
 
   // The gpu kernel (speed_chroma-gpu.ts) gives decimate()'s four planes, U ref, U dis,
-  // V ref, V dis, each decimatedWidth x decimatedHeight floats, as float bits two to an
-  // accumulator (low word first).
-  size_t statsCount() const override { return kPlanes * planeSamples() / 2; }
+  // V ref, V dis (SpeedScorer::unpackDecimated's layout).
+  size_t statsCount() const override { return kPlanes * scorer_.decimatedSamples() / 2; }
 
   void finishStats(const uint64_t* stats, double* out) const override {
-    const size_t n = planeSamples();
-    std::vector<float> floats(kPlanes * n);
-    for (size_t k = 0; k < floats.size(); k++) {
-      const uint32_t bits = static_cast<uint32_t>(k % 2 == 0 ? stats[k / 2] : stats[k / 2] >> 32);
-      std::memcpy(&floats[k], &bits, sizeof bits);
-    }
+    const std::vector<float> floats = scorer_.unpackDecimated(stats, kPlanes);
     const float* f = floats.data();
+    const size_t n = scorer_.decimatedSamples();
     finish(f, f + n, f + 2 * n, f + 3 * n, out);
   }
 
-  // What the gpu kernel takes from here (speed_chroma-gpu.ts reads this layout): the SpEED
-  // plane's width and height, the decimated size, the two filters' lengths, the antialias
-  // filter and the local-mean filter (floats, exact as doubles); then the prescale: how the
-  // plane is resampled (0 not at all: the scaled size is the plane's; 1 nearest; 2 bilinear;
-  // 3 bicubic or lanczos4, which the kernel does not do), the scaled width and height, and for
-  // 1 and 2 per scaled column, then per scaled row, the two source samples it reads, 1 minus
-  // the bilinear fraction and the fraction (nearest: one sample twice, 1, 0), as float-scale.h
-  // computes them.
-  std::vector<double> gpuParams() const override {
-    const SpeedGeometry& g = scorer_.geometry();
-    const std::vector<float>& aa = scorer_.antialiasTaps();
-    const std::vector<float>& mean = scorer_.localMeanTaps();
-    std::vector<double> p = {static_cast<double>(g.width),          static_cast<double>(g.height),
-                             static_cast<double>(g.decimatedWidth), static_cast<double>(g.decimatedHeight),
-                             static_cast<double>(aa.size()),        static_cast<double>(mean.size())};
-    p.insert(p.end(), aa.begin(), aa.end());
-    p.insert(p.end(), mean.begin(), mean.end());
-    const auto method = static_cast<ScaleMethod>(scorer_.scaleMethod());
-    const bool same = g.scaledWidth == g.width && g.scaledHeight == g.height;  // scalePlane copies
-    const int code = same ? 0 : method == ScaleMethod::kNearest ? 1 : method == ScaleMethod::kBilinear ? 2 : 3;
-    p.insert(p.end(), {static_cast<double>(code), static_cast<double>(g.scaledWidth), static_cast<double>(g.scaledHeight)});
-    if (code == 1 || code == 2) {
-      auto axis = [&](int from, int to) {
-        const float ratio = scale_detail::scaleRatio(from, to);
-        for (int i = 0; i < to; i++) {
-          if (code == 1) {
-            const int at = scale_detail::nearestIndex(i, ratio);
-            p.insert(p.end(), {static_cast<double>(at), static_cast<double>(at), 1.0, 0.0});
-          } else {
-            const scale_detail::BilinearAxis a = scale_detail::bilinearAxis(scale_detail::scaleCentre(i, ratio), from);
-            const float rest = 1 - a.fraction;  // bilinearAt's (1 - dx), in float
-            p.insert(p.end(), {static_cast<double>(a.first), static_cast<double>(a.second), rest, a.fraction});
-          }
-        }
-      };
-      axis(g.width, g.scaledWidth);
-      axis(g.height, g.scaledHeight);
-    }
-    return p;
-  }
+  // SpeedScorer::gpuParams: the chroma plane's filters and prescale tables.
+  std::vector<double> gpuParams() const override { return scorer_.gpuParams(); }
 
  private:
   static constexpr int kPlanes = 4;
-
-  size_t planeSamples() const {
-    const SpeedGeometry& g = scorer_.geometry();
-    return static_cast<size_t>(g.decimatedWidth) * static_cast<size_t>(g.decimatedHeight);
-  }
 
   // Both backends' values from the decimated planes.
   void finish(const float* uRef, const float* uDis, const float* vRef, const float* vDis, double* out) const {

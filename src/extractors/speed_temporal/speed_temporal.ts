@@ -4,11 +4,14 @@
  * this one against the previous distorted frame minus this one (or, with
  * speed_use_ref_diff, minus this reference frame). 0 for the first frame. libvmaf takes
  * speed_max_val but does not clip this score, and always weighs by the variances in mode 0.
- * C++: speed_temporal.cpp over ../common/speed-core.
+ * C++: speed_temporal.cpp over ../common/speed-core; on the gpu backend the per-pixel
+ * decimation of the differences runs on the GPU (speed_temporal-gpu.ts), the per-block
+ * statistics on the host from its planes.
  */
 import type { ExtractorDefinition } from '../extractor.js';
 import type { OptionDef } from '../option.js';
 import { SPEED_COMMON_OPTIONS, checkSpeedPlane } from '../common/speed-options.js';
+import { speedTemporalGpu } from './speed_temporal-gpu.js';
 
 const OPTIONS: readonly OptionDef[] = [
   ...SPEED_COMMON_OPTIONS,
@@ -28,5 +31,5 @@ export const speedTemporal: ExtractorDefinition = {
   check(options, format) {
     checkSpeedPlane('speed_temporal', options, format.width, format.height, 'the luma plane');
   },
-  implementation: { kind: 'native', native: 'speed_temporal' },
+  implementation: { kind: 'native', native: 'speed_temporal', gpu: speedTemporalGpu },
 };

@@ -11,7 +11,8 @@
  *      rendition's pictures side by side, so one map, unmap and fence per group; several
  *      slots only where one would pass maxBufferSize), waiting on its fence when
  *      all are in flight;
- *   2. copy the reference (and, for a scored pair, the distorted) picture into the mapped
+ *   2. copy the reference (and, for a scored pair or where an extractor reads the previous
+ *      distorted picture, the distorted) picture into the mapped
  *      staging slots and release the host frames at once: the GPU reads the staging copy,
  *      so the caller may reuse its buffers as soon as they are released. A picture is its
  *      luma plane, or Y, Cb and Cr when a gpu extractor reads chroma (picture-planes.ts:
@@ -39,7 +40,10 @@
  *      and the registered extractors' values that wait for the next frame
  *      (extractor-lookahead.ts: float_motion's motion2 and motion3).
  * Pairs with `scored: false` (--subsample) upload only the reference and run only motion
- * and the registered extractors of the reference alone (referenceOnly: float_motion).
+ * and the registered extractors of the reference alone (referenceOnly: float_motion); where a
+ * registered extractor reads the previous distorted picture (previousDis: speed_temporal),
+ * they upload every rendition's distorted picture too, into its history ring
+ * (StagingPool.distortedHistory), which that extractor's next scored frame reads.
  *
  * A ladder (extractMany: one reference, several distorted inputs per frame) is the same
  * steps per group: the reference is uploaded once per frame, into the one reference ring
@@ -107,6 +111,7 @@ import { openGpuDevice, type GpuDevice } from './device.js';
 import type { FrameGeometry, FrameKernel, LumaPlanes, StatsSlot } from './frame-kernel.js';
 import { statsLayout, type StatsLayout } from './stats-layout.js';
 import type { GpuExtractorSet } from './gpu-extractors.js';
+import type { GpuExtractorInputs } from './gpu-extractor.js';
 import { withExtractorLookahead, type GroupOwnValues } from './extractor-lookahead.js';
 import { pictureLayout, planesOf, type PictureLayout } from './picture-planes.js';
 import { MotionKernel } from './motion/motion-kernel.js';
@@ -513,8 +518,11 @@ interface Staged {
   slots: Array<UploadSlot | undefined>;
   refPts: number | undefined;
   renditions: Presence[];
-  /** The distorted frames computed (those present, in a scored group). */
-  computed: Array<Frame | undefined>;
+  /**
+   * The distorted frames uploaded: those present, in a scored group; in every group where an
+   * extractor reads the previous distorted picture (GpuExtractorSet.previousDis).
+   */
+  uploaded: Array<Frame | undefined>;
   /** Settles once every copy has; resolves with the host's copy time in ms. */
   copied: Promise<number>;
 }
@@ -537,6 +545,8 @@ class GpuStream {
   /** The registered extractors this stream computes (asked for at its first group). */
   readonly #extractorSource: (() => GpuExtractorSet | undefined) | undefined;
   #extractors: GpuExtractorSet | undefined;
+  /** Whether #extractorSource was asked (#resolveExtractors). */
+  #extractorsResolved = false;
   /** Per group index, until taken: the lookahead extractors' own values (extractor-lookahead.ts). */
   readonly #ownValues = new Map<number, GroupOwnValues>();
   /** Set by the first group: the planes uploaded per picture. */
@@ -590,8 +600,9 @@ class GpuStream {
       releaseAll(job);
       return job;
     }
-    // A group read for motion only: its distorted frames are not needed.
-    if (!scored) for (const frame of group.dis) if (frame && frame !== group.ref) release(job, frame);
+    // A group read for motion only: its distorted frames are not needed, unless an extractor
+    // reads them as the next frame's previous distorted pictures.
+    if (!scored && this.#resolveExtractors()?.previousDis !== true) for (const frame of group.dis) if (frame && frame !== group.ref) release(job, frame);
     this.#waiting.add(job);
     return job;
   }
@@ -654,6 +665,19 @@ class GpuStream {
     }
   }
 
+  /**
+   * The registered extractors this stream computes, asked for once, when its first group is
+   * admitted (the plan backend has made them for the input's format by then).
+   */
+  #resolveExtractors(): GpuExtractorSet | undefined {
+    if (!this.#extractorsResolved) {
+      this.#extractorsResolved = true;
+      const set = this.#extractorSource?.();
+      this.#extractors = set && set.size > 0 ? set : undefined;
+    }
+    return this.#extractors;
+  }
+
   /** The registered extractors this stream computes (known from its first group on). */
   get extractors(): GpuExtractorSet | undefined {
     return this.#extractors;
@@ -714,8 +738,7 @@ class GpuStream {
       const { ref } = group;
       const width = group.dis.length;
       if (!this.#layout) {
-        this.#extractors = this.#extractorSource?.();
-        if (this.#extractors && this.#extractors.size === 0) this.#extractors = undefined;
+        this.#resolveExtractors();
         // Without the core and with no extractor the format allows (a 16-bit float_psnr-only
         // run), the groups still pass through, with no values of their own.
         this.#picture = this.#extractors?.layout ?? pictureLayout({ ...ref.format, chroma: '400' }, false);
@@ -729,17 +752,18 @@ class GpuStream {
       if (width !== L.renditions) {
         throw new BackendError('E_GPU', `frame ${group.index}: a group of ${width} distorted frames in a stream of ${L.renditions}`);
       }
-      // The distorted frames computed: those of the renditions present, in a scored group.
-      const computed = group.dis.map((dis) => (scored ? dis : undefined));
+      // The distorted frames uploaded: those of the renditions present, in a scored group (in
+      // every group where an extractor reads the previous distorted picture).
+      const uploaded = group.dis.map((dis) => (scored || this.#extractors?.previousDis === true ? dis : undefined));
       const geometry: FrameGeometry = { width: ref.format.width, height: ref.format.height, bitDepth: ref.format.bitDepth };
       if (this.#geometry) assertSameGeometry(ref.format, this.#geometry, group.index, 'previous reference');
-      for (const dis of computed) if (dis) assertSameGeometry(dis.format, geometry, group.index, 'distorted');
+      for (const dis of uploaded) if (dis) assertSameGeometry(dis.format, geometry, group.index, 'distorted');
       if (this.#extractors && !sameFormat(ref.format, this.#extractors.format)) {
         throw new VmafError('E_INPUT_MISMATCH', `frame ${group.index}: the reference frame's format changed within the stream`);
       }
       if (!this.#pool) assertFitsDevice(this.#gpu, geometry, picture.bytes);
       const refPlanes = planesOf(ref, picture, group.index, 'reference');
-      const disPlanes = computed.map((dis) => (dis ? planesOf(dis, picture, group.index, 'distorted') : undefined));
+      const disPlanes = uploaded.map((dis) => (dis ? planesOf(dis, picture, group.index, 'distorted') : undefined));
 
       // The stream's geometry is fixed by its first group (asserted above): its kernels and
       // compiled extractors are looked up once, not per group (a key string and two awaits).
@@ -761,10 +785,10 @@ class GpuStream {
           this.#check();
           mark('staging pool');
         }
-        // The slots holding the pictures computed (in one-slot runs: the one), in order.
+        // The slots holding the pictures uploaded (in one-slot runs: the one), in order.
         const uses = new Array<boolean>(pool().slotsPerGroup).fill(false);
         uses[0] = true;
-        for (let k = 0; k < computed.length; k++) if (computed[k]) uses[pool().uploadPlace(k + 1).slot] = true;
+        for (let k = 0; k < uploaded.length; k++) if (uploaded[k]) uses[pool().uploadPlace(k + 1).slot] = true;
         for (let i = 0; i < uses.length; i++) {
           if (!uses[i]) continue;
           slots[i] = await pool().upload.acquire();
@@ -826,7 +850,7 @@ class GpuStream {
         }
         this.#kernelSet = kernels;
       }
-      const staged: Staged = { geometry, kernels: kernels!, slots: [...slots], refPts, renditions, computed, copied };
+      const staged: Staged = { geometry, kernels: kernels!, slots: [...slots], refPts, renditions, uploaded, copied };
       slots.length = 0;
       return staged;
     } catch (error) {
@@ -914,10 +938,18 @@ class GpuStream {
       try {
         const enc = d.createCommandEncoder({ label: batch.length === 1 ? `frame ${batch[0]!.job.group.index}` : `frames ${batch[0]!.job.group.index}-${batch[batch.length - 1]!.job.group.index}` });
         for (const [i, { job, st }] of batch.entries()) {
-          const { computed, slots } = st;
+          const { uploaded, slots } = st;
           const { ref: refBuf, prevRef, prevRef2 } = pool().references.advance();
           refs.push({ prevRef: prevRef !== undefined, prevRef2: prevRef2 !== undefined });
-          const disBufs = computed.map((dis) => (dis ? pool().distorted.next() : undefined));
+          // Each uploaded picture's device buffer (and, with a distorted history, the rendition's
+          // previous one); a rendition without a picture here has no previous one next time.
+          const disPlaced = uploaded.map((dis, k) => {
+            if (dis) return pool().nextDistorted(k);
+            pool().forgetDistorted(k);
+            return undefined;
+          });
+          // The pictures the frame computes: the scored group's.
+          const disBufs = disPlaced.map((placed) => (job.scored ? placed?.dis : undefined));
           const stats = pool().stats.next();
           // Timestamps for scored groups; the query sets are reused within a command buffer in queue order.
           const queries = timing && job.scored ? this.#queries[i] : undefined;
@@ -930,7 +962,7 @@ class GpuStream {
             slots[slot]!.encodeRegionCopy(enc, offset, size, dst);
           };
           copyPicture(0, refBuf);
-          for (let k = 0; k < disBufs.length; k++) if (disBufs[k]) copyPicture(k + 1, disBufs[k]!);
+          for (let k = 0; k < disPlaced.length; k++) if (disPlaced[k]) copyPicture(k + 1, disPlaced[k]!.dis);
           if (queries) marker(enc, queries.set, 1);
           const runs: CoreRun[] = [];
           for (let k = 0; k < disBufs.length; k++) {
@@ -956,7 +988,12 @@ class GpuStream {
           if (extractors) {
             for (let k = 0; k < disBufs.length; k++) {
               const disBuf = disBufs[k];
-              if (disBuf) extractors.encode(enc, { ref: { buffer: refBuf, layout: picture }, dis: { buffer: disBuf, layout: picture } }, { buffer: stats, offset: k * L.blockBytes + L.extractorsInBlock });
+              if (!disBuf) continue;
+              const inputs: GpuExtractorInputs = { ref: { buffer: refBuf, layout: picture }, dis: { buffer: disBuf, layout: picture } };
+              if (prevRef) inputs.previousRef = { buffer: prevRef, layout: picture };
+              const prevDis = disPlaced[k]!.previousDis;
+              if (prevDis) inputs.previousDis = { buffer: prevDis, layout: picture };
+              extractors.encode(enc, inputs, { buffer: stats, offset: k * L.blockBytes + L.extractorsInBlock });
             }
             if (extractors.referenceOnly) {
               // Extractors of the reference alone (float_motion): once per group, scored or not, into the first block.
@@ -1030,6 +1067,7 @@ class GpuStream {
       statsBytes: layout.bytes,
       extraReadbackBytes: backend.timing ? TIMESTAMPS * 8 : 0,
       readbackFrames: backend.batch,
+      distortedHistory: this.#extractors?.previousDis === true,
       maxUploadBytes: backend.maxUploadBytes,
       fenceTimeoutMs: backend.fenceTimeoutMs,
       label: `${g.width}x${g.height}`,

@@ -20,12 +20,22 @@
  * deterministic and equal to the cpu backend's.
  *
  * A temporal extractor that reads only reference pictures (float_motion: this frame's and the
- * previous one's) declares `referenceOnly`: the gpu backend, which keeps no distorted
- * history, runs it once per frame, scored or not (libvmaf runs temporal extractors on every
+ * previous one's) declares `referenceOnly`: the gpu backend runs it once per frame, scored
+ * or not (libvmaf runs temporal extractors on every
  * frame), with the previous frame's reference from its reference ring (`previousRef`,
  * absent for a stream's first frame), into the first rendition's block, and every rendition
  * takes its values from there; values that wait for the next frame are finished by the
  * definition's finishFrame, as on the cpu backend (gpu-extractors.ts, extractor-lookahead.ts).
+ *
+ * A temporal extractor that also reads the previous frame's distorted picture (speed_temporal:
+ * both inputs' frame differences) declares `previousDis`: where a run has one, the gpu backend
+ * uploads every rendition's distorted picture on every frame, scored or not (without such an
+ * extractor an unscored frame's distorted pictures are never uploaded), into a history ring
+ * per rendition that keeps its last picture resident, as the reference ring does the
+ * reference's; the kernel runs per rendition on its scored frames, given this frame's
+ * pictures and the previous frame's reference and distorted picture of the same rendition
+ * (`previousRef`, `previousDis`, both absent for a stream's first frame). Its values depend
+ * on those two frames alone (no state kept from frame to frame, no next frame's values).
  */
 import type { FrameFormat } from '../../types.js';
 import type { OptionValues } from '../../extractors/option.js';
@@ -45,8 +55,13 @@ export interface GpuExtractorInputs {
   ref: GpuPicture;
   /** A referenceOnly kernel is given the reference here too: it must not read it as distorted. */
   dis: GpuPicture;
-  /** For referenceOnly kernels: the previous frame's reference (absent for the first frame). */
+  /** The previous frame's reference (absent for the first frame). */
   previousRef?: GpuPicture;
+  /**
+   * For previousDis kernels: the previous frame's distorted picture of the same rendition
+   * (absent for the first frame, and for every frame of a run without such a kernel).
+   */
+  previousDis?: GpuPicture;
 }
 
 /** What an implementation gets when it is created. */
@@ -97,6 +112,13 @@ export interface GpuImplementation {
    * previous frame, at most one next one through finishFrame).
    */
   readonly referenceOnly?: boolean;
+  /**
+   * It reads, beside this frame's pictures, the previous frame's reference and distorted
+   * picture of the same rendition (inputs.previousRef, inputs.previousDis): run per rendition
+   * on scored frames, the backend keeping each rendition's previous distorted picture. For an
+   * extractor whose neighbours are at most one previous frame and no next one.
+   */
+  readonly previousDis?: boolean;
   /**
    * Whether the kernel is exact for these options and format (e.g. a float extractor whose
    * integer accumulation reproduces libvmaf's double sums only up to some bit depth). An

@@ -4,9 +4,11 @@
  * block of the group's stats buffer, and their values from the readback.
  *
  * An instance runs on the GPU when its extractor has a gpu part that supports the options
- * and format, and it reads no neighbouring frames (the gpu backend keeps no distorted
- * history) or its gpu part is referenceOnly (at most the previous reference, and one next
- * frame's values through finishFrame); the others run on the host (native-extractors.ts).
+ * and format, and it reads no neighbouring frames, or its gpu part is referenceOnly (at most
+ * the previous reference, and one next frame's values through finishFrame) or previousDis
+ * (the previous frame's reference and distorted picture, no next frame: the backend then keeps
+ * a distorted history per rendition, `previousDis` below); the others run on the host
+ * (native-extractors.ts).
  * referenceOnly instances run once per frame into the first rendition's block, and every
  * rendition reads its values there. Values are finished per
  * rendition through that rendition's own C++ instance (finishExtractor), so what an
@@ -31,7 +33,9 @@ export function gpuImplementationFor(instance: ExtractorInstance, format: FrameF
   if (impl.kind !== 'native' || !impl.gpu) return undefined;
   const n = definition.neighbours(options);
   if (n.previous > 0 || n.next > 0) {
-    if (!impl.gpu.referenceOnly || n.previous > 1 || n.next > 1 || (n.next > 0 && !definition.finishFrame)) return undefined;
+    const referenceOnly = impl.gpu.referenceOnly === true && n.previous <= 1 && n.next <= 1 && (n.next === 0 || definition.finishFrame !== undefined);
+    const previousDis = impl.gpu.previousDis === true && n.previous <= 1 && n.next === 0;
+    if (!referenceOnly && !previousDis) return undefined;
   }
   return impl.gpu.supports(options, format, limits) ? impl.gpu : undefined;
 }
@@ -50,6 +54,8 @@ interface Member {
   referenceOnly: boolean;
   /** Its values wait for the next frame's (finishFrame). */
   lookahead: boolean;
+  /** It reads the previous frame's distorted picture (GpuImplementation.previousDis). */
+  previousDis: boolean;
   definition: ExtractorDefinition;
   options: OptionValues;
 }
@@ -87,7 +93,7 @@ export class GpuExtractorSet {
       const statsCount = this.#native.extractorStatsCount(first);
       if (statsCount === 0) throw new VmafError('E_NATIVE', `${definition.name}: the C++ extractor cannot finish GPU accumulators (no statsCount)`);
       const n = definition.neighbours(options);
-      const m: Member = { outputs: o, gpu, handles: [first], create, statsCount, wordAt: words, referenceOnly: gpu.referenceOnly === true, lookahead: n.next > 0, definition, options };
+      const m: Member = { outputs: o, gpu, handles: [first], create, statsCount, wordAt: words, referenceOnly: gpu.referenceOnly === true, lookahead: n.next > 0, previousDis: gpu.previousDis === true, definition, options };
       words += 2 * statsCount;
       return m;
     });
@@ -126,12 +132,25 @@ export class GpuExtractorSet {
     return this.#members.some((m) => m.referenceOnly);
   }
 
+  /**
+   * Whether some instance reads the previous frame's distorted picture: the backend then
+   * uploads every rendition's distorted picture on every frame into a history per rendition
+   * (encode's inputs.previousDis).
+   */
+  get previousDis(): boolean {
+    return this.#members.some((m) => m.previousDis);
+  }
+
   /** Whether some instance's values wait for the next frame's (finishLookahead). */
   get lookahead(): boolean {
     return this.#members.some((m) => m.lookahead);
   }
 
-  /** Records the per-rendition instances' passes for one rendition; `out` is the start of its block. */
+  /**
+   * Records the per-rendition instances' passes for one rendition's scored frame (its
+   * pictures, the previous reference and, with previousDis instances, its previous distorted
+   * picture); `out` is the start of its block.
+   */
   encode(encoder: GPUCommandEncoder, inputs: GpuExtractorInputs, out: StatsSlot): void {
     for (const m of this.#members) if (!m.referenceOnly) m.kernel!.encode(encoder, inputs, { buffer: out.buffer, offset: out.offset + 4 * m.wordAt });
   }

@@ -2,14 +2,16 @@
 // #include "../../kernels/gpu/lib/luma.wgsl"
 // #include "../../kernels/gpu/lib/mirror.wgsl"
 //
-// speed_chroma's per-pixel work on the GPU (driven by speed_chroma-gpu.ts): SpeedScorer::
-// decimate() of speed-core.cpp, bit for bit, for the U and V planes of the reference and the
-// distorted picture (prescale: none, nearest or bilinear). Every float operation is
-// lib/f32.wgsl's integer-exact one (no FMA contraction, no flushed subnormals), in the C++'s
-// order:
-//   antialias:  one picture's two chroma planes (prescaled: resampled as float-scale.h's
-//               scalePlane, from the C++'s per-column and per-row tables of source samples and
-//               bilinear fractions, at the samples the filter reads); per kept sample
+// SpEED's per-pixel work on the GPU (driven by speed-decimate-gpu.ts, for speed_chroma and
+// speed_temporal): SpeedScorer::decimate() of speed-core.cpp, bit for bit, for up to two
+// planes of a picture (speed_chroma: U and V of the reference, then of the distorted) or, with
+// DIFFERENCE, for the difference of two pictures' plane (speed_temporal: the previous frame's
+// luma minus this one's, as DifferenceSpeedSource subtracts the two samples in float), with a
+// prescale of none, nearest or bilinear. Every float operation is lib/f32.wgsl's
+// integer-exact one (no FMA contraction, no flushed subnormals), in the C++'s order:
+//   antialias:  one picture's planes (prescaled: resampled as float-scale.h's scalePlane,
+//               from the C++'s per-column and per-row tables of source samples and bilinear
+//               fractions, at the samples the filter reads); per kept sample
 //               (16 i, 16 j), for each of the antialias filter's columns 16 j - r + k2
 //               (mirrored, the edge not repeated) the
 //               vertical pass over rows 16 i - r + k (mirrored), each tap added in filter
@@ -17,12 +19,13 @@
 //               columns' values the same way (antialiasDecimated: it evaluates the filter at
 //               the kept samples only). Samples are the C++'s PictureSample: s + -128 at 8
 //               bits, s / 2^(depth - 8) + -128 above (the division by a power of two is exact,
-//               so the product by its reciprocal is the same float).
+//               so the product by its reciprocal is the same float); with DIFFERENCE, pic's
+//               sample minus pic_minus's (the resampling then weighs the differences, as
+//               scalePlane does the difference plane).
 //   local_mean: per decimated sample, the local-mean filter (vertical over the mirrored rows
 //               of its mirrored columns, then horizontal, as filterPlane), and the sample minus
-//               it, written to the instance's stats words: plane p (U ref, U dis, V ref,
-//               V dis) at word out_word + p * dw * dh, row-major (speed_chroma.cpp's
-//               finishStats reads it so).
+//               it, written to the instance's stats words: plane p at word
+//               out_word + p * dw * dh, row-major (SpeedScorer::unpackDecimated reads it so).
 // Both entry points share each output's work among a workgroup's invocations (below): the
 // serial chain an output waits on is about 2n float ops (n taps) instead of n^2, which is what
 // a GPU's time is (an invocation per output alone was few, long, latency-bound chains: 1.3 ms
@@ -30,6 +33,9 @@
 // workgroups and barriers instead: slower there.
 
 override BIT_DEPTH: u32 = 8u;
+// Whether a sample is pic's minus pic_minus's (speed_temporal's frame differences); a
+// pipeline of its own, as SCALED.
+override DIFFERENCE: bool = false;
 // Whether the planes are resampled (a pipeline of its own: without it the resampling code is
 // dead at compile time, and lavapipe's compile of the plain pipeline stays as small).
 override SCALED: bool = false;
@@ -37,9 +43,9 @@ override SCALED: bool = false;
 const MINUS_128: u32 = 0xc3000000u;
 
 struct Params {
-  u_word: u32,     // antialias: the Cb plane's first word in the picture
-  v_word: u32,     // antialias: the Cr plane's
-  stride: u32,     // antialias: the chroma planes' row length in samples (as uploaded)
+  word0: u32,      // antialias: the first word (in the picture) of the plane workgroups z = 0 read
+  word1: u32,      // antialias: the plane's for z = 1 (speed_chroma's Cr; unused with one plane)
+  stride: u32,     // antialias: the planes' row length in samples (as uploaded)
   width: u32,      // the plane SpEED filters (the prescaled size)
   height: u32,
   dw: u32,         // the decimated planes' size
@@ -47,12 +53,13 @@ struct Params {
   aa_taps: u32,    // the antialias filter's length (at taps[0])
   mean_taps: u32,  // the local-mean filter's length (at taps[aa_taps])
   scale_bits: u32, // antialias: 1 / 2^(bitDepth - 8) as a float (unused at 8 bits)
-  first: u32,      // antialias: 0 for the reference (planes 0 and 2), 1 for the distorted (1 and 3)
+  first: u32,      // antialias: the plane z = 0 writes; z = 1 writes first + 2 (speed_chroma:
+                   // 0 and 2 for the reference's U and V, 1 and 3 for the distorted's)
   out_word: u32,   // local_mean: the instance's first stats word
   method: u32,     // antialias, SCALED: the prescale: 1 nearest, 2 bilinear
   col_word: u32,   // antialias, SCALED: per scaled column, (first, second, 1 - fraction, fraction) in taps
   row_word: u32,   // the same per scaled row
-  pad0: u32,
+  planes: u32,     // local_mean: the decimated planes (workgroups z)
 }
 
 @group(0) @binding(0) var<storage, read> pic: array<u32>;
@@ -60,17 +67,29 @@ struct Params {
 @group(0) @binding(2) var<storage, read_write> stats: array<u32>;
 @group(0) @binding(3) var<uniform> params: Params;
 @group(0) @binding(4) var<storage, read> taps: array<u32>;
+// DIFFERENCE: the picture whose samples are subtracted (the same layout as pic).
+@group(0) @binding(5) var<storage, read> pic_minus: array<u32>;
 
-// Sample (x, y) of the chroma plane starting at word `word`, as a float minus 128.
-fn chroma_float(word: u32, x: u32, y: u32) -> u32 {
-  let i = y * params.stride + x;
+// Sample i of a picture's plane starting at word `word`, as a float minus 128.
+fn sample_float(words: ptr<storage, array<u32>, read>, word: u32, i: u32) -> u32 {
   if (BIT_DEPTH == 8u) {
-    return f32_add(f32_of_sample(luma_sample_8(&pic, 4u * word + i)), MINUS_128);
+    return f32_add(f32_of_sample(luma_sample_8(words, 4u * word + i)), MINUS_128);
   }
-  return f32_add(f32_mul(f32_of_sample(luma_sample_16(&pic, 2u * word + i)), params.scale_bits), MINUS_128);
+  return f32_add(f32_mul(f32_of_sample(luma_sample_16(words, 2u * word + i)), params.scale_bits), MINUS_128);
 }
 
-// Sample (x, y) of the plane the antialias filter reads: the chroma plane, or its resampling
+// Sample (x, y) of the plane starting at word `word`: pic's, or with DIFFERENCE pic's minus
+// pic_minus's.
+fn plane_float(word: u32, x: u32, y: u32) -> u32 {
+  let i = y * params.stride + x;
+  let s = sample_float(&pic, word, i);
+  if (DIFFERENCE) {
+    return f32_sub(s, sample_float(&pic_minus, word, i));
+  }
+  return s;
+}
+
+// Sample (x, y) of the plane the antialias filter reads: the plane, or its resampling
 // (scalePlane's nearest sample, or its bilinear sum: per corner, in row order, the product of
 // the row's and the column's weight ((1 - f) or f), times the sample, the first not added to
 // 0). One call of each soft-float op in a loop, not four copies: lavapipe compiles every
@@ -90,7 +109,7 @@ fn scaled_float(word: u32, x: u32, y: u32) -> u32 {
       sx = taps[cx + (c & 1u)];
       sy = taps[cy + (c >> 1u)];
     }
-    let s = chroma_float(word, sx, sy);
+    let s = plane_float(word, sx, sy);
     if (corners == 1u) {
       return s;
     }
@@ -105,10 +124,10 @@ fn scaled_float(word: u32, x: u32, y: u32) -> u32 {
 }
 
 // The antialias filter's longest window: windowLength(1, ks) at the largest known kernel scale
-// (360/97: 35 taps); speed_chroma-gpu.ts refuses longer ones.
+// (360/97: 35 taps); speed-decimate-gpu.ts refuses longer ones.
 const MAX_AA_TAPS: u32 = 35u;
 // A workgroup per run of aa_outs() kept samples of one row and plane; its invocations share
-// the filter's work. speed_chroma-gpu.ts sets it (256 where the adapter allows: with 9 taps,
+// the filter's work. speed-decimate-gpu.ts sets it (256 where the adapter allows: with 9 taps,
 // 3 outputs, 243 products in one round).
 override AA_GROUP: u32 = 256u;
 
@@ -119,7 +138,7 @@ override AA_GROUP: u32 = 256u;
 var<workgroup> aa_products: array<u32, 1225>; // MAX_AA_TAPS^2
 var<workgroup> aa_columns: array<u32, 86>;
 
-// How many kept samples an antialias workgroup computes (speed_chroma-gpu.ts sizes the dispatch so).
+// How many kept samples an antialias workgroup computes (speed-decimate-gpu.ts sizes the dispatch so).
 fn aa_outs(n: u32) -> u32 {
   return max(1u, AA_GROUP / (n * n));
 }
@@ -140,9 +159,9 @@ fn antialias(@builtin(workgroup_id) g: vec3<u32>, @builtin(local_invocation_inde
   // Uniform across the workgroup (workgroup id and uniforms), so the barriers below stay in
   // uniform control flow.
   let valid = g.y < dh && g.z < 2u && n >= 3u && n <= MAX_AA_TAPS;
-  var word = params.u_word;
+  var word = params.word0;
   if (g.z == 1u) {
-    word = params.v_word;
+    word = params.word1;
   }
   let radius = i32(n / 2u);
   let top = i32(g.y * 16u) - radius;
@@ -191,13 +210,13 @@ fn antialias(@builtin(workgroup_id) g: vec3<u32>, @builtin(local_invocation_inde
 
 // local_mean: a workgroup per run of mean_outs() decimated samples of one row and plane; its
 // products at [o * n * n + k * n + k2] (output o, row k, column k2), its column sums (times
-// their taps) at [o * n + k2]. The filter's length is at most 11 (speed_chroma-gpu.ts checks),
+// their taps) at [o * n + k2]. The filter's length is at most 11 (speed-decimate-gpu.ts checks),
 // so n * n <= MEAN_GROUP and a run's products fit.
 const MEAN_GROUP: u32 = 128u;
 var<workgroup> mean_products: array<u32, MEAN_GROUP>;
 var<workgroup> mean_columns: array<u32, MEAN_GROUP>;
 
-// How many outputs a local_mean workgroup computes (speed_chroma-gpu.ts sizes the dispatch so).
+// How many outputs a local_mean workgroup computes (speed-decimate-gpu.ts sizes the dispatch so).
 fn mean_outs(n: u32) -> u32 {
   return max(1u, MEAN_GROUP / (n * n));
 }
@@ -214,7 +233,7 @@ fn local_mean(@builtin(workgroup_id) g: vec3<u32>, @builtin(local_invocation_ind
   let n = params.mean_taps;
   let at = params.aa_taps;
   let outs = mean_outs(n);
-  let valid = g.y < dh && g.z < 4u && n * n <= MEAN_GROUP;
+  let valid = g.y < dh && g.z < params.planes && n * n <= MEAN_GROUP;
   let base = g.z * dw * dh;
   let radius = i32(n / 2u);
   let top = i32(g.y) - radius;
