@@ -16,14 +16,14 @@ const clip = goldenClip('src01_160x90_8bit');
 const tmp = mkdtempSync(join(tmpdir(), 'vmaf-startup-'));
 
 /** Runs the CLI; its exit status and the dist/ modules (paths under dist/) and packages it loaded. */
-function modulesOf(name, args) {
+function modulesOf(name, args, status = 0) {
   const out = join(tmp, `${name}.txt`);
   const r = spawnSync(process.execPath, ['--import', HOOK, BIN, ...args], {
     encoding: 'utf8',
     timeout: 120000,
     env: { ...process.env, VMAF_TEST_MODULES_OUT: out },
   });
-  assert.equal(r.status, 0, r.stderr);
+  assert.equal(r.status, status, r.stderr);
   const urls = readFileSync(out, 'utf8').split('\n').filter((u) => u !== '');
   return {
     dist: new Set(urls.filter((u) => u.startsWith(DIST)).map((u) => u.slice(DIST.length))),
@@ -48,6 +48,15 @@ describe('cli start-up: modules loaded on demand', function () {
     assert.deepEqual(loaded, []);
     assert.deepEqual(packages.filter((p) => /\/node_modules\/(bullmq|ioredis|webgpu)\//.test(p)), []);
     assert.equal(JSON.parse(readFileSync(join(tmp, 'plain.json'), 'utf8')).frames.length, 2);
+  });
+
+  it('--version, --help and a usage error load none of a run\'s modules (pipeline, decoders, extractors, backends)', () => {
+    for (const [name, args, status] of [['version', ['--version'], 0], ['help', ['--help'], 0], ['usage', ['--bogus'], 2]]) {
+      const { dist } = modulesOf(name, args, status);
+      const loaded = [...dist].filter((m) => /^(pipeline|decode|extractors|kernels|pool|queue|report|align)\//.test(m) || m === 'cli/run-args.js');
+      assert.deepEqual(loaded, [], name);
+      assert.ok(dist.has('cli/args.js'), name);
+    }
   });
 
   it('a run with --align, --window and --report loads the QC, alignment and report modules', () => {

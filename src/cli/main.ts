@@ -7,11 +7,9 @@ import { finished } from 'node:stream/promises';
 import { parseCommandLine, USAGE, type CliArgs } from './args.js';
 import type { RunHooks } from './run-command.js';
 import { ProgressLine } from './progress.js';
-import { scoreLadderDeliveries, usesQc } from '../pipeline/ladder.js';
-import { RunPooling } from '../pipeline/summary.js';
-import { createLogWriter } from '../pipeline/writers/index.js';
+import type { RunPooling } from '../pipeline/summary.js';
 import type { LogWriter } from '../pipeline/writers/types.js';
-import { NdjsonWriter } from '../pipeline/writers/formats.js';
+import type { NdjsonWriter } from '../pipeline/writers/formats.js';
 import { UsageError, VmafError } from '../errors.js';
 import { VERSION, LIBVMAF_VERSION } from '../version.js';
 import { mark } from '../trace.js';
@@ -50,7 +48,7 @@ export async function main(argv: string[], options: { exitAfterRun?: boolean } =
       const { runQueueCommand } = await import('./queue-commands.js');
       return await runQueueCommand(argv[0], argv.slice(1), run);
     }
-    const command = parseCommandLine(argv);
+    const command = await parseCommandLine(argv);
     switch (command.kind) {
       case 'help':
         process.stdout.write(`${USAGE}\n`);
@@ -118,6 +116,18 @@ function watchStandardStreams(): void {
 const QUEUE_COMMANDS = ['worker', 'submit', 'status'];
 
 
+/**
+ * What a scoring run needs beyond this module (the pipeline, with its decoders, models and
+ * backends, and the log writers): loaded once a run is asked for, so --help, --version, --list
+ * and usage errors start without them. (A scoring command's options, validated by
+ * run-args.ts, have loaded the pipeline already.)
+ */
+async function loadRunModules() {
+  const [ladder, summary, writers] = await Promise.all([import('../pipeline/ladder.js'), import('../pipeline/summary.js'), import('../pipeline/writers/index.js')]);
+  mark('run modules loaded');
+  return { scoreLadderDeliveries: ladder.scoreLadderDeliveries, usesQc: ladder.usesQc, RunPooling: summary.RunPooling, createLogWriter: writers.createLogWriter };
+}
+
 /** One rendition's side of the run: its pooling and its log. */
 interface RenditionRun {
   name: string;
@@ -163,6 +173,7 @@ async function runUntilStopped(
   onStoppable: (stop: () => void) => void,
   onInputsClosed: (closed: Promise<void>) => void,
 ): Promise<RunOutcome> {
+  const { scoreLadderDeliveries, usesQc, RunPooling, createLogWriter } = await loadRunModules();
   const stderr = process.stderr;
   const progress = 'progress' in hooks ? hooks.progress : stderr.isTTY && !args.quiet ? new ProgressLine(stderr, args.score.queue === undefined ? args.score.frameCnt : undefined) : undefined;
   // The log's header names the frame size, known once the reference is open.
