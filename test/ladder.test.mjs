@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { lastValueFrom, toArray } from 'rxjs';
 import { score, scoreLadder, scoreLadderIterator, scoreLadderEvents, openFrameSource, groupFrames } from '../dist/index.js';
-import { parseDistorted } from '../dist/cli/args.js';
+import { parseDistorted } from '../dist/cli/run-args.js';
 import { UploadSlot } from '../dist/pool/staging-ring.js';
 import { countingSource } from './helpers/counting-source.mjs';
 import { goldenClip } from './helpers/golden.mjs';

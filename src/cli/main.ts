@@ -7,20 +7,11 @@ import { finished } from 'node:stream/promises';
 import { parseCommandLine, USAGE, type CliArgs } from './args.js';
 import type { RunHooks } from './run-command.js';
 import { ProgressLine } from './progress.js';
-import { listText } from './list.js';
-import { scoreLadderDeliveries } from '../pipeline/ladder.js';
-import { RunPooling } from '../pipeline/summary.js';
-import { createLogWriter } from '../pipeline/writers/index.js';
+import type { RunPooling } from '../pipeline/summary.js';
 import type { LogWriter } from '../pipeline/writers/types.js';
-import { NdjsonWriter } from '../pipeline/writers/formats.js';
-import { windowLine } from '../pipeline/windows.js';
-import { alertLine, type AlertEvent } from '../pipeline/alerts.js';
-import { alignmentLine, alignmentText, driftLine, driftText } from '../pipeline/qc.js';
-import type { QcOptions } from '../pipeline/qc.js';
-import { DEFAULT_SEARCH_RANGE } from '../align/align-pairs.js';
+import type { NdjsonWriter } from '../pipeline/writers/formats.js';
 import { UsageError, VmafError } from '../errors.js';
 import { VERSION, LIBVMAF_VERSION } from '../version.js';
-import { showDawnDiagnostics } from '../kernels/gpu/device.js';
 import { mark } from '../trace.js';
 
 /** The log's version field: libvmaf's schema version, and who wrote it. */
@@ -57,7 +48,7 @@ export async function main(argv: string[], options: { exitAfterRun?: boolean } =
       const { runQueueCommand } = await import('./queue-commands.js');
       return await runQueueCommand(argv[0], argv.slice(1), run);
     }
-    const command = parseCommandLine(argv);
+    const command = await parseCommandLine(argv);
     switch (command.kind) {
       case 'help':
         process.stdout.write(`${USAGE}\n`);
@@ -66,10 +57,11 @@ export async function main(argv: string[], options: { exitAfterRun?: boolean } =
         process.stdout.write(`vmaf-stream ${VERSION} (libvmaf ${LIBVMAF_VERSION} integer features)\n`);
         return EXIT_STATUS.done;
       case 'list':
-        process.stdout.write(`${listText()}\n`);
+        process.stdout.write(`${(await import('./list.js')).listText()}\n`);
         return EXIT_STATUS.done;
       case 'run': {
-        if (command.args.verbose) showDawnDiagnostics(true);
+        // The GPU stack's module, loaded here only when asked for (the gpu backend loads it itself).
+        if (command.args.verbose) (await import('../kernels/gpu/device.js')).showDawnDiagnostics(true);
         logsToStdout = command.args.output === '-';
         const outcome = await run(command.args, options.exitAfterRun ? { exitAfterRun: true } : {});
         mark('run done');
@@ -124,6 +116,18 @@ function watchStandardStreams(): void {
 const QUEUE_COMMANDS = ['worker', 'submit', 'status'];
 
 
+/**
+ * What a scoring run needs beyond this module (the pipeline, with its decoders, models and
+ * backends, and the log writers): loaded once a run is asked for, so --help, --version, --list
+ * and usage errors start without them. (A scoring command's options, validated by
+ * run-args.ts, have loaded the pipeline already.)
+ */
+async function loadRunModules() {
+  const [ladder, summary, writers] = await Promise.all([import('../pipeline/ladder.js'), import('../pipeline/summary.js'), import('../pipeline/writers/index.js')]);
+  mark('run modules loaded');
+  return { scoreLadderDeliveries: ladder.scoreLadderDeliveries, usesQc: ladder.usesQc, RunPooling: summary.RunPooling, createLogWriter: writers.createLogWriter };
+}
+
 /** One rendition's side of the run: its pooling and its log. */
 interface RenditionRun {
   name: string;
@@ -169,6 +173,7 @@ async function runUntilStopped(
   onStoppable: (stop: () => void) => void,
   onInputsClosed: (closed: Promise<void>) => void,
 ): Promise<RunOutcome> {
+  const { scoreLadderDeliveries, usesQc, RunPooling, createLogWriter } = await loadRunModules();
   const stderr = process.stderr;
   const progress = 'progress' in hooks ? hooks.progress : stderr.isTTY && !args.quiet ? new ProgressLine(stderr, args.score.queue === undefined ? args.score.frameCnt : undefined) : undefined;
   // The log's header names the frame size, known once the reference is open.
@@ -226,6 +231,8 @@ async function runUntilStopped(
       throw new VmafError('E_OUTPUT', `cannot write the report ${args.report}: ${(error as Error).message}`, { cause: error });
     });
   }
+  // The QC notices' module (and the QC modules it brings) only for runs that have QC.
+  const notices = usesQc(args.score, args.renditions) ? await import('./qc-notices.js') : undefined;
   let backendText: string | undefined;
   let stopped = false;
   let runError: { error: unknown } | undefined;
@@ -239,24 +246,14 @@ async function runUntilStopped(
         fail(error);
       }
     };
-    const qc: QcOptions = {
-      onWindow: guarded((w) => writeRecord(w.rendition, windowLine(w))),
-      onAlert: guarded((a) => {
-        // Alerts are what a live QC run is for: printed even with -q.
-        note(alertText(a, who(a.rendition)));
-        writeRecord(a.rendition, alertLine(a));
-        report?.addAlert({ rendition: a.rendition ?? runs[0]!.name, spec: a.spec, state: a.state, index: a.index, ...(a.pts !== undefined ? { pts: a.pts } : {}), value: a.value });
-      }),
-      onAlignment: guarded((a) => {
-        note(`${who(a.rendition)}${alignmentText(a, args.score.alignRange ?? DEFAULT_SEARCH_RANGE)}`);
-        writeRecord(a.rendition, alignmentLine(a));
-      }),
-      onDrift: guarded((d) => {
-        const text = driftText(d);
-        if (text !== undefined) note(`${who(d.rendition)}${text}`);
-        writeRecord(d.rendition, driftLine(d));
-      }),
-    };
+    const qc = notices?.qcNotices({
+      note,
+      writeRecord,
+      who,
+      guarded,
+      alignRange: args.score.alignRange,
+      onAlert: (a) => report?.addAlert({ rendition: a.rendition ?? runs[0]!.name, spec: a.spec, state: a.state, index: a.index, ...(a.pts !== undefined ? { pts: a.pts } : {}), value: a.value }),
+    });
     const subscription = scoreLadderDeliveries(
       args.reference,
       args.renditions.map((r) => ({
@@ -387,17 +384,6 @@ function scoredText(counts: ReadonlyArray<{ name: string; frames: number }>): st
   const first = counts[0]?.frames ?? 0;
   if (counts.every((c) => c.frames === first)) return frames(first);
   return `${counts.map((c) => `${c.name}: ${c.frames}`).join(', ')} frames`;
-}
-
-/** An alert's line on stderr. */
-function alertText(a: AlertEvent, who: string): string {
-  const subject = a.stat !== undefined ? `${a.stat}(${a.metric})` : a.metric;
-  const at = (index: number, pts?: number) => `frame ${index}${pts !== undefined ? ` (${pts.toFixed(3)} s)` : ''}`;
-  const value = Number.isFinite(a.value) ? a.value.toFixed(3) : String(a.value);
-  const spec = who !== '' && a.spec.startsWith(who.slice(0, -1)) ? a.spec : `${who}${a.spec}`;
-  return a.state === 'start'
-    ? `alert: ${spec}: started at ${at(a.index, a.pts)}, ${subject} ${value}, holding since ${at(a.since.index, a.since.pts)}`
-    : `alert: ${spec}: cleared at ${at(a.index, a.pts)}, ${subject} ${value}`;
 }
 
 async function openOutput(path: string): Promise<NodeJS.WritableStream> {

@@ -14,7 +14,7 @@ import { catalogueArgv, parseCatalogue } from '../queue/catalogue.js';
 import { queueStatus, statusText } from '../queue/queue-status.js';
 import { checkQueueUrl } from '../queue/redis-connection.js';
 import { parseSegmentLength } from '../queue/segment-plan.js';
-import { parseCommandLine } from './args.js';
+import { parseCommandLine, type CliArgs } from './args.js';
 import type { RunCommand } from './run-command.js';
 import { ProgressLine } from './progress.js';
 
@@ -145,11 +145,12 @@ async function submit(argv: string[], run: RunCommand): Promise<number> {
   const titles = parseCatalogue(text, source);
   const quiet = v.quiet ?? false;
   // Every title's command line first: a bad one is a usage error before anything is queued.
-  const commands = titles.map((title, k) => {
-    const args = parseCommandLine(catalogueArgv(title, v.queue!, v.segment, `${source}: title ${k + 1}`));
+  const commands: Array<{ args: CliArgs; label: string }> = [];
+  for (const [k, title] of titles.entries()) {
+    const args = await parseCommandLine(catalogueArgv(title, v.queue!, v.segment, `${source}: title ${k + 1}`));
     if (args.kind !== 'run') throw new UsageError(`${source}: title ${k + 1}: not a scoring command`);
-    return { args: { ...args.args, quiet: true }, label: `${args.args.reference} → ${args.args.renditions.map((r) => r.name).join(', ')}` };
-  });
+    commands.push({ args: { ...args.args, quiet: true }, label: `${args.args.reference} → ${args.args.renditions.map((r) => r.name).join(', ')}` });
+  }
   const progress = process.stderr.isTTY && !quiet ? new ProgressLine(process.stderr) : undefined;
   let done = 0;
   const failures: string[] = [];

@@ -41,9 +41,9 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 
-import { InputError, UsageError, VmafError } from '../errors.js';
+import { InputError, VmafError } from '../errors.js';
 import type { Frame, FrameFormat, FrameSource, PlaneSelection } from '../types.js';
-import { MAX_DIMENSION } from './frame-layout.js';
+import { validateScale } from './decoder-options.js';
 import {
   NATIVE_PIXEL_FORMATS,
   choosePixelFormat,
@@ -56,6 +56,9 @@ import {
 import { DirectFeed } from './byte-reader.js';
 import { resolveFfmpegPath } from './ffmpeg-path.js';
 import { Y4mReader, type Y4mReaderOptions } from './y4m-reader.js';
+
+// Its home moved so that openFrameSource checks a scale without loading this module.
+export { validateScale };
 
 export interface ScaleTo {
   width: number;
@@ -217,16 +220,6 @@ async function directChannel(): Promise<DirectChannel | undefined> {
   } finally {
     server?.close();
     if (dir !== undefined) await rm(dir, { recursive: true, force: true }).catch(() => {});
-  }
-}
-
-/** Throws UsageError unless scaleTo is absent or a valid size. */
-export function validateScale(label: string, scaleTo: ScaleTo | undefined): void {
-  if (!scaleTo) return;
-  for (const [name, v] of [['width', scaleTo.width], ['height', scaleTo.height]] as const) {
-    if (!Number.isInteger(v) || v < 1 || v > MAX_DIMENSION) {
-      throw new UsageError(`${label}: the scale ${name} must be a whole number from 1 to ${MAX_DIMENSION}, got ${String(v)}`);
-    }
   }
 }
 

@@ -23,10 +23,10 @@ import { Readable } from 'node:stream';
 import { InputError, UsageError } from '../errors.js';
 import type { BitDepth, ChromaSubsampling, Frame, FrameFormat, FrameSource, PlaneSelection } from '../types.js';
 import { asTranscodeInput, isFluentCommand, isTranscodeInput, openTranscodeSource, type FluentCommand, type TranscodeInput } from './fluent-command.js';
-import { FfmpegSource, validateScale, type FfmpegSourceOptions, type ScaleTo } from './ffmpeg-source.js';
+import type { FfmpegSourceOptions, ScaleTo } from './ffmpeg-source.js';
+import { autoDecoders, validateScale } from './decoder-options.js';
 import { ffmpegPixelFormat } from './frame-layout.js';
 import { checkPlaneSelection } from './planes.js';
-import { SegmentedFfmpegSource, autoDecoders } from './segmented-source.js';
 import { RawReader, rawFormat, type RawReaderOptions } from './raw-reader.js';
 import { sniffStream, type Sniffed } from './sniff.js';
 import { streamError } from './stream-frame-source.js';
@@ -185,6 +185,20 @@ interface Route {
   options: OpenFrameSourceOptions;
 }
 
+/**
+ * An input ffmpeg decodes (with `decoders` > 1: segments of a local file, decoded side by
+ * side). The decoders' modules are loaded by the runs that have such an input: a y4m or raw
+ * file's run does not.
+ */
+async function ffmpegSource(input: string | Readable, options: FfmpegSourceOptions, decoders = 1): Promise<FrameSource> {
+  if (decoders > 1 && typeof input === 'string') {
+    const { SegmentedFfmpegSource } = await import('./segmented-source.js');
+    return new SegmentedFfmpegSource(input, { ...options, decoders });
+  }
+  const { FfmpegSource } = await import('./ffmpeg-source.js');
+  return new FfmpegSource(input, options);
+}
+
 function ffmpegOptions(route: Route, probe: boolean): FfmpegSourceOptions {
   const { options, raw, label } = route;
   const o: FfmpegSourceOptions = { label, probe };
@@ -238,7 +252,7 @@ async function sniffWithin(stream: Readable, route: Route): Promise<Sniffed> {
 /** A stream (stdin, a pipe, a Readable): raw, or sniffed for y4m, else ffmpeg. */
 async function openStream(stream: Readable, route: Route): Promise<FrameSource> {
   if (route.raw && !route.options.scaleTo) return new RawReader(stream, { ...route.raw, ...streamSourceOptions(route) });
-  if (route.raw) return new FfmpegSource(stream, ffmpegOptions(route, false));
+  if (route.raw) return ffmpegSource(stream, ffmpegOptions(route, false));
   let sniffed;
   try {
     sniffed = await sniffWithin(stream, route);
@@ -249,7 +263,7 @@ async function openStream(stream: Readable, route: Route): Promise<FrameSource> 
   if (sniffed.head.toString('latin1') === Y4M_MAGIC && !route.options.scaleTo) {
     return new Y4mReader(sniffed.stream, streamSourceOptions(route));
   }
-  return new FfmpegSource(sniffed.stream, ffmpegOptions(route, false));
+  return ffmpegSource(sniffed.stream, ffmpegOptions(route, false));
 }
 
 /**
@@ -336,13 +350,13 @@ async function startsWithY4mMagic(file: string): Promise<boolean> {
 }
 
 async function openPath(file: string, route: Route): Promise<FrameSource> {
-  if (isUrl(file)) return new FfmpegSource(file, ffmpegOptions(route, true));
+  if (isUrl(file)) return ffmpegSource(file, ffmpegOptions(route, true));
   let info;
   try {
     info = await stat(file);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT' && looksLikeProtocol(file)) {
-      return new FfmpegSource(file, ffmpegOptions(route, true));
+      return ffmpegSource(file, ffmpegOptions(route, true));
     }
     throw streamError(route.label, err);
   }
@@ -371,8 +385,7 @@ async function openPath(file: string, route: Route): Promise<FrameSource> {
     }
   }
   const decoders = route.raw ? 1 : resolveDecoders(route.options.decoders, route.label);
-  if (decoders > 1) return new SegmentedFfmpegSource(ffmpegInput, { ...ffmpegOptions(route, true), decoders });
-  return new FfmpegSource(ffmpegInput, ffmpegOptions(route, true));
+  return ffmpegSource(ffmpegInput, ffmpegOptions(route, true), decoders);
 }
 
 /** The decoders option as a count (UsageError for anything but 'auto' or a whole number from 1 to 64). */

@@ -19,7 +19,6 @@
  * Segments whose frame counts or formats disagree with the index end the run with an error
  * naming the input and frame, never with other frames.
  */
-import os from 'node:os';
 
 import { InputError } from '../errors.js';
 import type { Frame, FrameFormat, FrameSource } from '../types.js';
@@ -28,12 +27,10 @@ import { choosePixelFormat, lumaPlaneOf, probeInput, type FfmpegInputInfo } from
 import { resolveFfmpegPath } from './ffmpeg-path.js';
 import { indexWithFfmpeg, keyframeAt, keyframeTimeAfterSeek, type InputIndex } from './input-index.js';
 import { DEFAULT_POOL_SLOTS } from './stream-frame-source.js';
+import { autoDecoders } from './decoder-options.js';
 
-/** Decoders for `decoders: 'auto'`: half the cores (ffmpeg threads each one too), at most 4. */
-export function autoDecoders(): number {
-  const cores = typeof os.availableParallelism === 'function' ? os.availableParallelism() : os.cpus().length;
-  return Math.max(1, Math.min(4, Math.floor(cores / 2)));
-}
+// Its home moved so that openFrameSource resolves decoders: 'auto' without loading this module.
+export { autoDecoders };
 
 /** Bytes of frames each decoder may hold ahead of the reader (its pool beyond the reader's own). */
 const AHEAD_BYTES = 48 << 20;

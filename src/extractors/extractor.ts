@@ -28,13 +28,21 @@ export interface NeighbourFrames {
  * - 'native': a C++ extractor registered under `native` in the addon
  *   (src/kernels/cpu/extractor.h), run per frame on the cpu backend's threads; its
  *   `outputs` are the values the native job returns, in that order. On the gpu backend it
- *   runs on the host unless `gpu` gives a WGSL implementation (src/kernels/gpu/gpu-extractor.ts;
+ *   runs on the host unless `gpu` loads a WGSL implementation (src/kernels/gpu/gpu-extractor.ts;
  *   its WGSL and binding module live in the extractor's folder), which then runs in the gpu
  *   backend's command buffer for the formats it supports, finished by the C++ extractor.
  */
 export type ExtractorImplementation =
   | { readonly kind: 'core' }
-  | { readonly kind: 'native'; readonly native: string; readonly gpu?: GpuImplementation };
+  | { readonly kind: 'native'; readonly native: string; readonly gpu?: GpuPartLoader };
+
+/**
+ * An extractor's gpu part, loaded when the gpu backend opens for a plan that has it
+ * (kernels/gpu/gpu-extractors.ts, GpuParts): its module, its kernels' and the device code
+ * they import are no part of a cpu run's start-up, nor of a gpu run that does not use it.
+ * A definition writes `gpu: () => import('./x-gpu.js').then((m) => m.xGpu)`.
+ */
+export type GpuPartLoader = () => Promise<GpuImplementation>;
 
 export interface ExtractorDefinition {
   /** libvmaf's extractor name, as `--feature NAME` takes it: 'psnr', 'float_ssim'. */

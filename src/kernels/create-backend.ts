@@ -5,6 +5,7 @@ import type { RunPlan } from '../extractors/plan.js';
 import { integerMotion } from '../extractors/integer_motion/integer_motion.js';
 import { motionInstance, type MotionInstance } from '../extractors/integer_motion/motion-options.js';
 import { NO_CORE_PARTS, planCoreParts, type CoreParts } from './core-parts.js';
+import type { GpuParts } from './gpu/gpu-extractors.js';
 
 export interface BackendOptions {
   threads: number;
@@ -77,14 +78,34 @@ export async function createPlanBackend(plan: RunPlan, kind: BackendKind | 'auto
   const needsCore = plan.instances.some((x) => x.definition.implementation.kind === 'core');
   // On the gpu backend, extractors with gpu kernels run in its command buffers: it opens for
   // them even without core instances (and then runs no VIF, ADM or motion).
-  const gpuKernels = kind === 'gpu' && plan.instances.some((x) => x.definition.implementation.kind === 'native' && x.definition.implementation.gpu !== undefined);
+  const gpuKernels = kind === 'gpu' && gpuKernelsIn(plan);
   let core: FeatureBackend | undefined;
   if (needsCore) core = await createBackend(kind, { ...options, motion: planMotionInstances(plan), parts: planCoreParts(plan) });
   else if (gpuKernels) {
     const { GpuBackend } = await import('./gpu/gpu-backend.js');
     core = await GpuBackend.open({ adapter: options.gpuAdapter, onWarning: options.onWarning, parts: NO_CORE_PARTS, ...gpuTimeoutOf(options) });
   }
-  return new PlanBackend(plan, core, core?.kind ?? (kind === 'gpu' ? 'gpu' : 'cpu'), { threads: options.threads, onWarning: options.onWarning, onAggregate: options.onAggregate });
+  let gpuParts: GpuParts | undefined;
+  if (core?.kind === 'gpu' && gpuKernelsIn(plan)) {
+    try {
+      gpuParts = await loadGpuParts(plan);
+    } catch (error) {
+      await core.close();
+      throw error;
+    }
+  }
+  return new PlanBackend(plan, core, core?.kind ?? (kind === 'gpu' ? 'gpu' : 'cpu'), { threads: options.threads, onWarning: options.onWarning, onAggregate: options.onAggregate, gpuParts });
+}
+
+/** Whether some instance of the plan is of an extractor with a gpu part. */
+function gpuKernelsIn(plan: RunPlan): boolean {
+  return plan.instances.some((x) => x.definition.implementation.kind === 'native' && x.definition.implementation.gpu !== undefined);
+}
+
+/** The gpu parts of the plan's extractors, their modules (and gpu-extractors.ts) loaded only by gpu runs that have some. */
+async function loadGpuParts(plan: RunPlan): Promise<GpuParts> {
+  const { GpuParts } = await import('./gpu/gpu-extractors.js');
+  return GpuParts.load(plan.instances);
 }
 
 /**

@@ -22,7 +22,7 @@ import { extractPairs } from './backend.js';
 import type { RunPlan, InstanceOutputs } from '../extractors/plan.js';
 import type { FeatureValues, Frame, FrameFeatures, FrameFormat, FrameGroup, FramePair, GroupFeatures } from '../types.js';
 import { NativeExtractors, type NativeFrameValues } from './native-extractors.js';
-import { GpuExtractorSet, gpuImplementationFor } from './gpu/gpu-extractors.js';
+import type { GpuExtractorSet, GpuParts } from './gpu/gpu-extractors.js';
 import type { GpuBindingLimits } from './gpu/gpu-extractor.js';
 import { orderedMergeMap } from '../pipeline/ordered-merge-map.js';
 import { VmafError } from '../errors.js';
@@ -38,6 +38,8 @@ export interface PlanBackendOptions {
    * frame is done and before the stream completes; only where an extractor has some.
    */
   onAggregate?: ((k: number, metrics: Record<string, number>) => void) | undefined;
+  /** On the gpu backend: the plan's extractors' gpu parts, loaded (absent: every native instance runs on the host). */
+  gpuParts?: GpuParts | undefined;
 }
 
 /**
@@ -201,9 +203,10 @@ export class PlanBackend implements FeatureBackend {
         // On the gpu backend, instances with a gpu kernel for this format join its command
         // buffers; the others run on the host, and the run says which.
         const limits = this.gpuCore?.gpu.limits;
-        const gpuOutputs = limits ? outputs.filter((o) => gpuImplementationFor(o.instance, format, limits) !== undefined) : [];
+        const parts = this.options.gpuParts;
+        const gpuOutputs = limits && parts ? outputs.filter((o) => parts.for(o.instance, format, limits) !== undefined) : [];
         const nativeOutputs = outputs.filter((o: InstanceOutputs) => o.instance.definition.implementation.kind === 'native' && !gpuOutputs.includes(o));
-        if (gpuOutputs.length > 0) onGpu = new GpuExtractorSet(gpuOutputs, format, limits);
+        if (gpuOutputs.length > 0) onGpu = parts!.set(gpuOutputs, format, limits);
         if (nativeOutputs.length > 0) native = new NativeExtractors(nativeOutputs, format);
         if (this.kind === 'gpu' && nativeOutputs.length > 0) {
           const names = [...new Set(nativeOutputs.map((o) => o.instance.definition.name))];

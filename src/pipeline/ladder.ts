@@ -35,7 +35,6 @@ import { createPlanBackend } from '../kernels/create-backend.js';
 import { resolveRun } from './run-plan.js';
 import { loadNative } from '../kernels/native.js';
 import { checkFrameMemory, slotBytes } from '../pool/memory-budget.js';
-import { DEFAULT_STAGING_DEPTH } from '../pool/staging-ring.js';
 import { asTranscodeInput, isFluentCommand, isTranscodeInput, type FluentCommand, type TranscodeInput } from '../decode/fluent-command.js';
 import { isFrameSource, openFrameSource, type FrameInput, type SourceOptions } from '../decode/open-source.js';
 import { groupFrames } from '../decode/pair-frames.js';
@@ -48,8 +47,8 @@ import { pullWithCredits } from './pull-observable.js';
 import { MIN_FRAME_DIMENSION } from '../kernels/limits.js';
 import { UsageError } from '../errors.js';
 import type { Delivery, LadderOptions, LadderResult, Rendition, RenditionInput, ResolvedRendition } from './ladder-types.js';
-import { alignSources } from '../align/align-pairs.js';
-import { RunQc } from './qc.js';
+import type { RunQc } from './qc.js';
+import type { AlignMode } from '../align/align-pairs.js';
 import { mark } from '../trace.js';
 
 export type { Delivery, LadderOptions, LadderResult, Rendition, RenditionInput, ResolvedRendition } from './ladder-types.js';
@@ -112,6 +111,18 @@ interface Opened {
   backend: FeatureBackend;
   models: Model[];
   countRemaining: boolean;
+  /** The live QC module, for runs that ask for QC (usesQc). */
+  qc: typeof import('./qc.js') | undefined;
+}
+
+/**
+ * Whether a run has live QC (windows, alerts, alignment, drift monitors: RunQc has work, and
+ * the QC callbacks may be called): only those load its modules (qc.ts, the windows, alerts
+ * and align/ ones).
+ */
+export function usesQc(options: LadderOptions, renditions: ReadonlyArray<{ align?: AlignMode | undefined }>): boolean {
+  const aligning = options.align !== undefined || renditions.some((r) => r.align !== undefined);
+  return aligning || Boolean(options.windows) || Boolean(options.alerts?.length) || (options.drift !== undefined && options.drift !== false);
 }
 
 /**
@@ -157,7 +168,11 @@ export function runLadder(reference: FrameInput, renditions: readonly ResolvedRe
     };
 
     let countRemaining = true;
+    const modes = renditions.map((r) => r.align ?? options.align);
+    const aligning = modes.some((mode) => mode !== undefined);
     const run = (async (): Promise<Opened> => {
+      const qcLoading = usesQc(options, renditions) ? import('./qc.js') : undefined;
+      qcLoading?.catch(() => undefined); // awaited below, after the run's own errors
       const { plan, models } = await resolveRun(options);
       mark('models and plan');
       if (options.cpumask !== undefined) loadNative().setCpuMask(options.cpumask);
@@ -217,6 +232,8 @@ export function runLadder(reference: FrameInput, renditions: readonly ResolvedRe
       // killer take back is refused here, with its figures (pool/memory-budget.ts).
       try {
         const gpuStaged = backend.kind === 'gpu';
+        // The staging ring's module (and the GPU device's it imports): the gpu backend has it loaded already.
+        const stagingSlots = gpuStaged ? (await import('../pool/staging-ring.js')).DEFAULT_STAGING_DEPTH : 0;
         checkFrameMemory({
           label: labelOf(reference, 'reference'),
           format: refFormat,
@@ -224,7 +241,7 @@ export function runLadder(reference: FrameInput, renditions: readonly ResolvedRe
           sources: 1 + renditions.length,
           poolSlots: sourceOptions.poolSlots!,
           inFlight,
-          stagingSlots: gpuStaged ? DEFAULT_STAGING_DEPTH : 0,
+          stagingSlots,
           stagingSlotBytes: gpuStaged ? slotBytes(refFormat, sourceOptions.planes) : 0,
         });
       } catch (error) {
@@ -235,13 +252,11 @@ export function runLadder(reference: FrameInput, renditions: readonly ResolvedRe
       // The kernels for the reference's frames compile while the first frames are read and staged.
       backend.prepare?.(refFormat);
       options.onBackend?.(backend);
-      return { backend, models, countRemaining };
+      return { backend, models, countRemaining, qc: await qcLoading };
     })();
 
     let backend: FeatureBackend | undefined;
     let qc: RunQc | undefined;
-    const modes = renditions.map((r) => r.align ?? options.align);
-    const aligning = modes.some((mode) => mode !== undefined);
     async function* grouped(): AsyncGenerator<FrameGroup, void, undefined> {
       const reference = ref!; // opened by `run`, which the groups are pulled after
       let refSource: FrameSource = reference;
@@ -250,6 +265,7 @@ export function runLadder(reference: FrameInput, renditions: readonly ResolvedRe
       let frameSkipRef = options.frameSkipRef;
       let frameSkipDist: Array<number | undefined> = renditions.map((r) => r.frameSkip ?? options.frameSkipDist);
       if (aligning) {
+        const { alignSources } = await import('../align/align-pairs.js');
         const aligned = await alignSources(reference, disSources, {
           modes,
           frameSkipRef,
@@ -282,7 +298,7 @@ export function runLadder(reference: FrameInput, renditions: readonly ResolvedRe
       mergeMap((opened) => {
         backend = opened.backend;
         countRemaining = opened.countRemaining;
-        qc = new RunQc(options, { names, single, modelNames: opened.models.map((m) => m.name), inFlight, aligned: modes.map((mode) => mode !== undefined) });
+        qc = opened.qc && new opened.qc.RunQc(options, { names, single, modelNames: opened.models.map((m) => m.name), inFlight, aligned: modes.map((mode) => mode !== undefined) });
         // The frame a backend failure stopped at: the one after the last that came back.
         let nextFrame = 0;
         const loseAt = testDeviceLossAt();
@@ -312,7 +328,7 @@ export function runLadder(reference: FrameInput, renditions: readonly ResolvedRe
             }));
           }),
         );
-        return qc.attach(results);
+        return qc ? qc.attach(results) : results;
       }),
       finalize(() => {
         const closing = [ref, ...dis].map((source) => source?.close().catch(() => undefined));

@@ -47,8 +47,8 @@ const onHost = (warnings) => warnings.filter((w) => /host's cpu/.test(w) && /cam
 describe('cambi on the gpu backend', function () {
   this.timeout(1_200_000);
 
-  it('supports the distorted at the frame size or a smaller encode, and full_ref; max_log_contrast > 2 stays on the host', () => {
-    const supports = cambi.implementation.gpu.supports;
+  it('supports the distorted at the frame size or a smaller encode, and full_ref; max_log_contrast > 2 stays on the host', async () => {
+    const { supports } = await cambi.implementation.gpu();
     const defaults = Object.fromEntries(cambi.options.map((o) => [o.name, o.default]));
     const fmt = { width: 640, height: 360, bitDepth: 10, chroma: '420' };
     assert.equal(supports(defaults, fmt), true);

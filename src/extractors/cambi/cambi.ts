@@ -10,7 +10,6 @@ import type { FrameFormat } from '../../types.js';
 import type { ExtractorDefinition } from '../extractor.js';
 import type { OptionDef, OptionValues } from '../option.js';
 import { cambiGeometry } from './cambi-geometry.js';
-import { cambiGpu } from './cambi-gpu.js';
 
 export { cambiGeometry };
 
@@ -84,5 +83,5 @@ export const cambi: ExtractorDefinition = {
       );
     }
   },
-  implementation: { kind: 'native', native: 'cambi', gpu: cambiGpu },
+  implementation: { kind: 'native', native: 'cambi', gpu: () => import('./cambi-gpu.js').then((m) => m.cambiGpu) },
 };

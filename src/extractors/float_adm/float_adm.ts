@@ -6,7 +6,6 @@
  */
 import type { ExtractorDefinition } from '../extractor.js';
 import type { OptionDef } from '../option.js';
-import { floatAdmGpu } from './float_adm-gpu.js';
 
 const factor = (kind: 1 | 2, scale: number): OptionDef => ({
   name: `adm_f${kind}s${scale}`,
@@ -63,5 +62,5 @@ export const floatAdm: ExtractorDefinition = {
   planes: () => 'luma',
   neighbours: () => ({ previous: 0, next: 0 }),
   outputs: (options) => (options['debug'] === true ? [...MAIN, ...DEBUG] : MAIN),
-  implementation: { kind: 'native', native: 'float_adm', gpu: floatAdmGpu },
+  implementation: { kind: 'native', native: 'float_adm', gpu: () => import('./float_adm-gpu.js').then((m) => m.floatAdmGpu) },
 };

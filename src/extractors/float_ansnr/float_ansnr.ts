@@ -4,7 +4,6 @@
  * C++: float_ansnr.cpp; on the gpu backend float_ansnr-gpu.ts.
  */
 import type { ExtractorDefinition } from '../extractor.js';
-import { floatAnsnrGpu } from './float_ansnr-gpu.js';
 
 export const floatAnsnr: ExtractorDefinition = {
   name: 'float_ansnr',
@@ -14,5 +13,5 @@ export const floatAnsnr: ExtractorDefinition = {
   planes: () => 'luma',
   neighbours: () => ({ previous: 0, next: 0 }),
   outputs: () => ['float_ansnr', 'float_anpsnr'],
-  implementation: { kind: 'native', native: 'float_ansnr', gpu: floatAnsnrGpu },
+  implementation: { kind: 'native', native: 'float_ansnr', gpu: () => import('./float_ansnr-gpu.js').then((m) => m.floatAnsnrGpu) },
 };

@@ -9,7 +9,6 @@
  */
 import type { ExtractorDefinition } from '../extractor.js';
 import type { OptionDef, OptionValues } from '../option.js';
-import { floatMotionGpu } from './float_motion-gpu.js';
 
 const OPTIONS: readonly OptionDef[] = [
   { name: 'debug', type: 'bool', default: true, param: false, help: 'debug mode: enable additional output' },
@@ -71,5 +70,5 @@ export const floatMotion: ExtractorDefinition = {
     out[at(MOTION3)] = Math.min(blend(low * weight, factor, offset), max);
     return out;
   },
-  implementation: { kind: 'native', native: 'float_motion', gpu: floatMotionGpu },
+  implementation: { kind: 'native', native: 'float_motion', gpu: () => import('./float_motion-gpu.js').then((m) => m.floatMotionGpu) },
 };

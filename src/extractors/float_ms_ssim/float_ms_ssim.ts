@@ -8,7 +8,6 @@ import type { FrameFormat } from '../../types.js';
 import type { ExtractorDefinition } from '../extractor.js';
 import type { OptionValues } from '../option.js';
 import { SSIM_WINDOW, ssimOutputOptions } from '../common/ssim-options.js';
-import { floatMsSsimGpu } from './float_ms_ssim-gpu.js';
 
 const SCALES = 5;
 
@@ -39,5 +38,5 @@ export const floatMsSsim: ExtractorDefinition = {
       );
     }
   },
-  implementation: { kind: 'native', native: 'float_ms_ssim', gpu: floatMsSsimGpu },
+  implementation: { kind: 'native', native: 'float_ms_ssim', gpu: () => import('./float_ms_ssim-gpu.js').then((m) => m.floatMsSsimGpu) },
 };

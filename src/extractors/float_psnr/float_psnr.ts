@@ -1,6 +1,5 @@
 /** libvmaf's "float_psnr" (float_psnr.c): luma PSNR on the 8-bit scale in float arithmetic. C++: float_psnr.cpp. */
 import type { ExtractorDefinition } from '../extractor.js';
-import { floatPsnrGpu } from './float_psnr-gpu.js';
 
 export const floatPsnr: ExtractorDefinition = {
   name: 'float_psnr',
@@ -10,5 +9,5 @@ export const floatPsnr: ExtractorDefinition = {
   planes: () => 'luma',
   neighbours: () => ({ previous: 0, next: 0 }),
   outputs: () => ['float_psnr'],
-  implementation: { kind: 'native', native: 'float_psnr', gpu: floatPsnrGpu },
+  implementation: { kind: 'native', native: 'float_psnr', gpu: () => import('./float_psnr-gpu.js').then((m) => m.floatPsnrGpu) },
 };

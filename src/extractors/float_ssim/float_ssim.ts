@@ -9,7 +9,6 @@ import type { FrameFormat } from '../../types.js';
 import type { ExtractorDefinition } from '../extractor.js';
 import type { OptionDef, OptionValues } from '../option.js';
 import { SSIM_WINDOW, ssimOutputOptions } from '../common/ssim-options.js';
-import { floatSsimGpu } from './float_ssim-gpu.js';
 
 const OPTIONS: readonly OptionDef[] = [
   ...ssimOutputOptions('SSIM'),
@@ -50,5 +49,5 @@ export const floatSsim: ExtractorDefinition = {
       );
     }
   },
-  implementation: { kind: 'native', native: 'float_ssim', gpu: floatSsimGpu },
+  implementation: { kind: 'native', native: 'float_ssim', gpu: () => import('./float_ssim-gpu.js').then((m) => m.floatSsimGpu) },
 };

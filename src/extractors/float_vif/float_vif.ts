@@ -8,7 +8,6 @@ import { VmafError } from '../../errors.js';
 import type { ExtractorDefinition } from '../extractor.js';
 import type { OptionDef, OptionValues } from '../option.js';
 import type { FrameFormat } from '../../types.js';
-import { floatVifGpu } from './float_vif-gpu.js';
 
 const OPTIONS: readonly OptionDef[] = [
   { name: 'debug', type: 'bool', default: false, param: false, help: 'debug mode: enable additional output' },
@@ -64,5 +63,5 @@ export const floatVif: ExtractorDefinition = {
       }
     }
   },
-  implementation: { kind: 'native', native: 'float_vif', gpu: floatVifGpu },
+  implementation: { kind: 'native', native: 'float_vif', gpu: () => import('./float_vif-gpu.js').then((m) => m.floatVifGpu) },
 };

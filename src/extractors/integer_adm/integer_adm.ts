@@ -11,7 +11,6 @@ import type { ExtractorDefinition } from '../extractor.js';
 import { UsageError } from '../../errors.js';
 import { formatG, type OptionDef, type OptionValues } from '../option.js';
 import { assertCoreOptions, coreTakesOptions } from '../core-options.js';
-import { integerAdmGpu } from './integer_adm-gpu.js';
 
 const OPTIONS: readonly OptionDef[] = [
   { name: 'debug', type: 'bool', default: false, param: false, help: 'debug mode: enable additional output' },
@@ -79,5 +78,5 @@ const integerAdmAtOptions: ExtractorDefinition = {
   ...integerAdm,
   check: checkAdmOptions,
   forOptions: undefined,
-  implementation: { kind: 'native', native: 'integer_adm_options', gpu: integerAdmGpu },
+  implementation: { kind: 'native', native: 'integer_adm_options', gpu: () => import('./integer_adm-gpu.js').then((m) => m.integerAdmGpu) },
 };

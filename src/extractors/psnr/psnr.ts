@@ -6,7 +6,6 @@
 import type { ExtractorDefinition } from '../extractor.js';
 import type { OptionDef, OptionValues } from '../option.js';
 import type { FrameFormat } from '../../types.js';
-import { psnrGpu } from './psnr-gpu.js';
 
 const OPTIONS: readonly OptionDef[] = [
   { name: 'enable_chroma', type: 'bool', default: true, param: false, help: 'enable calculation for chroma channels' },
@@ -29,5 +28,5 @@ export const psnr: ExtractorDefinition = {
     const planes = chromaOn(options, format) ? ['y', 'cb', 'cr'] : ['y'];
     return planes.flatMap((p) => (options['enable_mse'] ? [`psnr_${p}`, `mse_${p}`] : [`psnr_${p}`]));
   },
-  implementation: { kind: 'native', native: 'psnr', gpu: psnrGpu },
+  implementation: { kind: 'native', native: 'psnr', gpu: () => import('./psnr-gpu.js').then((m) => m.psnrGpu) },
 };

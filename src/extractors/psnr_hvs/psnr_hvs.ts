@@ -7,7 +7,6 @@
 import { InputError } from '../../errors.js';
 import type { ExtractorDefinition } from '../extractor.js';
 import { refuseGray, refuseOddSubsampled } from '../common/chroma-refusals.js';
-import { psnrHvsGpu } from './psnr_hvs-gpu.js';
 
 export const psnrHvs: ExtractorDefinition = {
   name: 'psnr_hvs',
@@ -25,5 +24,5 @@ export const psnrHvs: ExtractorDefinition = {
     refuseGray('psnr_hvs', format);
     refuseOddSubsampled('psnr_hvs', format);
   },
-  implementation: { kind: 'native', native: 'psnr_hvs', gpu: psnrHvsGpu },
+  implementation: { kind: 'native', native: 'psnr_hvs', gpu: () => import('./psnr_hvs-gpu.js').then((m) => m.psnrHvsGpu) },
 };

@@ -13,7 +13,6 @@ import type { ExtractorDefinition } from '../extractor.js';
 import type { OptionDef } from '../option.js';
 import { refuseGray, refuseOddSubsampled } from '../common/chroma-refusals.js';
 import { SPEED_COMMON_OPTIONS, checkSpeedPlane } from '../common/speed-options.js';
-import { speedChromaGpu } from './speed_chroma-gpu.js';
 
 const OPTIONS: readonly OptionDef[] = [
   ...SPEED_COMMON_OPTIONS,
@@ -43,5 +42,5 @@ export const speedChroma: ExtractorDefinition = {
     const h = format.chroma === '420' ? Math.floor(format.height / 2) : format.height;
     checkSpeedPlane('speed_chroma', options, w, h, `the ${format.width}x${format.height} frame's chroma plane`);
   },
-  implementation: { kind: 'native', native: 'speed_chroma', gpu: speedChromaGpu },
+  implementation: { kind: 'native', native: 'speed_chroma', gpu: () => import('./speed_chroma-gpu.js').then((m) => m.speedChromaGpu) },
 };

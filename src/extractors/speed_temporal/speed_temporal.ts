@@ -11,7 +11,6 @@
 import type { ExtractorDefinition } from '../extractor.js';
 import type { OptionDef } from '../option.js';
 import { SPEED_COMMON_OPTIONS, checkSpeedPlane } from '../common/speed-options.js';
-import { speedTemporalGpu } from './speed_temporal-gpu.js';
 
 const OPTIONS: readonly OptionDef[] = [
   ...SPEED_COMMON_OPTIONS,
@@ -31,5 +30,5 @@ export const speedTemporal: ExtractorDefinition = {
   check(options, format) {
     checkSpeedPlane('speed_temporal', options, format.width, format.height, 'the luma plane');
   },
-  implementation: { kind: 'native', native: 'speed_temporal', gpu: speedTemporalGpu },
+  implementation: { kind: 'native', native: 'speed_temporal', gpu: () => import('./speed_temporal-gpu.js').then((m) => m.speedTemporalGpu) },
 };

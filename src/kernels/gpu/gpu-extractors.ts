@@ -26,18 +26,43 @@ import type { StatsSlot } from './frame-kernel.js';
 import { pictureLayout, type PictureLayout } from './picture-planes.js';
 import { I64Reducer } from './reduce-i64.js';
 
-/** The gpu part an instance runs with on `format`, or undefined when it runs on the host. */
-export function gpuImplementationFor(instance: ExtractorInstance, format: FrameFormat, limits: GpuBindingLimits = DEFAULT_BINDING_LIMITS): GpuImplementation | undefined {
-  const { definition, options } = instance;
-  const impl = definition.implementation;
-  if (impl.kind !== 'native' || !impl.gpu) return undefined;
-  const n = definition.neighbours(options);
-  if (n.previous > 0 || n.next > 0) {
-    const referenceOnly = impl.gpu.referenceOnly === true && n.previous <= 1 && n.next <= 1 && (n.next === 0 || definition.finishFrame !== undefined);
-    const previousDis = impl.gpu.previousDis === true && n.previous <= 1 && n.next === 0;
-    if (!referenceOnly && !previousDis) return undefined;
+/**
+ * The gpu parts of a plan's extractors (ExtractorImplementation.gpu), loaded: their modules
+ * are loaded by the gpu backend only, once it opens for a plan that has such extractors.
+ */
+export class GpuParts {
+  private constructor(private readonly parts: ReadonlyMap<ExtractorDefinition, GpuImplementation>) {}
+
+  /** Loads the gpu parts of these instances' extractors. */
+  static async load(instances: readonly ExtractorInstance[]): Promise<GpuParts> {
+    const parts = new Map<ExtractorDefinition, GpuImplementation>();
+    await Promise.all(
+      [...new Set(instances.map((x) => x.definition))].map(async (definition) => {
+        const impl = definition.implementation;
+        if (impl.kind === 'native' && impl.gpu) parts.set(definition, await impl.gpu());
+      }),
+    );
+    return new GpuParts(parts);
   }
-  return impl.gpu.supports(options, format, limits) ? impl.gpu : undefined;
+
+  /** The gpu part an instance runs with on `format`, or undefined when it runs on the host. */
+  for(instance: ExtractorInstance, format: FrameFormat, limits: GpuBindingLimits = DEFAULT_BINDING_LIMITS): GpuImplementation | undefined {
+    const { definition, options } = instance;
+    const gpu = this.parts.get(definition);
+    if (!gpu) return undefined;
+    const n = definition.neighbours(options);
+    if (n.previous > 0 || n.next > 0) {
+      const referenceOnly = gpu.referenceOnly === true && n.previous <= 1 && n.next <= 1 && (n.next === 0 || definition.finishFrame !== undefined);
+      const previousDis = gpu.previousDis === true && n.previous <= 1 && n.next === 0;
+      if (!referenceOnly && !previousDis) return undefined;
+    }
+    return gpu.supports(options, format, limits) ? gpu : undefined;
+  }
+
+  /** The set computing these outputs (instances for(format) accepts) on the GPU. */
+  set(outputs: readonly InstanceOutputs[], format: FrameFormat, limits: GpuBindingLimits = DEFAULT_BINDING_LIMITS): GpuExtractorSet {
+    return new GpuExtractorSet(outputs, format, this, limits);
+  }
 }
 
 interface Member {
@@ -71,15 +96,15 @@ export class GpuExtractorSet {
   #reducer: I64Reducer | undefined;
   #compiled: Promise<void> | undefined;
 
-  /** `outputs`: the plan's instances for this format that gpuImplementationFor accepts. */
-  constructor(outputs: readonly InstanceOutputs[], format: FrameFormat, limits: GpuBindingLimits = DEFAULT_BINDING_LIMITS) {
+  /** `outputs`: the plan's instances for this format that `parts.for` accepts. */
+  constructor(outputs: readonly InstanceOutputs[], format: FrameFormat, parts: GpuParts, limits: GpuBindingLimits = DEFAULT_BINDING_LIMITS) {
     this.#native = loadNative();
     this.format = format;
     const geometry = nativeGeometry(format);
     let words = 0;
     this.#members = outputs.map((o) => {
       const { definition, options } = o.instance;
-      const gpu = gpuImplementationFor(o.instance, format, limits);
+      const gpu = parts.for(o.instance, format, limits);
       if (!gpu || definition.implementation.kind !== 'native') throw new TypeError(`${definition.name} has no gpu implementation for this input`);
       const name = definition.implementation.native;
       const create = (): NativeExtractorHandle => {
