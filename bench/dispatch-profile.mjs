@@ -124,17 +124,23 @@ for (const text of features) {
     console.log(`${text}: no gpu part`);
     continue;
   }
-  if (!impl.gpu.supports(options, format)) {
+  const part = await impl.gpu(); // gpu parts are loaded on demand (ExtractorImplementation.gpu)
+  if (!part.supports(options, format, gpu.limits)) {
     console.log(`${text}: its gpu part does not take this input`);
     continue;
   }
-  const kernel = await impl.gpu.create({ gpu, options, format, layout, reducer });
-  const inputs = (k) => ({ ref: pictures[k].ref, dis: pictures[k].dis, previousRef: k > 0 ? pictures[k - 1].ref : undefined });
-  // Warm-up: compiles, first-use allocations.
-  for (let k = 0; k < Math.min(3, n); k++) {
+  const kernel = await part.create({ gpu, options, format, layout, reducer });
+  const inputs = (k) => (k > 0 ? { ref: pictures[k].ref, dis: pictures[k].dis, previousRef: pictures[k - 1].ref, previousDis: pictures[k - 1].dis } : { ref: pictures[k].ref, dis: pictures[k].dis });
+  // Warm-up: compiles, first-use allocations, and up to half a second of back-to-back frames,
+  // so that an idle GPU's clocks have come up (on the H100 the first profile of a lease read
+  // up to 4x high with three frames of warm-up). At most 40: a kernel that keeps per-frame
+  // state until finish() (cambi: 64 frames) is never finished here.
+  const warmUntil = performance.now() + 500;
+  for (let k = 0; k < 3 || (k < 40 && performance.now() < warmUntil); k++) {
     const enc = d.createCommandEncoder();
-    kernel.encode(enc, inputs(k), { buffer: out, offset: 0 });
+    kernel.encode(enc, inputs(k % n), { buffer: out, offset: 0 });
     d.queue.submit([enc.finish()]);
+    if (k % 4 === 3) await d.queue.onSubmittedWorkDone();
   }
   await d.queue.onSubmittedWorkDone();
   const byLabel = new Map();
