@@ -1,12 +1,13 @@
 /**
- * The command line's options: the usage text, the option table and the parser, which hands
- * a scoring command's options to run-args.ts (loaded only then).
+ * The command line's commands: the usage text and the parser (the option table is
+ * options.ts), which hands a scoring command's options to run-args.ts (loaded only then).
  */
-import { parseArgs } from 'node:util';
 import { UsageError } from '../errors.js';
+import { parseValues, type CliValues } from './options.js';
 import type { CliArgs } from './run-args.js';
 
 export type { CliArgs, CliRendition } from './run-args.js';
+export type { CliValues } from './options.js';
 
 export type CliCommand = { kind: 'help' } | { kind: 'version' } | { kind: 'list' } | { kind: 'run'; args: CliArgs };
 
@@ -111,66 +112,6 @@ Exit status: 0 done, 1 input or runtime error (a log that cannot be written incl
 2 usage error, 130 interrupted by SIGINT (Ctrl-C), 143 by SIGTERM (the logs are complete with
 the frames scored until then), 141 standard output closed by its reader (as by SIGPIPE).`;
 
-const OPTIONS = {
-  reference: { type: 'string', short: 'r' },
-  distorted: { type: 'string', short: 'd', multiple: true },
-  width: { type: 'string', short: 'w' },
-  height: { type: 'string', short: 'h' },
-  pixel_format: { type: 'string', short: 'p' },
-  bitdepth: { type: 'string', short: 'b' },
-  model: { type: 'string', short: 'm', multiple: true },
-  feature: { type: 'string', multiple: true },
-  aom_ctc: { type: 'string' },
-  nflx_ctc: { type: 'string' },
-  cpumask: { type: 'string' },
-  gpumask: { type: 'string' },
-  output: { type: 'string', short: 'o' },
-  xml: { type: 'boolean' },
-  json: { type: 'boolean' },
-  csv: { type: 'boolean' },
-  sub: { type: 'boolean' },
-  ndjson: { type: 'boolean' },
-  threads: { type: 'string' },
-  frame_cnt: { type: 'string' },
-  frame_skip_ref: { type: 'string' },
-  frame_skip_dist: { type: 'string' },
-  subsample: { type: 'string' },
-  no_prediction: { type: 'boolean', short: 'n' },
-  quiet: { type: 'boolean', short: 'q' },
-  verbose: { type: 'boolean' },
-  version: { type: 'boolean', short: 'v' },
-  precision: { type: 'string' },
-  backend: { type: 'string' },
-  'gpu-adapter': { type: 'string' },
-  'gpu-timeout': { type: 'string' },
-  ffmpeg: { type: 'string' },
-  'ffmpeg-input-options': { type: 'string' },
-  decoders: { type: 'string' },
-  protocols: { type: 'string' },
-  'stall-timeout': { type: 'string' },
-  scale: { type: 'boolean' },
-  'no-scale': { type: 'boolean' },
-  help: { type: 'boolean' },
-  list: { type: 'boolean' },
-  window: { type: 'string' },
-  'window-hop': { type: 'string' },
-  'window-metrics': { type: 'string' },
-  'window-percentile': { type: 'string', multiple: true },
-  alert: { type: 'string', multiple: true },
-  align: { type: 'string' },
-  'align-range': { type: 'string' },
-  drift: { type: 'boolean' },
-  report: { type: 'string' },
-  queue: { type: 'string' },
-  segment: { type: 'string' },
-} as const;
-
-/** The parsed options, before a scoring command's are validated (run-args.ts). */
-export type CliValues = ReturnType<typeof parseValues>;
-
-function parseValues(argv: string[]) {
-  return parseArgs({ args: argv, options: OPTIONS, strict: true, allowPositionals: false }).values;
-}
 
 /** The command line's command; a scoring command's options are validated by run-args.ts, loaded then. */
 export async function parseCommandLine(argv: string[]): Promise<CliCommand> {

@@ -13,7 +13,7 @@ import { resolveRenditions, type LadderOptions } from '../pipeline/ladder.js';
 import type { Span } from '../pipeline/windows.js';
 import type { AlertSpec } from '../pipeline/alerts.js';
 import type { AlignMode } from '../align/align-pairs.js';
-import type { CliValues } from './args.js';
+import type { CliValues } from './options.js';
 
 /** One -d: a distorted input (a rendition of the reference). */
 export interface CliRendition {

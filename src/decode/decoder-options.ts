@@ -6,7 +6,12 @@
 import os from 'node:os';
 import { UsageError } from '../errors.js';
 import { MAX_DIMENSION } from './frame-layout.js';
-import type { ScaleTo } from './ffmpeg-source.js';
+
+/** The size ffmpeg scales a distorted input to (--scale). */
+export interface ScaleTo {
+  width: number;
+  height: number;
+}
 
 /** Throws UsageError unless scaleTo is absent or a valid size. */
 export function validateScale(label: string, scaleTo: ScaleTo | undefined): void {

@@ -43,7 +43,7 @@ import type { Readable } from 'node:stream';
 
 import { InputError, VmafError } from '../errors.js';
 import type { Frame, FrameFormat, FrameSource, PlaneSelection } from '../types.js';
-import { validateScale } from './decoder-options.js';
+import { validateScale, type ScaleTo } from './decoder-options.js';
 import {
   NATIVE_PIXEL_FORMATS,
   choosePixelFormat,
@@ -60,10 +60,7 @@ import { Y4mReader, type Y4mReaderOptions } from './y4m-reader.js';
 // Its home moved so that openFrameSource checks a scale without loading this module.
 export { validateScale };
 
-export interface ScaleTo {
-  width: number;
-  height: number;
-}
+export type { ScaleTo };
 
 export interface FfmpegSourceOptions {
   /** Names the input in messages (default: the path, or 'stream'). */
