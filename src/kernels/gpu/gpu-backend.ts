@@ -216,6 +216,14 @@ interface KernelSet {
 // overlap more GPU work); each level costs one staging slot per input and one readback slot.
 // (In staging-ring.ts, where the run's memory check reads it without loading the backend.)
 const DEFAULT_DEPTH = DEFAULT_STAGING_DEPTH;
+/**
+ * Groups whose registered extractors' values are being finished on the worker pool, per unit
+ * of depth. v1 at 1080p on the H100 (its speed_chroma and CAMBI finish there) ran 9% faster with
+ * twice the depth; this window gives that overlap without more rings and staging slots. At most
+ * 3 x 6 + 6 groups in all: CAMBI keeps a values buffer per group until it is finished (64 at
+ * least, cambi-gpu.ts).
+ */
+const FINISH_WINDOW = 3;
 /** Timestamps per frame: before the uploads, after them, after the kernels, after the stats copy. */
 const TIMESTAMPS = 4;
 
@@ -334,7 +342,11 @@ export class GpuBackend implements FeatureBackend {
       const subscription = source
         .pipe(
           map((group) => stream.admit(group)),
+          // Depth bounds the groups holding the GPU's rings and slots (up to their readback);
+          // the finishing of the registered extractors' values on the worker pool, which holds
+          // none, overlaps later groups' GPU work in a window of its own.
           orderedMergeMap((job) => stream.run(job), this.depth),
+          orderedMergeMap((r) => stream.extracted(r), FINISH_WINDOW * this.depth),
           map((r) => stream.finish(r)),
           withGroupMotion(this.motion),
           withExtractorLookahead(() => stream.extractors, (index) => stream.takeOwnValues(index)),
@@ -535,6 +547,11 @@ interface StreamStats {
   extracted: Array<FeatureValues | undefined> | undefined;
 }
 
+/** A group read back, its registered extractors' values still being finished on the worker pool. */
+interface ReadGroup extends Omit<StreamStats, 'extracted'> {
+  extracted: Promise<StreamStats['extracted']>;
+}
+
 const CANCELLED = Symbol('cancelled');
 
 /** One subscription's state: its staging pool, its reference chain, its submission chain. */
@@ -607,7 +624,7 @@ class GpuStream {
     return job;
   }
 
-  async run(job: Job): Promise<StreamStats> {
+  async run(job: Job): Promise<ReadGroup> {
     this.#waiting.delete(job);
     if (job.group.index === 0) mark('first group in');
     // Slots and copies (steps 1-2) start as soon as the previous group has its slots, so the
@@ -650,12 +667,17 @@ class GpuStream {
         this.#backend.recordTiming(new BigUint64Array(bytes, statsBytes, TIMESTAMPS), s.hostWrite, performance.now() - s.submittedAt);
       }
       // The registered extractors' values of each scored rendition, finished on the worker
-      // pool while later groups are still in flight (finish() only merges them).
+      // pool while later groups are still in flight (extracted() waits for them, finish()
+      // merges them).
       const set = this.#extractors;
       const firstAt = this.#layout!.extractorsInBlock / 4;
       const extracted = set
-        ? await Promise.all(s.renditions.map((r, k) => (r.present && s.scored ? set.finish(k, words, (k * blockBytes + this.#layout!.extractorsInBlock) / 4, firstAt) : undefined)))
-        : undefined;
+        ? Promise.all(s.renditions.map((r, k) => (r.present && s.scored ? set.finish(k, words, (k * blockBytes + this.#layout!.extractorsInBlock) / 4, firstAt) : undefined)))
+        : Promise.resolve(undefined);
+      // Raised in order by extracted(), or dropped with the stream; held in #reads until it
+      // settles, so the stream's end waits for it (CAMBI's host pooling reads the GPU).
+      this.#reads.add(extracted);
+      void extracted.then(() => this.#reads.delete(extracted), () => this.#reads.delete(extracted));
       return { stats: { index: s.index, refPts: s.refPts, geometry: s.geometry, renditions, sad, ...far }, words, extracted };
     } catch (error) {
       this.#broken ??= error;
@@ -688,6 +710,16 @@ class GpuStream {
     const own = this.#ownValues.get(index);
     this.#ownValues.delete(index);
     return own;
+  }
+
+  /** A read group with its registered extractors' values finished. */
+  async extracted(r: ReadGroup): Promise<StreamStats> {
+    try {
+      return { stats: r.stats, words: r.words, extracted: await r.extracted };
+    } catch (error) {
+      this.#broken ??= error;
+      throw asBackendError(error, r.stats.index);
+    }
   }
 
   finish({ stats: r, words, extracted }: StreamStats): MotionGroup {
