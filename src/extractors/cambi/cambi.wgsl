@@ -356,6 +356,8 @@ fn contrast(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: 
       break;
     }
     let base = low - n;  // wraps below zero, as the keys' differences do
+    var enter = NOT_COUNTED;  // the key entering column li's window at the next row
+    var leave = NOT_COUNTED;  // and the one leaving it
     for (var r = 0u; r < CT_H; r++) {
       let y = ty0 + r;
       if (y >= h) {
@@ -372,12 +374,18 @@ fn contrast(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: 
             col_count_step(li, src[at + yy * w + cx], base, true);
           }
         } else {
-          if (y + pad < h) {
-            col_count_step(li, src[at + (y + pad) * w + cx], base, true);
-          }
-          if (y > pad) {
-            col_count_step(li, src[at + (y - pad - 1u) * w + cx], base, false);
-          }
+          col_count_step(li, enter, base, true);
+          col_count_step(li, leave, base, false);
+        }
+        // The next row's keys, read a row ahead (their wait overlaps this row's sums); those
+        // outside the plane count nowhere.
+        enter = NOT_COUNTED;
+        leave = NOT_COUNTED;
+        if (y + 1u + pad < h) {
+          enter = src[at + (y + 1u + pad) * w + cx];
+        }
+        if (y >= pad) {
+          leave = src[at + (y - pad) * w + cx];
         }
       }
       workgroupBarrier();
