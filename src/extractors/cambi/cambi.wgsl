@@ -13,8 +13,9 @@
 //            and the scale's keys: per pixel its value where it counts (masked, in the
 //            band), else a sentinel no value is near
 //   contrast every scale in one dispatch (the scales' keys and values one after the other,
-//            a table of their tiles): per counted pixel of a scale, the counts of window pixels (counted too) at
-//            the pixel's value and d + 1 above and below, and the largest weighted c value,
+//            a table of their strips): per counted pixel of a scale, the counts of window pixels
+//            (counted too) at the pixel's value and d + 1 above and below (from column counts,
+//            below), and the largest weighted c value,
 //            written as float bits. c = f32(w * p0 * p) * reciprocal[p0 + p] as cambi.cpp:
 //            the integer's conversion rounded to nearest-even here in integer arithmetic
 //            (WGSL lets a conversion round either way), one correctly rounded multiply, and
@@ -245,7 +246,7 @@ const NOT_COUNTED: u32 = 1u << 30u;
 const CT_W: u32 = 64u;
 const CT_H: u32 = 16u;  // at most 32: a bit each
 const CT_MAX_PAD: u32 = 32u;  // cambi.ts: windows of at most 65 pixels
-const CT_COLS: u32 = CT_W + 2u * CT_MAX_PAD;  // the workgroup's size
+const CT_COLS: u32 = CT_W + 2u * CT_MAX_PAD;  // two per invocation
 const CT_WORDS: u32 = 30u;  // 15360 bytes of counts: WebGPU's default allows 16384
 const CT_BINS: u32 = CT_WORDS * 4u;
 // [word][column]: a warp's pixels read consecutive columns.
@@ -261,6 +262,32 @@ fn col_count_step(c: u32, key: u32, base: u32, up: bool) {
     let one = 1u << ((k & 3u) * 8u);  // no carry or borrow: counts stay in 0..65
     col_counts[at] = select(col_counts[at] - one, col_counts[at] + one, up);
   }
+}
+
+// Region column c (plane column cx) at strip row r (plane row y): its counts built (row 0)
+// or moved down a row by the keys `moves` (entering, leaving) read a row ahead; returns the
+// next row's (their wait overlaps this row's sums; those outside the plane count nowhere).
+fn move_column(c: u32, cx: u32, y: u32, r: u32, w: u32, h: u32, at: u32, base: u32, pad: u32, moves: vec2<u32>) -> vec2<u32> {
+  if (r == 0u) {
+    for (var k = 0u; k < CT_WORDS; k++) {
+      col_counts[k * CT_COLS + c] = 0u;
+    }
+    let y1 = min(y + pad, h - 1u);
+    for (var yy = u32(max(i32(y) - i32(pad), 0)); yy <= y1; yy++) {
+      col_count_step(c, src[at + yy * w + cx], base, true);
+    }
+  } else {
+    col_count_step(c, moves.x, base, true);
+    col_count_step(c, moves.y, base, false);
+  }
+  var next = vec2<u32>(NOT_COUNTED, NOT_COUNTED);
+  if (y + 1u + pad < h) {
+    next.x = src[at + (y + 1u + pad) * w + cx];
+  }
+  if (y >= pad) {
+    next.y = src[at + (y - pad) * w + cx];
+  }
+  return next;
 }
 
 // Count j of the 2n + 1 from byte `first` of three words summed in 16-bit lanes (even bytes
@@ -293,7 +320,7 @@ fn best_contrast(value: u32, n: u32, counts: array<u32, 9>) -> f32 {
   return best;
 }
 
-@compute @workgroup_size(128)
+@compute @workgroup_size(64)
 fn contrast(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) li: u32) {
   let g = wg.y * nwg.x + wg.x;
   if (g >= tiles.tiles) {
@@ -312,11 +339,11 @@ fn contrast(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: 
   let at = sc.at;
   let n = params.diffs;
   let pad = params.pad;
-  // Invocation li < CT_W owns the strip's column x: its counted pixels are pending (bit r
+  // Invocation li owns the strip's column x: its counted pixels are pending (bit r
   // for row r), the others' c is 0.
   let x = tx0 + li;
   var pending = 0u;
-  if (li < CT_W && x < w) {
+  if (x < w) {
     for (var r = 0u; r < CT_H && ty0 + r < h; r++) {
       let i = at + (ty0 + r) * w + x;
       if (src[i] != NOT_COUNTED) {
@@ -326,9 +353,12 @@ fn contrast(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: 
       }
     }
   }
-  // Invocation li keeps the counts of region column li (plane column tx0 - pad + li).
-  let xx = i32(tx0) - i32(pad) + i32(li);
-  let counts_column = li < CT_W + 2u * pad && xx >= 0 && xx < i32(w);
+  // Invocation li keeps the counts of region columns li and li + CT_W (region column 0 is
+  // plane column tx0 - pad) where they are in the plane.
+  let xa = i32(tx0) - i32(pad) + i32(li);
+  let xb = xa + i32(CT_W);
+  let column_a = xa >= 0 && xa < i32(w);
+  let column_b = li + CT_W < CT_W + 2u * pad && xb < i32(w);
   // The owned pixel's window columns, as region columns.
   let c0 = u32(max(i32(x) - i32(pad), 0) - (i32(tx0) - i32(pad)));
   let c1 = u32(min(i32(x) + i32(pad), i32(w) - 1) - (i32(tx0) - i32(pad)));
@@ -356,37 +386,18 @@ fn contrast(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: 
       break;
     }
     let base = low - n;  // wraps below zero, as the keys' differences do
-    var enter = NOT_COUNTED;  // the key entering column li's window at the next row
-    var leave = NOT_COUNTED;  // and the one leaving it
+    var moves_a = vec2<u32>(NOT_COUNTED, NOT_COUNTED);
+    var moves_b = vec2<u32>(NOT_COUNTED, NOT_COUNTED);
     for (var r = 0u; r < CT_H; r++) {
       let y = ty0 + r;
       if (y >= h) {
         break;
       }
-      if (counts_column) {
-        let cx = u32(xx);
-        if (r == 0u) {
-          for (var k = 0u; k < CT_WORDS; k++) {
-            col_counts[k * CT_COLS + li] = 0u;
-          }
-          let y1 = min(y + pad, h - 1u);
-          for (var yy = u32(max(i32(y) - i32(pad), 0)); yy <= y1; yy++) {
-            col_count_step(li, src[at + yy * w + cx], base, true);
-          }
-        } else {
-          col_count_step(li, enter, base, true);
-          col_count_step(li, leave, base, false);
-        }
-        // The next row's keys, read a row ahead (their wait overlaps this row's sums); those
-        // outside the plane count nowhere.
-        enter = NOT_COUNTED;
-        leave = NOT_COUNTED;
-        if (y + 1u + pad < h) {
-          enter = src[at + (y + 1u + pad) * w + cx];
-        }
-        if (y >= pad) {
-          leave = src[at + (y - pad) * w + cx];
-        }
+      if (column_a) {
+        moves_a = move_column(li, u32(xa), y, r, w, h, at, base, pad, moves_a);
+      }
+      if (column_b) {
+        moves_b = move_column(li + CT_W, u32(xb), y, r, w, h, at, base, pad, moves_b);
       }
       workgroupBarrier();
       if (((pending >> r) & 1u) != 0u) {
