@@ -252,7 +252,8 @@ const CT_BINS: u32 = CT_WORDS * 4u;
 // [word][column]: a warp's pixels read consecutive columns.
 var<workgroup> col_counts: array<u32, CT_WORDS * CT_COLS>;
 var<workgroup> chunk_low: atomic<u32>;
-var<workgroup> chunk_low_plain: u32;
+var<workgroup> chunk_rows: atomic<u32>;  // the rows holding pixels still pending
+var<workgroup> chunk_plain: vec2<u32>;  // both, for a uniform load
 
 // Column c's count of `key` (bins from `base`; keys out of them count nowhere) up or down by one.
 fn col_count_step(c: u32, key: u32, base: u32, up: bool) {
@@ -264,11 +265,10 @@ fn col_count_step(c: u32, key: u32, base: u32, up: bool) {
   }
 }
 
-// Region column c (plane column cx) at strip row r (plane row y): its counts built (row 0)
-// or moved down a row by the keys `moves` (entering, leaving) read a row ahead; returns the
+// Region column c (plane column cx) at plane row y: its counts built (`first`) or moved down a row by the keys `moves` (entering, leaving) read a row ahead; returns the
 // next row's (their wait overlaps this row's sums; those outside the plane count nowhere).
-fn move_column(c: u32, cx: u32, y: u32, r: u32, w: u32, h: u32, at: u32, base: u32, pad: u32, moves: vec2<u32>) -> vec2<u32> {
-  if (r == 0u) {
+fn move_column(c: u32, cx: u32, y: u32, first: bool, w: u32, h: u32, at: u32, base: u32, pad: u32, moves: vec2<u32>) -> vec2<u32> {
+  if (first) {
     for (var k = 0u; k < CT_WORDS; k++) {
       col_counts[k * CT_COLS + c] = 0u;
     }
@@ -366,6 +366,7 @@ fn contrast(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: 
   loop {
     if (li == 0u) {
       atomicStore(&chunk_low, NOT_COUNTED);
+      atomicStore(&chunk_rows, 0u);
     }
     workgroupBarrier();
     if (pending != 0u) {
@@ -376,28 +377,29 @@ fn contrast(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: 
         }
       }
       atomicMin(&chunk_low, low);
+      atomicOr(&chunk_rows, pending);
     }
     workgroupBarrier();
     if (li == 0u) {
-      chunk_low_plain = atomicLoad(&chunk_low);
+      chunk_plain = vec2<u32>(atomicLoad(&chunk_low), atomicLoad(&chunk_rows));
     }
-    let low = workgroupUniformLoad(&chunk_low_plain);
+    let chunk = workgroupUniformLoad(&chunk_plain);
+    let low = chunk.x;
     if (low == NOT_COUNTED) {
       break;
     }
     let base = low - n;  // wraps below zero, as the keys' differences do
     var moves_a = vec2<u32>(NOT_COUNTED, NOT_COUNTED);
     var moves_b = vec2<u32>(NOT_COUNTED, NOT_COUNTED);
-    for (var r = 0u; r < CT_H; r++) {
+    // Only the rows from the first to the last holding a pending pixel (all in the plane).
+    let r0 = firstTrailingBit(chunk.y);
+    for (var r = r0; r <= firstLeadingBit(chunk.y); r++) {
       let y = ty0 + r;
-      if (y >= h) {
-        break;
-      }
       if (column_a) {
-        moves_a = move_column(li, u32(xa), y, r, w, h, at, base, pad, moves_a);
+        moves_a = move_column(li, u32(xa), y, r == r0, w, h, at, base, pad, moves_a);
       }
       if (column_b) {
-        moves_b = move_column(li + CT_W, u32(xb), y, r, w, h, at, base, pad, moves_b);
+        moves_b = move_column(li + CT_W, u32(xb), y, r == r0, w, h, at, base, pad, moves_b);
       }
       workgroupBarrier();
       if (((pending >> r) & 1u) != 0u) {
@@ -414,10 +416,21 @@ fn contrast(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: 
           var o0 = 0u;
           var o1 = 0u;
           var o2 = 0u;
-          for (var c = c0; c <= c1; c++) {
-            let a = col_counts[w0 * CT_COLS + c];
-            let b = col_counts[w1 * CT_COLS + c];
-            let d = col_counts[w2 * CT_COLS + c];
+          // Three columns' bytes add up in place (at most 3 * 65), then spread to 16 bits.
+          for (var c = c0; c <= c1; c += 3u) {
+            var a = col_counts[w0 * CT_COLS + c];
+            var b = col_counts[w1 * CT_COLS + c];
+            var d = col_counts[w2 * CT_COLS + c];
+            if (c + 1u <= c1) {
+              a += col_counts[w0 * CT_COLS + c + 1u];
+              b += col_counts[w1 * CT_COLS + c + 1u];
+              d += col_counts[w2 * CT_COLS + c + 1u];
+            }
+            if (c + 2u <= c1) {
+              a += col_counts[w0 * CT_COLS + c + 2u];
+              b += col_counts[w1 * CT_COLS + c + 2u];
+              d += col_counts[w2 * CT_COLS + c + 2u];
+            }
             e0 += a & 0x00ff00ffu;
             o0 += (a >> 8u) & 0x00ff00ffu;
             e1 += b & 0x00ff00ffu;
