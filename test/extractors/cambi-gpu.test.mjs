@@ -222,6 +222,68 @@ describe('cambi on the gpu backend', function () {
     }
   });
 
+  it('contrast, randomized: the widest windows (pad 32, 25, 16, 10), odd sizes, flat, noisy and many-level content, max_log_contrast 0-2, gpu == cpu exactly', async () => {
+    // cambi.wgsl's contrast counts a window in chunks of nearby values per strip: these
+    // pictures put flat patches of far apart levels and steep staircases of flat steps in
+    // one strip (several chunks, values at a chunk's edges), noise and gradients beside them,
+    // under windows up to the largest cambi.ts allows (65 pixels: window_size=127 at 1601x1439).
+    let seed = 4242;
+    const rand = () => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 2 ** 32);
+    const int = (lo, hi) => lo + Math.floor(rand() * (hi - lo + 1));
+    const cases = [
+      { width: 1601, height: 1439, bitDepth: 10, frames: 1, features: ['cambi=window_size=127', 'cambi=window_size=127:cambi_high_res_speedup=1080', 'cambi=max_log_contrast=1:cambi_vis_lum_threshold=0.06', 'cambi=max_log_contrast=0:window_size=100'] },
+      { width: 641, height: 359, bitDepth: 8, frames: 2, features: ['cambi=window_size=127', 'cambi=max_log_contrast=1:window_size=100'] },
+    ];
+    for (const [c, { width, height, bitDepth, frames, features }] of cases.entries()) {
+      const max = 2 ** bitDepth - 1;
+      const cw = (width + 1) >> 1;
+      const ch = (height + 1) >> 1;
+      const tag = bitDepth === 8 ? '420jpeg' : `420p${bitDepth}`;
+      const parts = [Buffer.from(`YUV4MPEG2 W${width} H${height} F25:1 Ip A1:1 C${tag}\n`, 'latin1')];
+      for (let f = 0; f < frames; f++) {
+        const luma = new Float64Array(width * height);
+        const gx = (rand() - 0.5) * (max / width) * 0.6;
+        const gy = (rand() - 0.5) * (max / height) * 0.6;
+        const base = int(Math.floor(max * 0.1), Math.floor(max * 0.6));
+        for (let y = 0; y < height; y++) for (let x = 0; x < width; x++) luma[y * width + x] = base + gx * x + gy * y + 8 * Math.sin((x + y * 0.5) / 40);
+        for (let r = 0; r < (width * height) / 4000; r++) {
+          const x0 = int(0, width - 8);
+          const y0 = int(0, height - 8);
+          const rw = int(8, 160);
+          const rh = int(8, 160);
+          const kind = int(0, 3);
+          const level = int(0, max);
+          const step = int(1, bitDepth === 8 ? 10 : 40);
+          const run = int(6, 16);
+          for (let y = y0; y < Math.min(height, y0 + rh); y++) {
+            for (let x = x0; x < Math.min(width, x0 + rw); x++) {
+              const i = y * width + x;
+              if (kind === 0) luma[i] = level;  // flat, at any level
+              else if (kind === 1) luma[i] += int(-3, 3);  // noise
+              else if (kind === 2) luma[i] = level + (x - x0) * 0.05;  // a slow ramp: it bands
+              else luma[i] = level + step * Math.floor((x - x0) / run);  // flat steps, far apart
+            }
+          }
+        }
+        const samples = bitDepth > 8 ? new Uint16Array(width * height + 2 * cw * ch) : new Uint8Array(width * height + 2 * cw * ch);
+        for (let i = 0; i < width * height; i++) samples[i] = Math.min(max, Math.max(0, Math.round(luma[i])));
+        samples.fill(1 << (bitDepth - 1), width * height);
+        parts.push(Buffer.from('FRAME\n', 'latin1'), Buffer.from(samples.buffer));
+      }
+      const file = join(tmp, `contrast${c}.y4m`);
+      writeFileSync(file, Buffer.concat(parts));
+      const what = `case ${c}: ${width}x${height} ${bitDepth}-bit`;
+      const g = await run(file, file, 'gpu', features);
+      const k = await run(file, file, 'cpu', features);
+      assert.equal(g.frames.length, frames, what);
+      assertSame(g.frames, k.frames, what);
+      assert.deepEqual(onHost(g.warnings), [], `${what}: ${g.warnings.join('\n')}`);
+      for (const key of Object.keys(k.frames[0].features)) {
+        assert.ok(k.frames.some((f) => f.features[key] > 0), `${what}: ${key} finds banding (${k.frames.map((f) => f.features[key])})`);
+      }
+    }
+  });
+
   it('randomized: seeded random pictures (>= 216 a side, 8/10-bit, banding gradients, flat patches, noise), gpu == cpu exactly', async () => {
     let seed = 1337;
     const rand = () => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 2 ** 32);

@@ -26,6 +26,10 @@ const HIST_CHUNKS = 256;
 /** Most workgroups of a one-dimensional dispatch (WebGPU's default limit). */
 const MAX_GROUPS = 65535;
 const TILE = 16;
+/** contrast's tiles (cambi.wgsl's CT_W x CT_H) and the largest half window they hold (CT_MAX_PAD). */
+const CONTRAST_W = 64;
+const CONTRAST_H = 16;
+const CONTRAST_MAX_PAD = 32;
 const WEIGHTS = [1, 2, 3, 4, 4, 5, 5, 6, 6, 6, 6, 7, 7, 7, 7, 8, 8, 8, 8, 8, 8, 8, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9];
 const WEIGHTS_AT = 32;
 const RECIPROCALS_AT = 64;
@@ -255,13 +259,15 @@ export class CambiPicture {
           mask,
           keys,
         });
-        tileWords.set([width, height, outAt, tiles, tilesOf(width)], 4 + s * 8);
-        tiles += tilesOf(width) * tilesOf(height);
+        const across = Math.ceil(width / CONTRAST_W);
+        tileWords.set([width, height, outAt, tiles, across], 4 + s * 8);
+        tiles += across * Math.ceil(height / CONTRAST_H);
         outAt += width * height;
         [from, to] = [to, from];
         fromWidth = width;
       });
       tileWords[0] = tiles;
+      if (g.window >> 1 > CONTRAST_MAX_PAD) throw new BackendError('E_GPU', `cambi: a ${g.window}-pixel window is wider than the GPU's contrast pass holds`);
       const tileTable = uniformOf(Array.from(tileWords), 'contrast tiles');
       const [cx, cy] = groups2d(tiles);
       dispatches.push({ entry: 'contrast', params: uniform({ width: w, height: h, pad: g.window >> 1, ...band }), x: cx, y: cy, src: keys, dst: values, tiles: tileTable });

@@ -13,8 +13,9 @@
 //            and the scale's keys: per pixel its value where it counts (masked, in the
 //            band), else a sentinel no value is near
 //   contrast every scale in one dispatch (the scales' keys and values one after the other,
-//            a table of their tiles): per counted pixel of a scale, the counts of window pixels (counted too) at
-//            the pixel's value and d + 1 above and below, and the largest weighted c value,
+//            a table of their strips): per counted pixel of a scale, the counts of window pixels
+//            (counted too) at the pixel's value and d + 1 above and below (from column counts,
+//            below), and the largest weighted c value,
 //            written as float bits. c = f32(w * p0 * p) * reciprocal[p0 + p] as cambi.cpp:
 //            the integer's conversion rounded to nearest-even here in integer arithmetic
 //            (WGSL lets a conversion round either way), one correctly rounded multiply, and
@@ -233,11 +234,97 @@ fn masked(y: u32, x: u32) -> bool {
 // Far from every 10-bit value: |key - value| > diffs for any value.
 const NOT_COUNTED: u32 = 1u << 30u;
 
-@compute @workgroup_size(16, 16)
-fn contrast(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {
+// contrast: a workgroup's strip of CT_W columns and CT_H rows of one scale, its rows one after
+// the other. Its counted pixels' values are handled in chunks of nearby values (from the
+// smallest not yet handled, CT_BINS - 2 * diffs of them: the band any c value depends on
+// takes a few); per chunk, each column of the strip's window region keeps the counts of its
+// clipped vertical window's keys in CT_BINS bins (a byte each: at most 2 * 32 + 1 keys),
+// moved down a row by adding the key that enters and removing the one that leaves, and a
+// pixel's counts of value - n .. value + n are sums over the 2 * pad + 1 columns of its
+// window (three words of bytes each, in 16-bit lanes: at most 65^2) instead of
+// (2 * pad + 1)^2 reads of keys. The same integers as counting the window key by key.
+const CT_W: u32 = 64u;
+const CT_H: u32 = 16u;  // at most 32: a bit each
+const CT_MAX_PAD: u32 = 32u;  // cambi.ts: windows of at most 65 pixels
+const CT_COLS: u32 = CT_W + 2u * CT_MAX_PAD;  // two per invocation
+const CT_WORDS: u32 = 30u;  // 15360 bytes of counts: WebGPU's default allows 16384
+const CT_BINS: u32 = CT_WORDS * 4u;
+// [word][column]: a warp's pixels read consecutive columns.
+var<workgroup> col_counts: array<u32, CT_WORDS * CT_COLS>;
+var<workgroup> chunk_low: atomic<u32>;
+var<workgroup> chunk_rows: atomic<u32>;  // the rows holding pixels still pending
+var<workgroup> chunk_plain: vec2<u32>;  // both, for a uniform load
+
+// Column c's count of `key` (bins from `base`; keys out of them count nowhere) up or down by one.
+fn col_count_step(c: u32, key: u32, base: u32, up: bool) {
+  let k = key - base;  // wraps for keys below base
+  if (k < CT_BINS) {
+    let at = (k >> 2u) * CT_COLS + c;
+    let one = 1u << ((k & 3u) * 8u);  // no carry or borrow: counts stay in 0..65
+    col_counts[at] = select(col_counts[at] - one, col_counts[at] + one, up);
+  }
+}
+
+// Region column c (plane column cx) at plane row y: its counts built (`first`) or moved down a row by the keys `moves` (entering, leaving) read a row ahead; returns the
+// next row's (their wait overlaps this row's sums; those outside the plane count nowhere).
+fn move_column(c: u32, cx: u32, y: u32, first: bool, w: u32, h: u32, at: u32, base: u32, pad: u32, moves: vec2<u32>) -> vec2<u32> {
+  if (first) {
+    for (var k = 0u; k < CT_WORDS; k++) {
+      col_counts[k * CT_COLS + c] = 0u;
+    }
+    let y1 = min(y + pad, h - 1u);
+    for (var yy = u32(max(i32(y) - i32(pad), 0)); yy <= y1; yy++) {
+      col_count_step(c, src[at + yy * w + cx], base, true);
+    }
+  } else {
+    col_count_step(c, moves.x, base, true);
+    col_count_step(c, moves.y, base, false);
+  }
+  var next = vec2<u32>(NOT_COUNTED, NOT_COUNTED);
+  if (y + 1u + pad < h) {
+    next.x = src[at + (y + 1u + pad) * w + cx];
+  }
+  if (y >= pad) {
+    next.y = src[at + (y - pad) * w + cx];
+  }
+  return next;
+}
+
+// Count j of the 2n + 1 from byte `first` of three words summed in 16-bit lanes (even bytes
+// in e*, odd in o*).
+fn lane_count(first: u32, j: u32, e0: u32, e1: u32, e2: u32, o0: u32, o1: u32, o2: u32) -> u32 {
+  let q = first + j;
+  let word = q >> 2u;
+  let odd = (q & 1u) == 1u;
+  let e = select(select(e0, e1, word == 1u), e2, word == 2u);
+  let o = select(select(o0, o1, word == 1u), o2, word == 2u);
+  return (select(e, o, odd) >> (((q >> 1u) & 1u) * 16u)) & 0xffffu;
+}
+
+// The largest weighted c value of a pixel at `value` from its window's counts of the values
+// value - n .. value + n (cambi.cpp's order of operations).
+fn best_contrast(value: u32, n: u32, counts: array<u32, 9>) -> f32 {
+  var best = 0.0f;
+  let p0 = counts[n];
+  let shifted = i32(value + n);
+  for (var d = 0u; d < n; d++) {
+    if (shifted > i32(tables[d]) || shifted + i32(d) + 1 <= i32(params.lowest_luma)) {
+      continue;
+    }
+    let p = max(counts[n + d + 1u], counts[n - d - 1u]);
+    let c = nearest_f32(tables[WEIGHTS_AT + d] * p0 * p) * bitcast<f32>(tables[RECIPROCALS_AT + p + p0]);
+    if (c > best) {
+      best = c;
+    }
+  }
+  return best;
+}
+
+@compute @workgroup_size(64)
+fn contrast(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) li: u32) {
   let g = wg.y * nwg.x + wg.x;
   if (g >= tiles.tiles) {
-    return;
+    return;  // the whole workgroup
   }
   var s = 0u;
   while (s + 1u < 5u && g >= tiles.scale[s + 1u].first) {
@@ -245,44 +332,120 @@ fn contrast(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: 
   }
   let sc = tiles.scale[s];
   let tile = g - sc.first;
-  let x = (tile % sc.tiles_x) * 16u + lid.x;
-  let y = (tile / sc.tiles_x) * 16u + lid.y;
+  let tx0 = (tile % sc.tiles_x) * CT_W;
+  let ty0 = (tile / sc.tiles_x) * CT_H;
   let w = sc.width;
   let h = sc.height;
-  if (x >= w || y >= h) {
-    return;
-  }
   let at = sc.at;
   let n = params.diffs;
-  let value = src[at + y * w + x];
-  var best = 0.0f;
-  if (value != NOT_COUNTED) {
-    var counts = array<u32, 9>(0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u);
-    let pad = i32(params.pad);
-    let y0 = u32(max(i32(y) - pad, 0));
-    let y1 = u32(min(i32(y) + pad, i32(h) - 1));
-    let x0 = u32(max(i32(x) - pad, 0));
-    let x1 = u32(min(i32(x) + pad, i32(w) - 1));
-    for (var yy = y0; yy <= y1; yy++) {
-      for (var xx = x0; xx <= x1; xx++) {
-        let k = src[at + yy * w + xx] + n - value;  // wraps for keys below value - n
-        if (k <= 2u * n) {
-          counts[k] += 1u;
-        }
-      }
-    }
-    let p0 = counts[n];
-    let shifted = i32(value + n);
-    for (var d = 0u; d < n; d++) {
-      if (shifted > i32(tables[d]) || shifted + i32(d) + 1 <= i32(params.lowest_luma)) {
-        continue;
-      }
-      let p = max(counts[n + d + 1u], counts[n - d - 1u]);
-      let c = nearest_f32(tables[WEIGHTS_AT + d] * p0 * p) * bitcast<f32>(tables[RECIPROCALS_AT + p + p0]);
-      if (c > best) {
-        best = c;
+  let pad = params.pad;
+  // Invocation li owns the strip's column x: its counted pixels are pending (bit r
+  // for row r), the others' c is 0.
+  let x = tx0 + li;
+  var pending = 0u;
+  if (x < w) {
+    for (var r = 0u; r < CT_H && ty0 + r < h; r++) {
+      let i = at + (ty0 + r) * w + x;
+      if (src[i] != NOT_COUNTED) {
+        pending |= 1u << r;
+      } else {
+        dst[i] = 0u;
       }
     }
   }
-  dst[at + y * w + x] = bitcast<u32>(best);
+  // Invocation li keeps the counts of region columns li and li + CT_W (region column 0 is
+  // plane column tx0 - pad) where they are in the plane.
+  let xa = i32(tx0) - i32(pad) + i32(li);
+  let xb = xa + i32(CT_W);
+  let column_a = xa >= 0 && xa < i32(w);
+  let column_b = li + CT_W < CT_W + 2u * pad && xb < i32(w);
+  // The owned pixel's window columns, as region columns.
+  let c0 = u32(max(i32(x) - i32(pad), 0) - (i32(tx0) - i32(pad)));
+  let c1 = u32(min(i32(x) + i32(pad), i32(w) - 1) - (i32(tx0) - i32(pad)));
+  let span = CT_BINS - 2u * n;
+  loop {
+    if (li == 0u) {
+      atomicStore(&chunk_low, NOT_COUNTED);
+      atomicStore(&chunk_rows, 0u);
+    }
+    workgroupBarrier();
+    if (pending != 0u) {
+      var low = NOT_COUNTED;
+      for (var r = 0u; r < CT_H; r++) {
+        if (((pending >> r) & 1u) != 0u) {
+          low = min(low, src[at + (ty0 + r) * w + x]);
+        }
+      }
+      atomicMin(&chunk_low, low);
+      atomicOr(&chunk_rows, pending);
+    }
+    workgroupBarrier();
+    if (li == 0u) {
+      chunk_plain = vec2<u32>(atomicLoad(&chunk_low), atomicLoad(&chunk_rows));
+    }
+    let chunk = workgroupUniformLoad(&chunk_plain);
+    let low = chunk.x;
+    if (low == NOT_COUNTED) {
+      break;
+    }
+    let base = low - n;  // wraps below zero, as the keys' differences do
+    var moves_a = vec2<u32>(NOT_COUNTED, NOT_COUNTED);
+    var moves_b = vec2<u32>(NOT_COUNTED, NOT_COUNTED);
+    // Only the rows from the first to the last holding a pending pixel (all in the plane).
+    let r0 = firstTrailingBit(chunk.y);
+    for (var r = r0; r <= firstLeadingBit(chunk.y); r++) {
+      let y = ty0 + r;
+      if (column_a) {
+        moves_a = move_column(li, u32(xa), y, r == r0, w, h, at, base, pad, moves_a);
+      }
+      if (column_b) {
+        moves_b = move_column(li + CT_W, u32(xb), y, r == r0, w, h, at, base, pad, moves_b);
+      }
+      workgroupBarrier();
+      if (((pending >> r) & 1u) != 0u) {
+        let value = src[at + y * w + x];
+        let o = value - low;  // its counts are bins o .. o + 2n
+        if (o < span) {
+          pending &= ~(1u << r);
+          let w0 = o >> 2u;
+          let w1 = min(w0 + 1u, CT_WORDS - 1u);  // past the last word only where no count is read
+          let w2 = min(w0 + 2u, CT_WORDS - 1u);
+          var e0 = 0u;
+          var e1 = 0u;
+          var e2 = 0u;
+          var o0 = 0u;
+          var o1 = 0u;
+          var o2 = 0u;
+          // Three columns' bytes add up in place (at most 3 * 65), then spread to 16 bits.
+          for (var c = c0; c <= c1; c += 3u) {
+            var a = col_counts[w0 * CT_COLS + c];
+            var b = col_counts[w1 * CT_COLS + c];
+            var d = col_counts[w2 * CT_COLS + c];
+            if (c + 1u <= c1) {
+              a += col_counts[w0 * CT_COLS + c + 1u];
+              b += col_counts[w1 * CT_COLS + c + 1u];
+              d += col_counts[w2 * CT_COLS + c + 1u];
+            }
+            if (c + 2u <= c1) {
+              a += col_counts[w0 * CT_COLS + c + 2u];
+              b += col_counts[w1 * CT_COLS + c + 2u];
+              d += col_counts[w2 * CT_COLS + c + 2u];
+            }
+            e0 += a & 0x00ff00ffu;
+            o0 += (a >> 8u) & 0x00ff00ffu;
+            e1 += b & 0x00ff00ffu;
+            o1 += (b >> 8u) & 0x00ff00ffu;
+            e2 += d & 0x00ff00ffu;
+            o2 += (d >> 8u) & 0x00ff00ffu;
+          }
+          var counts = array<u32, 9>(0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u);
+          for (var j = 0u; j <= 2u * n; j++) {
+            counts[j] = lane_count(o & 3u, j, e0, e1, e2, o0, o1, o2);
+          }
+          dst[at + y * w + x] = bitcast<u32>(best_contrast(value, n, counts));
+        }
+      }
+      workgroupBarrier();
+    }
+  }
 }
