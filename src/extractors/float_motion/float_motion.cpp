@@ -269,21 +269,28 @@ class FloatMotion final : public Extractor {
     fromScore(hasPrevious, score, out);
   }
 
-  // The GPU kernel (float_motion-gpu.ts; luma at scale 0 only: without motion_add_scale1 and
-  // motion_add_uv) gives whether there was a previous frame and the float sum of the per-row
-  // float sums of |a - b| (meanAbsDiff's accum, summed in its order), as its bit pattern.
-  size_t statsCount() const override { return 2; }
+  // The GPU kernel (float_motion-gpu.ts) gives whether there was a previous frame, then per
+  // plane (luma; with motion_add_uv also Cb and Cr) and scale (0; with motion_add_scale1 also
+  // 1) the float sum of the per-row float sums of |a - b| (meanAbsDiff's accum, summed in its
+  // order), as its bit pattern.
+  size_t statsCount() const override { return 1 + (addUv_ ? 3 : 1) * (addScale1_ ? 2 : 1); }
   void finishStats(const uint64_t* stats, double* out) const override {
     if (forceZero_) {
       std::fill(out, out + outputCount(), 0.0);
       return;
     }
-    if (addScale1_ || addUv_) throw std::logic_error("float_motion's GPU accumulators cover luma at scale 0 only");
     const bool hasPrevious = stats[0] != 0;
-    const uint32_t word = static_cast<uint32_t>(stats[1]);
-    float accum;
-    std::memcpy(&accum, &word, sizeof accum);
-    const double score = hasPrevious ? static_cast<double>(accum / (geometry_.width * geometry_.height)) : 0.0;
+    double score = 0;
+    if (hasPrevious) {
+      const size_t scales = addScale1_ ? 2 : 1;
+      score = statsPlaneScore(stats + 1, geometry_.width, geometry_.height);
+      if (addUv_) {
+        const double u = statsPlaneScore(stats + 1 + scales, geometry_.chromaWidth, geometry_.chromaHeight);
+        const double v = statsPlaneScore(stats + 1 + 2 * scales, geometry_.chromaWidth, geometry_.chromaHeight);
+        score += u;
+        score += v;
+      }
+    }
     fromScore(hasPrevious, score, out);
   }
 
@@ -302,6 +309,25 @@ class FloatMotion final : public Extractor {
     return out;
   }
 
+  // planeScore's arithmetic on a w x h plane's accums (scale 0, then with motion_add_scale1 scale 1).
+  double statsPlaneScore(const uint64_t* accums, int w, int h) const {
+    const float scale0 = accumOf(accums[0]) / (w * h);
+    if (!addScale1_) return scale0;
+    const int sw = halfSize(w), sh = halfSize(h);
+    const float scale1 = accumOf(accums[1]) / (sw * sh);
+    return scale0 + scale1;
+  }
+
+  static float accumOf(uint64_t stat) {
+    const uint32_t word = static_cast<uint32_t>(stat);
+    float accum;
+    std::memcpy(&accum, &word, sizeof accum);
+    return accum;
+  }
+
+  // The scale-1 term's plane size (libvmaf's w * 0.5 + 0.5, truncated).
+  static int halfSize(int n) { return static_cast<int>(n * 0.5 + 0.5); }
+
   double planeScore(const PlaneView& cur, const PlaneView& prev, int bitDepth) const {
     const fsimd::Isa isa = fsimd::floatIsa();
     const int taps = static_cast<int>(filter_.size());
@@ -312,7 +338,7 @@ class FloatMotion final : public Extractor {
     const int w = cur.width, h = cur.height;
     const float scale0 = meanAbsDiff(a.data(), b.data(), w, h, isa);
     if (!addScale1_) return scale0;
-    const int sw = static_cast<int>(w * 0.5 + 0.5), sh = static_cast<int>(h * 0.5 + 0.5);
+    const int sw = halfSize(w), sh = halfSize(h);
     std::vector<float> as(static_cast<size_t>(sw) * sh), bs(static_cast<size_t>(sw) * sh);
     scalePlane(ScaleMethod::kBilinear, a.data(), w, h, as.data(), sw, sh);
     scalePlane(ScaleMethod::kBilinear, b.data(), w, h, bs.data(), sw, sh);
