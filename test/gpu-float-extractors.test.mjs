@@ -186,6 +186,32 @@ describe('float extractors on the gpu backend', function () {
       for (const k of keys) assert.notEqual(c.frames[1].features[k], c.frames[1].features[k.replace(/_(mau|mdc)/g, '')], k);
     });
 
+    // libvmaf-motion-options (fixtures/golden/README.md): libvmaf 3.2.0's float_motion under
+    // motion_add_uv, motion_add_scale1, both, and both at filter size 3: 4:2:0 8-bit, 4:2:0
+    // 10-bit with odd chroma height (240x135, its scale 1 68 rows), 4:4:4 12-bit odd (301x199).
+    for (const name of ['src01_160x90_8bit', 'gradients_480x270_10bit', 'rgbtest_301x199_444_12bit']) {
+      it(`motion_add_uv, motion_add_scale1 and both, ${name}: gpu == cpu == libvmaf 3.2.0, every frame, on the gpu`, async function () {
+        const clip = goldenClip(name);
+        const { runs } = clip.log('libvmaf-motion-options');
+        const features = runs.map((r) => r.feature);
+        const gpu = await run(clip.ref, clip.dis, { features, backend: 'gpu' });
+        const cpu = await run(clip.ref, clip.dis, { features, backend: 'cpu' });
+        assertSameFrames(gpu.frames, cpu.frames, name);
+        assertOnGpu(gpu.warnings, name);
+        let compared = 0;
+        for (const r of runs) {
+          assert.equal(gpu.frames.length, r.frames.length, `${name} ${r.feature}: every frame`);
+          r.frames.forEach((want, i) => {
+            for (const [k, v] of Object.entries(want)) {
+              assert.ok(Object.is(gpu.frames[i].features[k], v), `${name} frame ${i} ${k}: gpu ${gpu.frames[i].features[k]}, libvmaf ${v}`);
+              compared++;
+            }
+          });
+        }
+        console.log(`      ${name}: ${compared} values, gpu == cpu == libvmaf`);
+      });
+    }
+
     // motion_add_uv (Cb and Cr at their own sizes: 4:2:0, 4:2:2, 4:4:4, odd luma sizes giving
     // ceil(w / 2) chroma), motion_add_scale1 (the blurred planes resampled to half size, odd
     // sizes giving non-integer ratios) and both, at every depth and with each filter size.

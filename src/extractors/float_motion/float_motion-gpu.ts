@@ -42,6 +42,11 @@ function halfSize(n: number): number {
   return Math.trunc(n * 0.5 + 0.5);
 }
 
+/** libvmaf's row stride in floats for a row of n floats (32-byte aligned: float_motion.cpp's alignedFloats). */
+function alignedFloats(n: number): number {
+  return Math.ceil(n / 8) * 8;
+}
+
 /**
  * float-scale.h's bilinear axis from n samples to m, as floats: per output sample, the
  * mirrored source samples below and above its centre, 1 - f and f (f its distance from the
@@ -101,10 +106,10 @@ class FloatMotionKernel implements GpuExtractorKernel {
       }
     }
     // params: src, dst, w, h, taps, scale, a, b; total's and no_previous's output word at 8,
-    // then count and the source width.
-    type Words = Partial<Record<'src' | 'dst' | 'w' | 'h' | 'scale' | 'a' | 'b' | 'count' | 'srcWidth', number>>;
+    // then count, the source width, and libvmaf's read and buffer strides.
+    type Words = Partial<Record<'src' | 'dst' | 'w' | 'h' | 'scale' | 'a' | 'b' | 'count' | 'srcWidth' | 'readStride', number>>;
     const words = (v: Words): number[] =>
-      [v.src ?? 0, v.dst ?? 0, v.w ?? w, v.h ?? h, filter.length, v.scale ?? 0, v.a ?? 0, v.b ?? 0, 0, v.count ?? 0, v.srcWidth ?? 0, 0];
+      [v.src ?? 0, v.dst ?? 0, v.w ?? w, v.h ?? h, filter.length, v.scale ?? 0, v.a ?? 0, v.b ?? 0, 0, v.count ?? 0, v.srcWidth ?? 0, v.readStride ?? 0, alignedFloats(w), 0, 0, 0];
     // work: a picture as floats, the vertical pass (later the scale-1 planes), both blurred
     // pictures, one sum per row, the sums of the planes and scales but the last.
     const n = w * h;
@@ -144,7 +149,7 @@ class FloatMotionKernel implements GpuExtractorKernel {
             const table = tables.get(`${pw}x${ph}`)!;
             const [sw, sh] = [halfSize(pw), halfSize(ph)];
             for (const [src, dst] of [[previous, floats], [current, vertical]] as const) {
-              list.push({ entry: 'downscale', params: uniform(words({ src, dst, w: sw, h: sh, a: table.cols, b: table.rows, srcWidth: pw })), groups: image });
+              list.push({ entry: 'downscale', params: uniform(words({ src, dst, w: sw, h: sh, a: table.cols, b: table.rows, srcWidth: pw, readStride: alignedFloats(pw) })), groups: image });
             }
             sumRows(floats, vertical, sw, sh);
           }

@@ -325,6 +325,28 @@ class FloatMotion final : public Extractor {
     return accum;
   }
 
+  // libvmaf's row stride in floats for a row of n floats (ALIGN_CEIL to 32 bytes).
+  static int alignedFloats(int n) { return (n + 7) / 8 * 8; }
+
+  // The w x h blurred plane as libvmaf's scale-1 resampler reads it. libvmaf keeps every
+  // plane's blurred floats at the luma's row stride, but the resampler (vmaf_image_sad_c)
+  // reads them at the stride of the plane's own width: for subsampled chroma it sees the
+  // buffer's rows folded, and where it reads past a row's last sample it finds the buffer's
+  // unwritten padding, which is 0 in libvmaf's runs (freshly allocated). For luma and 4:4:4
+  // chroma the two strides are one and this is the plane.
+  std::vector<float> asScalerReads(const std::vector<float>& plane, int w, int h) const {
+    const int bufferStride = alignedFloats(geometry_.width), readStride = alignedFloats(w);
+    if (readStride == bufferStride) return plane;
+    std::vector<float> out(static_cast<size_t>(w) * h);
+    for (int y = 0; y < h; y++) {
+      for (int x = 0; x < w; x++) {
+        const int e = y * readStride + x, row = e / bufferStride, col = e % bufferStride;
+        out[static_cast<size_t>(y) * w + x] = col < w ? plane[static_cast<size_t>(row) * w + col] : 0.0f;
+      }
+    }
+    return out;
+  }
+
   // The scale-1 term's plane size (libvmaf's w * 0.5 + 0.5, truncated).
   static int halfSize(int n) { return static_cast<int>(n * 0.5 + 0.5); }
 
@@ -340,8 +362,9 @@ class FloatMotion final : public Extractor {
     if (!addScale1_) return scale0;
     const int sw = halfSize(w), sh = halfSize(h);
     std::vector<float> as(static_cast<size_t>(sw) * sh), bs(static_cast<size_t>(sw) * sh);
-    scalePlane(ScaleMethod::kBilinear, a.data(), w, h, as.data(), sw, sh);
-    scalePlane(ScaleMethod::kBilinear, b.data(), w, h, bs.data(), sw, sh);
+    const std::vector<float> af = asScalerReads(a, w, h), bf = asScalerReads(b, w, h);
+    scalePlane(ScaleMethod::kBilinear, af.data(), w, h, as.data(), sw, sh);
+    scalePlane(ScaleMethod::kBilinear, bf.data(), w, h, bs.data(), sw, sh);
     const float scale1 = meanAbsDiff(as.data(), bs.data(), sw, sh, isa);
     return scale0 + scale1;
   }

@@ -20,7 +20,12 @@
 //               scalePlane: per output, the four corners in row order, each the product of
 //               the row's and the column's weight ((1 - f) or f) times the sample, the first
 //               not added to 0), from the host's per-column and per-row tables of source
-//               samples and fractions (in taps, after the filter)
+//               samples and fractions (in taps, after the filter). As libvmaf: it keeps
+//               every plane's blurred floats at the luma's row stride but resamples them at
+//               the stride of the plane's own width, so for subsampled chroma a sample (x, y)
+//               it reads is element y * read_stride + x of a buffer of buffer_stride rows
+//               holding the plane's rows, 0 past each row's end (float_motion.cpp's
+//               asScalerReads); for luma and 4:4:4 the strides are one and it is (x, y)
 //   row_total:  the row sums added top to bottom in float by one invocation (loaded through
 //               workgroup memory), into work (a plane and scale other than the last)
 //   total:      the same for the last plane and scale; writes the instance's accumulators: 1
@@ -45,7 +50,10 @@ struct Params {
                    // ones at b_word in work
   src_width: u32,  // downscale: the blurred plane's width (src_word); a_word, b_word: the column
                    // and row tables in taps: (first, second, 1 - f, f) per output column / row
-  pad2: u32,
+  read_stride: u32,   // downscale: libvmaf's strides (below): its resampler's for this plane,
+  buffer_stride: u32, // and its buffer's (the luma's)
+  pad0: u32,
+  pad1: u32,
 }
 
 @group(0) @binding(0) var<storage, read> pic: array<u32>;
@@ -166,7 +174,13 @@ fn downscale(@builtin(global_invocation_id) id: vec3<u32>) {
   for (var c = 0u; c < 4u; c = c + 1u) {
     let sx = table_index(cx + (c & 1u));
     let sy = table_index(cy + (c >> 1u));
-    let s = work[params.src_word + sy * params.src_width + sx];
+    let e = sy * params.read_stride + sx;
+    let row = e / params.buffer_stride;
+    let col = e - row * params.buffer_stride;
+    var s = 0u;
+    if (col < params.src_width) {
+      s = work[params.src_word + row * params.src_width + col];
+    }
     let term = f32_mul(f32_mul(taps[cy + 2u + (c >> 1u)], taps[cx + 2u + (c & 1u)]), s);
     if (c == 0u) {
       v = term;
