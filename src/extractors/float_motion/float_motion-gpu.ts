@@ -2,7 +2,8 @@
  * float_motion on the GPU (float_motion.wgsl): the previous and this reference frame's luma
  * (with motion_add_uv also Cb and Cr, each plane at its own size) as floats, each blurred by
  * the separable filter (with motion_add_scale1 also resampled bilinearly to half size, as
- * float-scale.h's scalePlane, from tables the host computes as the C++ does), and the mean
+ * float-scale.h's scalePlane, from tables the host computes as the C++ does, subsampled
+ * chroma read as libvmaf reads it: float_motion.wgsl's downscale), and the mean
  * absolute difference's float sums per plane and scale, every
  * float operation integer-exact (lib/f32.wgsl) and every sum in float_motion.cpp's order (per
  * row left to right, then the rows top to bottom, each sequential on one invocation, the
