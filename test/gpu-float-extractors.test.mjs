@@ -5,7 +5,8 @@
 // every carried clip; and on seeded random pictures of random sizes (odd ones included),
 // depths and chroma formats, with flat, extreme, still and noisy content, float_motion at
 // random options too; float_motion in a ladder, with --subsample and beside the core's
-// integer motion. Nothing runs on the host (but float_motion's chroma and scale-1 terms).
+// integer motion; float_motion's chroma and scale-1 terms (motion_add_uv, motion_add_scale1)
+// on carried clips and random pictures of every chroma format. Nothing runs on the host.
 // (Frames are 33x33 at least: the pipeline refuses smaller ones.) GPU_FLOAT_SEED replays a randomized run. XDG_RUNTIME_DIR must be set for Mesa's lavapipe.
 import assert from 'node:assert/strict';
 import { carriedClipNames, goldenClip } from './helpers/golden.mjs';
@@ -165,7 +166,7 @@ describe('float extractors on the gpu backend', function () {
       assert.deepEqual(gpu.warnings.filter((w) => /host's cpu/.test(w)), [], gpu.warnings.join('\n'));
     });
 
-    it('beside the core (VMAF v0.6.1, its integer motion) with --subsample: gpu == cpu; motion_add_uv and motion_add_scale1 stay on the host, named', async function () {
+    it('beside the core (VMAF v0.6.1, its integer motion) with --subsample: gpu == cpu; motion_add_uv and motion_add_scale1 on the gpu too', async function () {
       const clip = goldenClip('testsrc_640x360_x264_12f');
       const options = { features: ['float_motion=motion_fps_weight=2', 'float_ansnr'], noPrediction: false, models: ['version=vmaf_v0.6.1:name=vmaf'], frameCnt: 6, subsample: 2 };
       const gpu = await run(clip.ref, clip.dis, { ...options, backend: 'gpu' });
@@ -174,13 +175,63 @@ describe('float extractors on the gpu backend', function () {
       assert.ok('integer_motion2' in gpu.frames[0].features && 'motion2_mfw_2' in gpu.frames[0].features, Object.keys(gpu.frames[0].features).join(' '));
       assertOnGpu(gpu.warnings, 'with the core');
 
-      const host = { features: ['float_motion=motion_add_uv=true', 'float_motion=motion_add_scale1=true', 'float_motion'], frameCnt: 4 };
-      const g = await run(clip.ref, clip.dis, { ...host, backend: 'gpu' });
-      const c = await run(clip.ref, clip.dis, { ...host, backend: 'cpu' });
-      assertSameFrames(g.frames, c.frames, 'chroma and scale 1 on the host');
-      const warned = g.warnings.filter((w) => /host's cpu/.test(w));
-      assert.equal(warned.length, 1, g.warnings.join('\n'));
-      assert.match(warned[0], /float_motion/);
+      const extra = { features: ['float_motion=motion_add_uv=true', 'float_motion=motion_add_scale1=true', 'float_motion=motion_add_uv=true:motion_add_scale1=true:debug=false', 'float_motion'], frameCnt: 4 };
+      const g = await run(clip.ref, clip.dis, { ...extra, backend: 'gpu' });
+      const c = await run(clip.ref, clip.dis, { ...extra, backend: 'cpu' });
+      assertSameFrames(g.frames, c.frames, 'chroma and scale 1');
+      assertOnGpu(g.warnings, 'chroma and scale 1');
+      // The options change the scores (they are not the default instance's again).
+      const keys = Object.keys(c.frames[1].features).filter((k) => /_(mau|mdc)/.test(k));
+      assert.equal(keys.length, 8, keys.join(' '));
+      for (const k of keys) assert.notEqual(c.frames[1].features[k], c.frames[1].features[k.replace(/_(mau|mdc)/g, '')], k);
+    });
+
+    // libvmaf-motion-options (fixtures/golden/README.md): libvmaf 3.2.0's float_motion under
+    // motion_add_uv, motion_add_scale1, both, and both at filter size 3: 4:2:0 8-bit, 4:2:0
+    // 10-bit with odd chroma height (240x135, its scale 1 68 rows), 4:4:4 12-bit odd (301x199).
+    for (const name of ['src01_160x90_8bit', 'gradients_480x270_10bit', 'rgbtest_301x199_444_12bit']) {
+      it(`motion_add_uv, motion_add_scale1 and both, ${name}: gpu == cpu == libvmaf 3.2.0, every frame, on the gpu`, async function () {
+        const clip = goldenClip(name);
+        const { runs } = clip.log('libvmaf-motion-options');
+        const features = runs.map((r) => r.feature);
+        const gpu = await run(clip.ref, clip.dis, { features, backend: 'gpu' });
+        const cpu = await run(clip.ref, clip.dis, { features, backend: 'cpu' });
+        assertSameFrames(gpu.frames, cpu.frames, name);
+        assertOnGpu(gpu.warnings, name);
+        let compared = 0;
+        for (const r of runs) {
+          assert.equal(gpu.frames.length, r.frames.length, `${name} ${r.feature}: every frame`);
+          r.frames.forEach((want, i) => {
+            for (const [k, v] of Object.entries(want)) {
+              assert.ok(Object.is(gpu.frames[i].features[k], v), `${name} frame ${i} ${k}: gpu ${gpu.frames[i].features[k]}, libvmaf ${v}`);
+              compared++;
+            }
+          });
+        }
+        console.log(`      ${name}: ${compared} values, gpu == cpu == libvmaf`);
+      });
+    }
+
+    // motion_add_uv (Cb and Cr at their own sizes: 4:2:0, 4:2:2, 4:4:4, odd luma sizes giving
+    // ceil(w / 2) chroma), motion_add_scale1 (the blurred planes resampled to half size, odd
+    // sizes giving non-integer ratios) and both, at every depth and with each filter size.
+    it('motion_add_uv, motion_add_scale1 and both on random pictures of odd sizes, every depth and chroma format: gpu == cpu exactly, on the gpu', async function () {
+      const R = makeRng((SEED ^ 0x7a5c1) >>> 0);
+      const formats = [[33, 35, 8, '420'], [47, 33, 10, '422'], [34, 41, 12, '444'], [41, 37, 16, '420'], [64, 33, 8, '422']];
+      let compared = 0;
+      for (const [c, [width, height, bitDepth, chroma]] of formats.entries()) {
+        const what = `${width}x${height} ${bitDepth}-bit ${chroma}`;
+        const [ref, dis] = randomPair(R, `motion-extra-${c}`, { width, height, bitDepth, chroma, frames: 3 });
+        const size = R.pick([1, 3, 5]);
+        const features = ['motion_add_uv=true', 'motion_add_scale1=true', 'motion_add_uv=true:motion_add_scale1=true'].map((o) => `float_motion=${o}:motion_filter_size=${size}:debug=${R.bool()}`);
+        const g = await run(ref, dis, { features, backend: 'gpu' });
+        const k = await run(ref, dis, { features, backend: 'cpu' });
+        assert.equal(g.frames.length, 3, what);
+        assertSameFrames(g.frames, k.frames, `${what} ${features.join(' ')}`);
+        assertOnGpu(g.warnings, what);
+        compared += 3 * Object.keys(k.frames[0].features).length;
+      }
+      console.log(`      float_motion motion_add_uv / motion_add_scale1: ${compared} randomized values, gpu == cpu`);
     });
   });
 

@@ -1,7 +1,8 @@
 // libvmaf 3.2.0's float extractors (float_vif, float_adm, float_motion, float_ansnr) and the
 // float models (vmaf_float_v0.6.1, ..neg, vmaf_float_b_v0.6.3, vmaf_float_4k_v0.6.1) on the
 // cpu backend, against libvmaf's values in the golden clips' libvmaf-extra logs: every
-// frame, every key, exactly. Also the option-suffixed keys, a refused size, --subsample
+// frame, every key, exactly; float_motion under motion_add_uv and motion_add_scale1 against
+// the libvmaf-motion-options logs. Also the option-suffixed keys, a refused size, --subsample
 // (float_motion is temporal: unscored frames still feed motion2), frame ownership with the
 // temporal runner, and float_motion's finishFrame as a pure function.
 import assert from 'node:assert/strict';
@@ -95,6 +96,27 @@ describe('float extractors and models (cpu) against libvmaf 3.2.0', function () 
         if (golden.reciprocalKeysLeftOut && reciprocalKey(k)) continue; // logs of another CPU vendor's rcpss (golden.mjs)
         assert.ok(seen.has(k), `${clip}: ${k} compared`);
       }
+    });
+  }
+
+  // libvmaf-motion-options (fixtures/golden/README.md): float_motion under motion_add_uv,
+  // motion_add_scale1, both (libvmaf's chroma scale-1 read at the chroma's stride from
+  // buffers at the luma's: 4:2:0 here, 4:4:4 in rgbtest), and both at filter size 3.
+  for (const golden of clips.filter((clip) => clip.hasLog('libvmaf-motion-options'))) {
+    it(`${golden.name}: float_motion with motion_add_uv and motion_add_scale1 equals libvmaf's, every frame`, async () => {
+      const { runs } = golden.log('libvmaf-motion-options');
+      const frames = await run(golden.ref, golden.dis, { backend: 'cpu', noPrediction: true, features: runs.map((r) => r.feature) });
+      let compared = 0;
+      for (const r of runs) {
+        assert.equal(frames.length, r.frames.length, r.feature);
+        r.frames.forEach((want, i) => {
+          for (const [k, v] of Object.entries(want)) {
+            assert.ok(Object.is(frames[i].features[k], v), `${golden.name} frame ${i} ${k}: ${frames[i].features[k]} vs libvmaf ${v}`);
+            compared++;
+          }
+        });
+      }
+      assert.ok(compared >= 36, `${compared} values`);
     });
   }
 

@@ -16,7 +16,7 @@ import { f32Bits, loadWgsl } from '../../kernels/gpu/wgsl.js';
 import { f32Constants } from '../../kernels/gpu/f32-probe.js';
 import { BindGroupCache, type Bindings, uniformBuffer } from '../../kernels/gpu/bind-groups.js';
 
-export const PARAMS_WORDS = 12;
+export const PARAMS_WORDS = 16;
 /** The image passes' workgroup side, and the row passes' rows per workgroup (serial-rows.wgsl's SR_ROWS). */
 const WORKGROUP = 16;
 const ROWS_WORKGROUP = 16;

@@ -269,21 +269,28 @@ class FloatMotion final : public Extractor {
     fromScore(hasPrevious, score, out);
   }
 
-  // The GPU kernel (float_motion-gpu.ts; luma at scale 0 only: without motion_add_scale1 and
-  // motion_add_uv) gives whether there was a previous frame and the float sum of the per-row
-  // float sums of |a - b| (meanAbsDiff's accum, summed in its order), as its bit pattern.
-  size_t statsCount() const override { return 2; }
+  // The GPU kernel (float_motion-gpu.ts) gives whether there was a previous frame, then per
+  // plane (luma; with motion_add_uv also Cb and Cr) and scale (0; with motion_add_scale1 also
+  // 1) the float sum of the per-row float sums of |a - b| (meanAbsDiff's accum, summed in its
+  // order), as its bit pattern.
+  size_t statsCount() const override { return 1 + (addUv_ ? 3 : 1) * (addScale1_ ? 2 : 1); }
   void finishStats(const uint64_t* stats, double* out) const override {
     if (forceZero_) {
       std::fill(out, out + outputCount(), 0.0);
       return;
     }
-    if (addScale1_ || addUv_) throw std::logic_error("float_motion's GPU accumulators cover luma at scale 0 only");
     const bool hasPrevious = stats[0] != 0;
-    const uint32_t word = static_cast<uint32_t>(stats[1]);
-    float accum;
-    std::memcpy(&accum, &word, sizeof accum);
-    const double score = hasPrevious ? static_cast<double>(accum / (geometry_.width * geometry_.height)) : 0.0;
+    double score = 0;
+    if (hasPrevious) {
+      const size_t scales = addScale1_ ? 2 : 1;
+      score = statsPlaneScore(stats + 1, geometry_.width, geometry_.height);
+      if (addUv_) {
+        const double u = statsPlaneScore(stats + 1 + scales, geometry_.chromaWidth, geometry_.chromaHeight);
+        const double v = statsPlaneScore(stats + 1 + 2 * scales, geometry_.chromaWidth, geometry_.chromaHeight);
+        score += u;
+        score += v;
+      }
+    }
     fromScore(hasPrevious, score, out);
   }
 
@@ -302,6 +309,47 @@ class FloatMotion final : public Extractor {
     return out;
   }
 
+  // planeScore's arithmetic on a w x h plane's accums (scale 0, then with motion_add_scale1 scale 1).
+  double statsPlaneScore(const uint64_t* accums, int w, int h) const {
+    const float scale0 = accumOf(accums[0]) / (w * h);
+    if (!addScale1_) return scale0;
+    const int sw = halfSize(w), sh = halfSize(h);
+    const float scale1 = accumOf(accums[1]) / (sw * sh);
+    return scale0 + scale1;
+  }
+
+  static float accumOf(uint64_t stat) {
+    const uint32_t word = static_cast<uint32_t>(stat);
+    float accum;
+    std::memcpy(&accum, &word, sizeof accum);
+    return accum;
+  }
+
+  // libvmaf's row stride in floats for a row of n floats (ALIGN_CEIL to 32 bytes).
+  static int alignedFloats(int n) { return (n + 7) / 8 * 8; }
+
+  // The w x h blurred plane as libvmaf's scale-1 resampler reads it. libvmaf keeps every
+  // plane's blurred floats at the luma's row stride, but the resampler (vmaf_image_sad_c)
+  // reads them at the stride of the plane's own width: for subsampled chroma it sees the
+  // buffer's rows folded, and where it reads past a row's last sample it finds the buffer's
+  // unwritten padding, which is 0 in libvmaf's runs (freshly allocated). For luma and 4:4:4
+  // chroma the two strides are one and this is the plane.
+  std::vector<float> asScalerReads(const std::vector<float>& plane, int w, int h) const {
+    const int bufferStride = alignedFloats(geometry_.width), readStride = alignedFloats(w);
+    if (readStride == bufferStride) return plane;
+    std::vector<float> out(static_cast<size_t>(w) * h);
+    for (int y = 0; y < h; y++) {
+      for (int x = 0; x < w; x++) {
+        const int e = y * readStride + x, row = e / bufferStride, col = e % bufferStride;
+        out[static_cast<size_t>(y) * w + x] = col < w ? plane[static_cast<size_t>(row) * w + col] : 0.0f;
+      }
+    }
+    return out;
+  }
+
+  // The scale-1 term's plane size (libvmaf's w * 0.5 + 0.5, truncated).
+  static int halfSize(int n) { return static_cast<int>(n * 0.5 + 0.5); }
+
   double planeScore(const PlaneView& cur, const PlaneView& prev, int bitDepth) const {
     const fsimd::Isa isa = fsimd::floatIsa();
     const int taps = static_cast<int>(filter_.size());
@@ -312,10 +360,11 @@ class FloatMotion final : public Extractor {
     const int w = cur.width, h = cur.height;
     const float scale0 = meanAbsDiff(a.data(), b.data(), w, h, isa);
     if (!addScale1_) return scale0;
-    const int sw = static_cast<int>(w * 0.5 + 0.5), sh = static_cast<int>(h * 0.5 + 0.5);
+    const int sw = halfSize(w), sh = halfSize(h);
     std::vector<float> as(static_cast<size_t>(sw) * sh), bs(static_cast<size_t>(sw) * sh);
-    scalePlane(ScaleMethod::kBilinear, a.data(), w, h, as.data(), sw, sh);
-    scalePlane(ScaleMethod::kBilinear, b.data(), w, h, bs.data(), sw, sh);
+    const std::vector<float> af = asScalerReads(a, w, h), bf = asScalerReads(b, w, h);
+    scalePlane(ScaleMethod::kBilinear, af.data(), w, h, as.data(), sw, sh);
+    scalePlane(ScaleMethod::kBilinear, bf.data(), w, h, bs.data(), sw, sh);
     const float scale1 = meanAbsDiff(as.data(), bs.data(), sw, sh, isa);
     return scale0 + scale1;
   }

@@ -4,9 +4,11 @@
 // #include "../common/serial-rows.wgsl"
 //
 // float_motion's own score on the GPU (driven by float_motion-gpu.ts), bit for bit as
-// float_motion.cpp computes it for luma at scale 0: every float operation is lib/f32.wgsl's
-// integer-exact one (no FMA contraction, no flushed subnormals), in the C++'s order.
-//   to_float:   a picture's luma -> floats on the 8-bit scale, offset by -128
+// float_motion.cpp computes it: per plane (luma; with motion_add_uv also Cb and Cr) and scale
+// (0; with motion_add_scale1 also 1, the blurred planes resampled to half size), every float
+// operation lib/f32.wgsl's integer-exact one (no FMA contraction, no flushed subnormals), in
+// the C++'s order.
+//   to_float:   a picture's plane -> floats on the 8-bit scale, offset by -128
 //   blur_rows:  the vertical pass of the separable filter (each tap added in filter order to
 //               a float that starts at 0; edges mirrored without repeating: -1 -> 1, n -> n - 2)
 //   blur_cols:  the horizontal pass, on the vertical pass's output
@@ -14,10 +16,22 @@
 //               running sum and rounded back to float (fabs's promotion: that is the float
 //               sum of the two floats); the rows' chains through workgroup tiles
 //               (serial-rows.wgsl), the differences formed as the tiles are loaded
-//   total:      the row sums added top to bottom in float by one invocation (loaded through
-//               workgroup memory); writes the instance's two accumulators: 1 (there was a
-//               previous frame) and the sum's bits
-//   no_previous: the stream's first frame: 0 and 0
+//   downscale:  a blurred plane resampled bilinearly to the scale-1 size (float-scale.h's
+//               scalePlane: per output, the four corners in row order, each the product of
+//               the row's and the column's weight ((1 - f) or f) times the sample, the first
+//               not added to 0), from the host's per-column and per-row tables of source
+//               samples and fractions (in taps, after the filter). As libvmaf: it keeps
+//               every plane's blurred floats at the luma's row stride but resamples them at
+//               the stride of the plane's own width, so for subsampled chroma a sample (x, y)
+//               it reads is element y * read_stride + x of a buffer of buffer_stride rows
+//               holding the plane's rows, 0 past each row's end (float_motion.cpp's
+//               asScalerReads); for luma and 4:4:4 the strides are one and it is (x, y)
+//   row_total:  the row sums added top to bottom in float by one invocation (loaded through
+//               workgroup memory), into work (a plane and scale other than the last)
+//   total:      the same for the last plane and scale; writes the instance's accumulators: 1
+//               (there was a previous frame), then the `count` sums' bits, the earlier ones
+//               copied from work (row_total's), the last this pass's
+//   no_previous: the stream's first frame: 0 and 0s
 // The sums are sequential, as the C++'s: exact reproductions, not reductions in another order.
 
 override BIT_DEPTH: u32 = 8u;
@@ -32,9 +46,14 @@ struct Params {
   a_word: u32,     // row_sums: the previous frame's blurred image; total: the row sums
   b_word: u32,     // row_sums: this frame's
   out_word: u32,   // total, no_previous: the instance's first stats word
+  count: u32,      // total, no_previous: the sums (planes times scales); total: the earlier
+                   // ones at b_word in work
+  src_width: u32,  // downscale: the blurred plane's width (src_word); a_word, b_word: the column
+                   // and row tables in taps: (first, second, 1 - f, f) per output column / row
+  read_stride: u32,   // downscale: libvmaf's strides (below): its resampler's for this plane,
+  buffer_stride: u32, // and its buffer's (the luma's)
   pad0: u32,
   pad1: u32,
-  pad2: u32,
 }
 
 @group(0) @binding(0) var<storage, read> pic: array<u32>;
@@ -135,10 +154,48 @@ fn row_sums(@builtin(workgroup_id) group: vec3<u32>, @builtin(local_invocation_i
   }
 }
 
+// A table entry holding a source sample's index (as a float: exact, it is small).
+fn table_index(word: u32) -> u32 {
+  return u32(bitcast<f32>(taps[word]));
+}
+
+@compute @workgroup_size(16, 16)
+fn downscale(@builtin(global_invocation_id) id: vec3<u32>) {
+  f32_native_begin(params.width);
+  let w = params.width;
+  if (id.x >= w || id.y >= params.height) {
+    return;
+  }
+  let cx = params.a_word + 4u * id.x;
+  let cy = params.b_word + 4u * id.y;
+  // One call of each soft-float op in a loop, not four copies (lavapipe compiles every
+  // inlined copy).
+  var v = 0u;
+  for (var c = 0u; c < 4u; c = c + 1u) {
+    let sx = table_index(cx + (c & 1u));
+    let sy = table_index(cy + (c >> 1u));
+    let e = sy * params.read_stride + sx;
+    let row = e / params.buffer_stride;
+    let col = e - row * params.buffer_stride;
+    var s = 0u;
+    if (col < params.src_width) {
+      s = work[params.src_word + row * params.src_width + col];
+    }
+    let term = f32_mul(f32_mul(taps[cy + 2u + (c >> 1u)], taps[cx + 2u + (c & 1u)]), s);
+    if (c == 0u) {
+      v = term;
+    } else {
+      v = f32_add(v, term);
+    }
+  }
+  work[params.dst_word + id.y * w + id.x] = v;
+}
+
 var<workgroup> chunk: array<u32, SR_CHUNK>;
 
-@compute @workgroup_size(SR_THREADS)
-fn total(@builtin(local_invocation_index) lid: u32) {
+// The float sum, top to bottom, of the params.height row sums at a_word in work; invocation
+// 0's is the sum. Every invocation of the workgroup calls it (it has barriers).
+fn rows_total(lid: u32) -> u32 {
   let h = params.height;
   var sum = 0u;
   for (var i0 = 0u; i0 < h; i0 = i0 + SR_CHUNK) {
@@ -158,20 +215,38 @@ fn total(@builtin(local_invocation_index) lid: u32) {
       }
     }
   }
+  return sum;
+}
+
+@compute @workgroup_size(SR_THREADS)
+fn row_total(@builtin(local_invocation_index) lid: u32) {
+  let sum = rows_total(lid);
+  if (lid == 0u) {
+    work[params.dst_word] = sum;
+  }
+}
+
+@compute @workgroup_size(SR_THREADS)
+fn total(@builtin(local_invocation_index) lid: u32) {
+  let sum = rows_total(lid);
   if (lid == 0u) {
     let at = params.out_word;
+    let last = params.count;
     stats[at] = 1u;
     stats[at + 1u] = 0u;
-    stats[at + 2u] = sum;
-    stats[at + 3u] = 0u;
+    for (var i = 1u; i < last; i = i + 1u) {
+      stats[at + 2u * i] = work[params.b_word + i - 1u];
+      stats[at + 2u * i + 1u] = 0u;
+    }
+    stats[at + 2u * last] = sum;
+    stats[at + 2u * last + 1u] = 0u;
   }
 }
 
 @compute @workgroup_size(1)
 fn no_previous() {
   let at = params.out_word;
-  stats[at] = 0u;
-  stats[at + 1u] = 0u;
-  stats[at + 2u] = 0u;
-  stats[at + 3u] = 0u;
+  for (var i = 0u; i <= 2u * params.count + 1u; i = i + 1u) {
+    stats[at + i] = 0u;
+  }
 }
