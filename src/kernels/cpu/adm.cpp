@@ -1139,9 +1139,14 @@ AdmKernelParams admKernelParams(const AdmOptions& o) {
   return kp;
 }
 
-void admStats(const LumaPlane& ref, const LumaPlane& dis, int64_t* stats) {
+void admStats(const LumaPlane& ref, const LumaPlane& dis, int64_t* stats, bool egl1) {
   static const AdmKernelParams kDefault = defaultKernelParams();
-  runStats(ref, dis, kDefault, stats);
+  static const AdmKernelParams kDefaultOnly = [] {
+    AdmKernelParams kp = defaultKernelParams();
+    kp.variants = 1;
+    return kp;
+  }();
+  runStats(ref, dis, egl1 ? kDefault : kDefaultOnly, stats);
 }
 
 void admStatsWithOptions(const LumaPlane& ref, const LumaPlane& dis, const AdmOptions& options,
