@@ -35,7 +35,24 @@
 #include <string>
 #include <vector>
 
+#include "cpu_features.h"
 #include "extractor.h"
+
+#if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__)
+#define VMAFS_CAMBI_X86 1
+#else
+#define VMAFS_CAMBI_X86 0
+#endif
+
+// No contraction into FMA in any copy (GCC: -ffp-contract=off on the command line).
+#if defined(__clang__)
+#pragma clang fp contract(off)
+#endif
+
+#if VMAFS_CAMBI_X86
+#include <immintrin.h>
+#define VMAFS_CAMBI_AVX512 __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl")))
+#endif
 
 namespace vmafs {
 namespace {
@@ -341,6 +358,69 @@ struct Settings {
 // The contrast values of one scale: per masked pixel, from the counts of masked pixels of
 // each value in its window (rows and columns within `pad`, clipped), kept per column and
 // slid down the rows.
+#if VMAFS_CAMBI_X86
+// row[lo, hi) += delta (+1 or -1, modulo 2^16 as the scalar loop), 32 counts per step.
+VMAFS_CAMBI_AVX512 inline void spreadAvx512(uint16_t* row, int lo, int hi, int delta) {
+  const __m512i step = _mm512_set1_epi16(static_cast<int16_t>(delta));
+  int c = lo;
+  for (; c + 32 <= hi; c += 32) {
+    __m512i* at = reinterpret_cast<__m512i*>(row + c);
+    _mm512_storeu_si512(at, _mm512_add_epi16(_mm512_loadu_si512(at), step));
+  }
+  if (c < hi) {
+    const __mmask32 m = static_cast<__mmask32>((uint64_t{1} << (hi - c)) - 1);
+    _mm512_mask_storeu_epi16(row + c, m, _mm512_add_epi16(_mm512_maskz_loadu_epi16(m, row + c), step));
+  }
+}
+
+// Bit t set where column j + t of the leaving and entering rows differ (a null row: all -1).
+VMAFS_CAMBI_AVX512 inline uint32_t changedColumnsAvx512(const int16_t* leaving, const int16_t* entering, int j) {
+  const __m512i none = _mm512_set1_epi16(-1);
+  const __m512i out = leaving ? _mm512_loadu_si512(leaving + j) : none;
+  const __m512i in = entering ? _mm512_loadu_si512(entering + j) : none;
+  return _mm512_cmpneq_epi16_mask(out, in);
+}
+
+// The c values of one row, 16 pixels per step (contrastValues' scalar loop, lane by lane):
+// the counts are gathered as 32 bits from their 16-bit cells and masked (the histogram
+// has room past its end), the steps visible at each value likewise. The product is the
+// same int32, converted and multiplied by the same float reciprocal; the maximum of the
+// non-negative, finite values is the scalar loop's. Returns the first column it left.
+VMAFS_CAMBI_AVX512 inline int contrastRowAvx512(const int16_t* brow, const uint16_t* hist, int w, int base,
+                                               const uint32_t* steps, int diffs, const float* recip, float* crow) {
+  const __m512i lanes = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+  const __m512i zero = _mm512_setzero_si512();
+  const __m512i low16 = _mm512_set1_epi32(0xFFFF);
+  const __m512i width = _mm512_set1_epi32(w);
+  int j = 0;
+  for (; j + 16 <= w; j += 16) {
+    const __m512i b = _mm512_cvtepi16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(brow + j)));
+    const __mmask16 valid = _mm512_cmpge_epi32_mask(b, zero);
+    __m512 best = _mm512_setzero_ps();
+    if (valid) {
+      const __m512i at = _mm512_add_epi32(_mm512_mullo_epi32(b, width), _mm512_add_epi32(lanes, _mm512_set1_epi32(j)));
+      const __m512i p0 = _mm512_and_si512(_mm512_mask_i32gather_epi32(zero, valid, at, hist, 2), low16);
+      const __m512i visible =
+          _mm512_mask_i32gather_epi32(zero, valid, _mm512_add_epi32(b, _mm512_set1_epi32(base)), steps, 4);
+      for (int d = 0; d < diffs; d++) {
+        const __mmask16 on = _mm512_test_epi32_mask(visible, _mm512_set1_epi32(static_cast<int>(1u << d)));
+        if (!on) continue;
+        const __m512i off = _mm512_set1_epi32((d + 1) * w);
+        const __m512i p1 = _mm512_and_si512(_mm512_mask_i32gather_epi32(zero, on, _mm512_add_epi32(at, off), hist, 2), low16);
+        const __m512i p2 = _mm512_and_si512(_mm512_mask_i32gather_epi32(zero, on, _mm512_sub_epi32(at, off), hist, 2), low16);
+        const __m512i p = _mm512_max_epi32(p1, p2);
+        const __m512i product = _mm512_mullo_epi32(_mm512_mullo_epi32(_mm512_set1_epi32(kContrastWeight[d]), p0), p);
+        const __m512 r = _mm512_mask_i32gather_ps(_mm512_setzero_ps(), on, _mm512_add_epi32(p, p0), recip, 4);
+        best = _mm512_mask_max_ps(best, on, best, _mm512_mul_ps(_mm512_cvtepi32_ps(product), r));
+      }
+    }
+    _mm512_storeu_ps(crow + j, best);
+  }
+  return j;
+}
+#endif
+
+template <bool kAvx512>
 void contrastValues(const Settings& s, const uint16_t* img, const uint8_t* mask, int w, int h, int pad, Scratch& k) {
   const int base = s.bandBase, band = s.bandSize;
   const size_t area = static_cast<size_t>(w) * h;
@@ -355,12 +435,21 @@ void contrastValues(const Settings& s, const uint16_t* img, const uint8_t* mask,
   // The band's rows between `diffs` rows of zeros above and below, which the c values read
   // as the counts of values outside the band, without a bounds check.
   const int n = s.diffs;
-  k.hist.assign(static_cast<size_t>(band + 2 * n) * w, 0);
+  // (2 spare cells: the AVX-512 loop reads each count as 32 bits.) The histogram is all zero
+  // between calls (the last rows are taken out at the end), so only growth clears it.
+  const size_t cells = static_cast<size_t>(band + 2 * n) * w + 2;
+  if (k.hist.size() < cells) k.hist.assign(cells, 0);
   k.c.resize(area);  // every element is written below
   uint16_t* hist = k.hist.data() + static_cast<size_t>(n) * w;
   auto spread = [&](int b, int j, int delta) {
     uint16_t* row = hist + static_cast<size_t>(b) * w;
     const int lo = std::max(j - pad, 0), hi = std::min(j + pad + 1, w);
+#if VMAFS_CAMBI_X86
+    if constexpr (kAvx512) {
+      spreadAvx512(row, lo, hi, delta);
+      return;
+    }
+#endif
     if (delta > 0)
       for (int c = lo; c < hi; c++) row[c]++;
     else
@@ -378,18 +467,31 @@ void contrastValues(const Settings& s, const uint16_t* img, const uint8_t* mask,
       const int out = i - pad - 1, in = i + pad;
       const int16_t* leaving = out >= 0 ? bins + static_cast<size_t>(out) * w : nullptr;
       const int16_t* entering = in < h ? bins + static_cast<size_t>(in) * w : nullptr;
-      for (int j = 0; j < w; j++) {
+      auto slide = [&](int j) {
         const int bo = leaving ? leaving[j] : -1;
         const int bi = entering ? entering[j] : -1;
-        if (bo == bi) continue;  // same value leaves and enters: no change
         if (bo >= 0) spread(bo, j, -1);
         if (bi >= 0) spread(bi, j, +1);
+      };
+      int j = 0;
+#if VMAFS_CAMBI_X86
+      if constexpr (kAvx512) {  // visits the same columns in the same order, without a branch per column
+        for (; j + 32 <= w; j += 32)
+          for (uint32_t todo = changedColumnsAvx512(leaving, entering, j); todo != 0; todo &= todo - 1)
+            slide(j + __builtin_ctz(todo));
       }
+#endif
+      for (; j < w; j++)
+        if ((leaving ? leaving[j] : -1) != (entering ? entering[j] : -1)) slide(j);  // equal: no change
     }
     const int16_t* brow = bins + static_cast<size_t>(i) * w;
     const uint16_t* irow = img + static_cast<size_t>(i) * w;
     float* crow = k.c.data() + static_cast<size_t>(i) * w;
-    for (int j = 0; j < w; j++) {
+    int j0 = 0;
+#if VMAFS_CAMBI_X86
+    if constexpr (kAvx512) j0 = contrastRowAvx512(brow, hist, w, base, steps, s.diffs, recip, crow);
+#endif
+    for (int j = j0; j < w; j++) {
       const int b = brow[j];
       crow[j] = 0.0f;
       if (b < 0) continue;
@@ -407,6 +509,12 @@ void contrastValues(const Settings& s, const uint16_t* img, const uint8_t* mask,
       }
       crow[j] = best;
     }
+  }
+  // Take out the rows the window still holds, leaving the histogram zero for the next call.
+  for (int i = std::max(h - 1 - pad, 0); i < h; i++) {
+    const int16_t* brow = bins + static_cast<size_t>(i) * w;
+    for (int j = 0; j < w; j++)
+      if (brow[j] >= 0) spread(brow[j], j, -1);
   }
 }
 
@@ -538,9 +646,10 @@ class Heatmaps {
 };
 
 // CAMBI of one picture at w x h with this window; its c values go to `heatmaps` (if any) as
-// frame `frame`.
-double cambiOf(const Settings& s, const PlaneView& in, int bpc, int w, int h, int window, Scratch& k,
-               const Heatmaps* heatmaps = nullptr, int64_t frame = 0) {
+// frame `frame`. Inlined whole into each instruction-set copy below.
+template <bool kAvx512>
+inline __attribute__((always_inline)) double cambiBody(const Settings& s, const PlaneView& in, int bpc, int w, int h,
+                                                       int window, Scratch& k, const Heatmaps* heatmaps, int64_t frame) {
   if (bpc != 8 && bpc != 16) {
     const unsigned top = (1u << bpc) - 1;
     for (int y = 0; y < in.height; y++)
@@ -566,11 +675,39 @@ double cambiOf(const Settings& s, const PlaneView& in, int bpc, int w, int h, in
       sh = nh;
     }
     modeFilter(k.image.data(), sw, sh, k.ring);
-    contrastValues(s, k.image.data(), k.mask.data(), sw, sh, pad, k);
+    contrastValues<kAvx512>(s, k.image.data(), k.mask.data(), sw, sh, pad, k);
     if (heatmaps) heatmaps->write(scale, k.c.data(), sw, sh, window, s.diffs, frame);  // before selection reorders c
     pooled[scale] = poolScale(k.c.data(), sw * sh, s.topk);
   }
   return combineScales(pooled, window);
+}
+
+// The same code compiled for AVX2 and for AVX-512 (chosen at run time, capped by limitIsa):
+// the histogram updates, mode filter, mask and conversions vectorise wider. The results are
+// the same: integer arithmetic, and the float c values and double sums are the same
+// operations in the same order (no FMA contraction: -ffp-contract=off, and the pragma).
+#if VMAFS_CAMBI_X86
+__attribute__((target("avx2"), flatten)) double cambiAvx2(const Settings& s, const PlaneView& in, int bpc, int w,
+                                                         int h, int window, Scratch& k, const Heatmaps* heatmaps,
+                                                         int64_t frame) {
+  return cambiBody<false>(s, in, bpc, w, h, window, k, heatmaps, frame);
+}
+
+__attribute__((target("avx512f,avx512bw,avx512dq,avx512vl"), flatten)) double cambiAvx512(
+    const Settings& s, const PlaneView& in, int bpc, int w, int h, int window, Scratch& k, const Heatmaps* heatmaps,
+    int64_t frame) {
+  return cambiBody<true>(s, in, bpc, w, h, window, k, heatmaps, frame);
+}
+#endif
+
+double cambiOf(const Settings& s, const PlaneView& in, int bpc, int w, int h, int window, Scratch& k,
+               const Heatmaps* heatmaps = nullptr, int64_t frame = 0) {
+#if VMAFS_CAMBI_X86
+  const IsaLevel isa = activeIsa();
+  if (isa >= IsaLevel::kAvx512) return cambiAvx512(s, in, bpc, w, h, window, k, heatmaps, frame);
+  if (isa >= IsaLevel::kAvx2) return cambiAvx2(s, in, bpc, w, h, window, k, heatmaps, frame);
+#endif
+  return cambiBody<false>(s, in, bpc, w, h, window, k, heatmaps, frame);
 }
 
 class Cambi final : public Extractor {
