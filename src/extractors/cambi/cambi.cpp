@@ -373,6 +373,27 @@ VMAFS_CAMBI_AVX512 inline void spreadAvx512(uint16_t* row, int lo, int hi, int d
   }
 }
 
+// Adds delta (+1 or -1, modulo 2^16) to row[c] once for every pixel j of the run [j0, j1]
+// whose window [j - pad, j + pad] holds c, c in [0, w): the sum of spreadAvx512 over the run,
+// min(c + pad, j1) - max(c - pad, j0) + 1 where positive, in one pass over the cells.
+VMAFS_CAMBI_AVX512 inline void spreadRunAvx512(uint16_t* row, int j0, int j1, int pad, int w, int delta) {
+  const int lo = std::max(j0 - pad, 0), hi = std::min(j1 + pad + 1, w);
+  const __m512i lanes = _mm512_set_epi16(31, 30, 29, 28, 27, 26, 25, 24, 23, 22, 21, 20, 19, 18, 17, 16, 15, 14, 13,
+                                         12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);  // lane t holds t
+  const __m512i padV = _mm512_set1_epi16(static_cast<int16_t>(pad));
+  const __m512i first = _mm512_set1_epi16(static_cast<int16_t>(j0)), last = _mm512_set1_epi16(static_cast<int16_t>(j1));
+  const __m512i one = _mm512_set1_epi16(1);
+  for (int c = lo; c < hi; c += 32) {
+    const __m512i cells = _mm512_add_epi16(_mm512_set1_epi16(static_cast<int16_t>(c)), lanes);
+    const __m512i count = _mm512_add_epi16(
+        _mm512_sub_epi16(_mm512_min_epi16(_mm512_add_epi16(cells, padV), last), _mm512_max_epi16(_mm512_sub_epi16(cells, padV), first)),
+        one);  // at least 1 on [lo, hi): every cell there is within pad of the run
+    const __m512i step = delta > 0 ? count : _mm512_sub_epi16(_mm512_setzero_si512(), count);
+    const __mmask32 m = hi - c >= 32 ? ~__mmask32{0} : static_cast<__mmask32>((uint64_t{1} << (hi - c)) - 1);
+    _mm512_mask_storeu_epi16(row + c, m, _mm512_add_epi16(_mm512_maskz_loadu_epi16(m, row + c), step));
+  }
+}
+
 // Bit t set where column j + t of the leaving and entering rows differ (a null row: all -1).
 VMAFS_CAMBI_AVX512 inline uint32_t changedColumnsAvx512(const int16_t* leaving, const int16_t* entering, int j) {
   const __m512i none = _mm512_set1_epi16(-1);
@@ -475,10 +496,30 @@ void contrastValues(const Settings& s, const uint16_t* img, const uint8_t* mask,
       };
       int j = 0;
 #if VMAFS_CAMBI_X86
-      if constexpr (kAvx512) {  // visits the same columns in the same order, without a branch per column
-        for (; j + 32 <= w; j += 32)
-          for (uint32_t todo = changedColumnsAvx512(leaving, entering, j); todo != 0; todo &= todo - 1)
-            slide(j + __builtin_ctz(todo));
+      if constexpr (kAvx512) {
+        // The changed columns found 32 at a time; runs of neighbouring ones whose leaving (or
+        // entering) pixels share a bin are spread at once (the counts are sums: any order
+        // and grouping of the updates gives the same histogram).
+        int outBin = -1, outFirst = 0, outLast = -2, inBin = -1, inFirst = 0, inLast = -2;
+        auto flushOut = [&] { if (outBin >= 0) spreadRunAvx512(hist + static_cast<size_t>(outBin) * w, outFirst, outLast, pad, w, -1); };
+        auto flushIn = [&] { if (inBin >= 0) spreadRunAvx512(hist + static_cast<size_t>(inBin) * w, inFirst, inLast, pad, w, +1); };
+        for (; j + 32 <= w; j += 32) {
+          for (uint32_t todo = changedColumnsAvx512(leaving, entering, j); todo != 0; todo &= todo - 1) {
+            const int at = j + __builtin_ctz(todo);
+            const int bo = leaving ? leaving[at] : -1;
+            const int bi = entering ? entering[at] : -1;
+            if (bo >= 0) {
+              if (bo == outBin && at == outLast + 1) outLast = at;
+              else flushOut(), outBin = bo, outFirst = outLast = at;
+            }
+            if (bi >= 0) {
+              if (bi == inBin && at == inLast + 1) inLast = at;
+              else flushIn(), inBin = bi, inFirst = inLast = at;
+            }
+          }
+        }
+        flushOut();
+        flushIn();
       }
 #endif
       for (; j < w; j++)
