@@ -203,6 +203,10 @@ void toTenBits(const PlaneView& in, int bpc, uint16_t* out, int ow, int oh) {
       }
       return;
     }
+    if (bpc == 10) {  // already 10 bits (convert() is the identity): row copies
+      for (int y = 0; y < oh; y++) std::memcpy(out + static_cast<size_t>(y) * ow, in.row<uint16_t>(y), sizeof(uint16_t) * ow);
+      return;
+    }
     for (int y = 0; y < oh; y++)
       for (int x = 0; x < ow; x++) out[static_cast<size_t>(y) * ow + x] = convert(sample(y, x));
     return;
