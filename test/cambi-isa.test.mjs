@@ -58,4 +58,19 @@ describe('cambi: every instruction set gives the same values', function () {
       });
     }
   }
+
+  it('refuses a sample beyond the bit depth wherever it lies, at every ISA', async function () {
+    const [width, height, cw, ch] = [333, 227, 167, 114];
+    const geometry = { width, height, bitDepth: 10, chromaWidth: cw, chromaHeight: ch };
+    for (const at of [0, 16 * width + 200, width * height - 1]) {
+      const ref = [banded(width, height, 10, 7, 0), new Uint16Array(cw * ch), new Uint16Array(cw * ch)];
+      const dis = [banded(width, height, 10, 8, 3), new Uint16Array(cw * ch), new Uint16Array(cw * ch)];
+      dis[0][at] = 1024;
+      const results = await atEveryLevel(native, levels, async () => {
+        const h = native.createExtractor(cambi.implementation.native, optionsOf({}), geometry);
+        return native.runExtractor(h, ref, dis, [], []).then(() => 'accepted', (e) => String(e.message));
+      });
+      for (const r of results) assert.match(r.value, /greater than 1023/, `${r.level}, sample ${at}`);
+    }
+  });
 });
