@@ -246,11 +246,18 @@ struct Scratch {
   std::vector<float> c;
 };
 
+// At least n elements of v, which never shrinks: a smaller scale (or full_ref's other picture)
+// must not make the next larger one pay for zeroing what it writes anyway.
+template <typename T>
+T* atLeast(std::vector<T>& v, size_t n) {
+  if (v.size() < n) v.resize(n);
+  return v.data();
+}
+
 void flatMask(const uint16_t* p, int w, int h, uint8_t* mask, Scratch& k) {
   const uint32_t threshold = maskThreshold(w, h);
   const int r = kMaskSide / 2;
-  k.zero.resize(static_cast<size_t>(w) * h);  // every element is written below
-  uint8_t* zero = k.zero.data();
+  uint8_t* zero = atLeast(k.zero, static_cast<size_t>(w) * h);  // every element is written below
   // Loops split at the edges so that the inner ones vectorise.
   for (int i = 0; i < h; i++) {
     const uint16_t* row = p + static_cast<size_t>(i) * w;
@@ -302,7 +309,7 @@ inline uint16_t modeOf3(uint16_t a, uint16_t b, uint16_t c) {
 // kept), then the vertical mode of three of those for the inner rows; first and last rows
 // keep their original samples.
 void modeFilter(uint16_t* p, int w, int h, std::vector<uint16_t>& ring) {
-  ring.resize(static_cast<size_t>(3) * w);
+  atLeast(ring, static_cast<size_t>(3) * w);
   auto horizontal = [&](int i, uint16_t* out) {
     const uint16_t* row = p + static_cast<size_t>(i) * w;
     out[0] = row[0];
@@ -451,8 +458,7 @@ void contrastValues(const Settings& s, const uint16_t* img, const uint8_t* mask,
   const size_t area = static_cast<size_t>(w) * h;
   // Each pixel's histogram row, or -1 where it counts in no histogram (unmasked, or outside
   // the band any c value depends on).
-  k.bins.resize(area);
-  int16_t* bins = k.bins.data();
+  int16_t* bins = atLeast(k.bins, area);
   for (size_t at = 0; at < area; at++) {
     const unsigned b = static_cast<unsigned>(img[at]) - static_cast<unsigned>(base);
     bins[at] = mask[at] && b < static_cast<unsigned>(band) ? static_cast<int16_t>(b) : static_cast<int16_t>(-1);
@@ -464,7 +470,7 @@ void contrastValues(const Settings& s, const uint16_t* img, const uint8_t* mask,
   // between calls (the last rows are taken out at the end), so only growth clears it.
   const size_t cells = static_cast<size_t>(band + 2 * n) * w + 2;
   if (k.hist.size() < cells) k.hist.assign(cells, 0);
-  k.c.resize(area);  // every element is written below
+  atLeast(k.c, area);  // every element is written below
   uint16_t* hist = k.hist.data() + static_cast<size_t>(n) * w;
   auto spread = [&](int b, int j, int delta) {
     uint16_t* row = hist + static_cast<size_t>(b) * w;
@@ -710,8 +716,8 @@ inline __attribute__((always_inline)) double cambiBody(const Settings& s, const 
       if (largest > top) throw std::runtime_error(outOfRange(bpc));
     }
   }
-  k.image.resize(static_cast<size_t>(w) * h);
-  k.mask.resize(static_cast<size_t>(w) * h);
+  atLeast(k.image, static_cast<size_t>(w) * h);
+  atLeast(k.mask, static_cast<size_t>(w) * h);
   toTenBits(in, bpc, k.image.data(), w, h);
   if (s.encBitDepth < 10) antiDither(k.image.data(), w, h);
   flatMask(k.image.data(), w, h, k.mask.data(), k);
