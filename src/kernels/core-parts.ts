@@ -17,6 +17,12 @@ export interface CoreParts {
   readonly adm: boolean;
   /** The motion SADs (every motion instance reads them). */
   readonly motion: boolean;
+  /**
+   * With adm: whether its adm_enhn_gain_limit=1 variant (the _egl_1 keys) is wanted; absent
+   * means it is. False (createPlanBackend, for a plan without that instance): the cpu backend
+   * skips that variant's masking work, and neither backend emits its values.
+   */
+  readonly admEgl1?: boolean;
 }
 
 export const ALL_CORE_PARTS: CoreParts = Object.freeze({ vif: true, adm: true, motion: true });
@@ -29,13 +35,18 @@ export function planCoreParts(plan: RunPlan): CoreParts {
   return { vif: has(integerVif.name), adm: has(integerAdm.name), motion: has(integerMotion.name) };
 }
 
+/** Whether the plan has a core ADM instance at adm_enhn_gain_limit=1 (the _egl_1 keys). */
+export function planAdmEgl1(plan: RunPlan): boolean {
+  return plan.instances.some((x) => x.definition.implementation.kind === 'core' && x.definition.name === integerAdm.name && x.options['adm_enhn_gain_limit'] === 1);
+}
+
 export function anyCorePart(parts: CoreParts): boolean {
   return parts.vif || parts.adm || parts.motion;
 }
 
-/** The addon's mask of the stats parts (computeFrameStats, finishFeatures: 1 VIF, 2 ADM). */
+/** The addon's mask of the stats parts (computeFrameStats, finishFeatures: 1 VIF, 2 ADM, 4 beside 2: ADM without egl_1). */
 export function statsPartsMask(parts: CoreParts): number {
-  return (parts.vif ? 1 : 0) | (parts.adm ? 2 : 0);
+  return (parts.vif ? 1 : 0) | (parts.adm ? 2 : 0) | (parts.adm && parts.admEgl1 === false ? 4 : 0);
 }
 
 /** Whether a frame pair's stats (VIF or ADM, which read the distorted frame) are computed at all. */

@@ -4,7 +4,7 @@ import { PlanBackend } from './plan-backend.js';
 import type { RunPlan } from '../extractors/plan.js';
 import { integerMotion } from '../extractors/integer_motion/integer_motion.js';
 import { motionInstance, type MotionInstance } from '../extractors/integer_motion/motion-options.js';
-import { NO_CORE_PARTS, planCoreParts, type CoreParts } from './core-parts.js';
+import { NO_CORE_PARTS, planAdmEgl1, planCoreParts, type CoreParts } from './core-parts.js';
 import type { GpuParts } from './gpu/gpu-extractors.js';
 
 export interface BackendOptions {
@@ -80,8 +80,11 @@ export async function createPlanBackend(plan: RunPlan, kind: BackendKind | 'auto
   // them even without core instances (and then runs no VIF, ADM or motion).
   const gpuKernels = kind === 'gpu' && gpuKernelsIn(plan);
   let core: FeatureBackend | undefined;
-  if (needsCore) core = await createBackend(kind, { ...options, motion: planMotionInstances(plan), parts: planCoreParts(plan) });
-  else if (gpuKernels) {
+  if (needsCore) {
+    // Without an egl_1 ADM instance the cpu backend computes ADM's default variant alone.
+    const parts = planCoreParts(plan);
+    core = await createBackend(kind, { ...options, motion: planMotionInstances(plan), parts: planAdmEgl1(plan) ? parts : { ...parts, admEgl1: false } });
+  } else if (gpuKernels) {
     const { GpuBackend } = await import('./gpu/gpu-backend.js');
     core = await GpuBackend.open({ adapter: options.gpuAdapter, onWarning: options.onWarning, parts: NO_CORE_PARTS, ...gpuTimeoutOf(options) });
   }

@@ -50,20 +50,31 @@ export const FEATURE_KEYS: readonly string[] = [
 /** finishFeatures' VIF values (the first 8); the ADM ones follow. */
 const VIF_FINISHED = 2 * VIF_KEYS.length;
 
+/** The ADM keys of the egl_1 variant: not emitted where it was not computed (parts.admEgl1 false). */
+const ADM_EGL1_KEYS: ReadonlySet<string> = new Set(egl1(ADM_VALUE_KEYS));
+
 /**
  * Where each key sits in finishFeatures' values for these parts (VIF's 8 first, then ADM's
- * 14, a part left out taking no room); keys of parts left out are absent.
+ * 14, a part left out taking no room); keys of parts left out are absent, and so are the
+ * ADM egl_1 keys where that variant was not computed (their 7 values are still there).
  */
 function finishedIndex(parts: CoreParts): Map<string, number> {
   const index = new Map<string, number>();
   let at = 0;
   FINISHED_FEATURE_KEYS.forEach((key, i) => {
-    if (i < VIF_FINISHED ? parts.vif : parts.adm) index.set(key, at++);
+    if (!(i < VIF_FINISHED ? parts.vif : parts.adm)) return;
+    if (parts.admEgl1 === false && ADM_EGL1_KEYS.has(key)) at++;
+    else index.set(key, at++);
   });
   return index;
 }
 
-/** finishedIndex by statsPartsMask (four at most). */
+/** Values finishFeatures returns for these parts. */
+function finishedCount(parts: CoreParts): number {
+  return (parts.vif ? VIF_FINISHED : 0) + (parts.adm ? FINISHED_FEATURE_KEYS.length - VIF_FINISHED : 0);
+}
+
+/** finishedIndex by statsPartsMask (eight at most). */
 const FINISHED_INDEX = new Map<number, Map<string, number>>();
 
 function finishedIndexOf(parts: CoreParts): Map<string, number> {
@@ -89,8 +100,8 @@ export function motionScoreFromSad(sad: bigint, width: number, height: number): 
  */
 export function featureValues(finished: ArrayLike<number>, motion: ReadonlyArray<readonly [string, number]>, parts: CoreParts = ALL_CORE_PARTS): FeatureValues {
   const index = finishedIndexOf(parts);
-  if (finished.length !== index.size) {
-    throw new RangeError(`expected ${index.size} finished feature values, got ${finished.length}`);
+  if (finished.length !== finishedCount(parts)) {
+    throw new RangeError(`expected ${finishedCount(parts)} finished feature values, got ${finished.length}`);
   }
   const features: FeatureValues = {};
   for (const key of FEATURE_KEYS) {

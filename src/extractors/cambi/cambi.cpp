@@ -35,7 +35,24 @@
 #include <string>
 #include <vector>
 
+#include "cpu_features.h"
 #include "extractor.h"
+
+#if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__)
+#define VMAFS_CAMBI_X86 1
+#else
+#define VMAFS_CAMBI_X86 0
+#endif
+
+// No contraction into FMA in any copy (GCC: -ffp-contract=off on the command line).
+#if defined(__clang__)
+#pragma clang fp contract(off)
+#endif
+
+#if VMAFS_CAMBI_X86
+#include <immintrin.h>
+#define VMAFS_CAMBI_AVX512 __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl")))
+#endif
 
 namespace vmafs {
 namespace {
@@ -186,6 +203,10 @@ void toTenBits(const PlaneView& in, int bpc, uint16_t* out, int ow, int oh) {
       }
       return;
     }
+    if (bpc == 10) {  // already 10 bits (convert() is the identity): row copies
+      for (int y = 0; y < oh; y++) std::memcpy(out + static_cast<size_t>(y) * ow, in.row<uint16_t>(y), sizeof(uint16_t) * ow);
+      return;
+    }
     for (int y = 0; y < oh; y++)
       for (int x = 0; x < ow; x++) out[static_cast<size_t>(y) * ow + x] = convert(sample(y, x));
     return;
@@ -225,11 +246,18 @@ struct Scratch {
   std::vector<float> c;
 };
 
+// At least n elements of v, which never shrinks: a smaller scale (or full_ref's other picture)
+// must not make the next larger one pay for zeroing what it writes anyway.
+template <typename T>
+T* atLeast(std::vector<T>& v, size_t n) {
+  if (v.size() < n) v.resize(n);
+  return v.data();
+}
+
 void flatMask(const uint16_t* p, int w, int h, uint8_t* mask, Scratch& k) {
   const uint32_t threshold = maskThreshold(w, h);
   const int r = kMaskSide / 2;
-  k.zero.resize(static_cast<size_t>(w) * h);  // every element is written below
-  uint8_t* zero = k.zero.data();
+  uint8_t* zero = atLeast(k.zero, static_cast<size_t>(w) * h);  // every element is written below
   // Loops split at the edges so that the inner ones vectorise.
   for (int i = 0; i < h; i++) {
     const uint16_t* row = p + static_cast<size_t>(i) * w;
@@ -281,7 +309,7 @@ inline uint16_t modeOf3(uint16_t a, uint16_t b, uint16_t c) {
 // kept), then the vertical mode of three of those for the inner rows; first and last rows
 // keep their original samples.
 void modeFilter(uint16_t* p, int w, int h, std::vector<uint16_t>& ring) {
-  ring.resize(static_cast<size_t>(3) * w);
+  atLeast(ring, static_cast<size_t>(3) * w);
   auto horizontal = [&](int i, uint16_t* out) {
     const uint16_t* row = p + static_cast<size_t>(i) * w;
     out[0] = row[0];
@@ -341,13 +369,96 @@ struct Settings {
 // The contrast values of one scale: per masked pixel, from the counts of masked pixels of
 // each value in its window (rows and columns within `pad`, clipped), kept per column and
 // slid down the rows.
+#if VMAFS_CAMBI_X86
+// row[lo, hi) += delta (+1 or -1, modulo 2^16 as the scalar loop), 32 counts per step.
+VMAFS_CAMBI_AVX512 inline void spreadAvx512(uint16_t* row, int lo, int hi, int delta) {
+  const __m512i step = _mm512_set1_epi16(static_cast<int16_t>(delta));
+  int c = lo;
+  for (; c + 32 <= hi; c += 32) {
+    __m512i* at = reinterpret_cast<__m512i*>(row + c);
+    _mm512_storeu_si512(at, _mm512_add_epi16(_mm512_loadu_si512(at), step));
+  }
+  if (c < hi) {
+    const __mmask32 m = static_cast<__mmask32>((uint64_t{1} << (hi - c)) - 1);
+    _mm512_mask_storeu_epi16(row + c, m, _mm512_add_epi16(_mm512_maskz_loadu_epi16(m, row + c), step));
+  }
+}
+
+// Adds delta (+1 or -1, modulo 2^16) to row[c] once for every pixel j of the run [j0, j1]
+// whose window [j - pad, j + pad] holds c, c in [0, w): the sum of spreadAvx512 over the run,
+// min(c + pad, j1) - max(c - pad, j0) + 1 where positive, in one pass over the cells.
+VMAFS_CAMBI_AVX512 inline void spreadRunAvx512(uint16_t* row, int j0, int j1, int pad, int w, int delta) {
+  const int lo = std::max(j0 - pad, 0), hi = std::min(j1 + pad + 1, w);
+  const __m512i lanes = _mm512_set_epi16(31, 30, 29, 28, 27, 26, 25, 24, 23, 22, 21, 20, 19, 18, 17, 16, 15, 14, 13,
+                                         12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);  // lane t holds t
+  const __m512i padV = _mm512_set1_epi16(static_cast<int16_t>(pad));
+  const __m512i first = _mm512_set1_epi16(static_cast<int16_t>(j0)), last = _mm512_set1_epi16(static_cast<int16_t>(j1));
+  const __m512i one = _mm512_set1_epi16(1);
+  for (int c = lo; c < hi; c += 32) {
+    const __m512i cells = _mm512_add_epi16(_mm512_set1_epi16(static_cast<int16_t>(c)), lanes);
+    const __m512i count = _mm512_add_epi16(
+        _mm512_sub_epi16(_mm512_min_epi16(_mm512_add_epi16(cells, padV), last), _mm512_max_epi16(_mm512_sub_epi16(cells, padV), first)),
+        one);  // at least 1 on [lo, hi): every cell there is within pad of the run
+    const __m512i step = delta > 0 ? count : _mm512_sub_epi16(_mm512_setzero_si512(), count);
+    const __mmask32 m = hi - c >= 32 ? ~__mmask32{0} : static_cast<__mmask32>((uint64_t{1} << (hi - c)) - 1);
+    _mm512_mask_storeu_epi16(row + c, m, _mm512_add_epi16(_mm512_maskz_loadu_epi16(m, row + c), step));
+  }
+}
+
+// Bit t set where column j + t of the leaving and entering rows differ (a null row: all -1).
+VMAFS_CAMBI_AVX512 inline uint32_t changedColumnsAvx512(const int16_t* leaving, const int16_t* entering, int j) {
+  const __m512i none = _mm512_set1_epi16(-1);
+  const __m512i out = leaving ? _mm512_loadu_si512(leaving + j) : none;
+  const __m512i in = entering ? _mm512_loadu_si512(entering + j) : none;
+  return _mm512_cmpneq_epi16_mask(out, in);
+}
+
+// The c values of one row, 16 pixels per step (contrastValues' scalar loop, lane by lane):
+// the counts are gathered as 32 bits from their 16-bit cells and masked (the histogram
+// has room past its end), the steps visible at each value likewise. The product is the
+// same int32, converted and multiplied by the same float reciprocal; the maximum of the
+// non-negative, finite values is the scalar loop's. Returns the first column it left.
+VMAFS_CAMBI_AVX512 inline int contrastRowAvx512(const int16_t* brow, const uint16_t* hist, int w, int base,
+                                               const uint32_t* steps, int diffs, const float* recip, float* crow) {
+  const __m512i lanes = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+  const __m512i zero = _mm512_setzero_si512();
+  const __m512i low16 = _mm512_set1_epi32(0xFFFF);
+  const __m512i width = _mm512_set1_epi32(w);
+  int j = 0;
+  for (; j + 16 <= w; j += 16) {
+    const __m512i b = _mm512_cvtepi16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(brow + j)));
+    const __mmask16 valid = _mm512_cmpge_epi32_mask(b, zero);
+    __m512 best = _mm512_setzero_ps();
+    if (valid) {
+      const __m512i at = _mm512_add_epi32(_mm512_mullo_epi32(b, width), _mm512_add_epi32(lanes, _mm512_set1_epi32(j)));
+      const __m512i p0 = _mm512_and_si512(_mm512_mask_i32gather_epi32(zero, valid, at, hist, 2), low16);
+      const __m512i visible =
+          _mm512_mask_i32gather_epi32(zero, valid, _mm512_add_epi32(b, _mm512_set1_epi32(base)), steps, 4);
+      for (int d = 0; d < diffs; d++) {
+        const __mmask16 on = _mm512_test_epi32_mask(visible, _mm512_set1_epi32(static_cast<int>(1u << d)));
+        if (!on) continue;
+        const __m512i off = _mm512_set1_epi32((d + 1) * w);
+        const __m512i p1 = _mm512_and_si512(_mm512_mask_i32gather_epi32(zero, on, _mm512_add_epi32(at, off), hist, 2), low16);
+        const __m512i p2 = _mm512_and_si512(_mm512_mask_i32gather_epi32(zero, on, _mm512_sub_epi32(at, off), hist, 2), low16);
+        const __m512i p = _mm512_max_epi32(p1, p2);
+        const __m512i product = _mm512_mullo_epi32(_mm512_mullo_epi32(_mm512_set1_epi32(kContrastWeight[d]), p0), p);
+        const __m512 r = _mm512_mask_i32gather_ps(_mm512_setzero_ps(), on, _mm512_add_epi32(p, p0), recip, 4);
+        best = _mm512_mask_max_ps(best, on, best, _mm512_mul_ps(_mm512_cvtepi32_ps(product), r));
+      }
+    }
+    _mm512_storeu_ps(crow + j, best);
+  }
+  return j;
+}
+#endif
+
+template <bool kAvx512>
 void contrastValues(const Settings& s, const uint16_t* img, const uint8_t* mask, int w, int h, int pad, Scratch& k) {
   const int base = s.bandBase, band = s.bandSize;
   const size_t area = static_cast<size_t>(w) * h;
   // Each pixel's histogram row, or -1 where it counts in no histogram (unmasked, or outside
   // the band any c value depends on).
-  k.bins.resize(area);
-  int16_t* bins = k.bins.data();
+  int16_t* bins = atLeast(k.bins, area);
   for (size_t at = 0; at < area; at++) {
     const unsigned b = static_cast<unsigned>(img[at]) - static_cast<unsigned>(base);
     bins[at] = mask[at] && b < static_cast<unsigned>(band) ? static_cast<int16_t>(b) : static_cast<int16_t>(-1);
@@ -355,12 +466,21 @@ void contrastValues(const Settings& s, const uint16_t* img, const uint8_t* mask,
   // The band's rows between `diffs` rows of zeros above and below, which the c values read
   // as the counts of values outside the band, without a bounds check.
   const int n = s.diffs;
-  k.hist.assign(static_cast<size_t>(band + 2 * n) * w, 0);
-  k.c.resize(area);  // every element is written below
+  // (2 spare cells: the AVX-512 loop reads each count as 32 bits.) The histogram is all zero
+  // between calls (the last rows are taken out at the end), so only growth clears it.
+  const size_t cells = static_cast<size_t>(band + 2 * n) * w + 2;
+  if (k.hist.size() < cells) k.hist.assign(cells, 0);
+  atLeast(k.c, area);  // every element is written below
   uint16_t* hist = k.hist.data() + static_cast<size_t>(n) * w;
   auto spread = [&](int b, int j, int delta) {
     uint16_t* row = hist + static_cast<size_t>(b) * w;
     const int lo = std::max(j - pad, 0), hi = std::min(j + pad + 1, w);
+#if VMAFS_CAMBI_X86
+    if constexpr (kAvx512) {
+      spreadAvx512(row, lo, hi, delta);
+      return;
+    }
+#endif
     if (delta > 0)
       for (int c = lo; c < hi; c++) row[c]++;
     else
@@ -378,18 +498,51 @@ void contrastValues(const Settings& s, const uint16_t* img, const uint8_t* mask,
       const int out = i - pad - 1, in = i + pad;
       const int16_t* leaving = out >= 0 ? bins + static_cast<size_t>(out) * w : nullptr;
       const int16_t* entering = in < h ? bins + static_cast<size_t>(in) * w : nullptr;
-      for (int j = 0; j < w; j++) {
+      auto slide = [&](int j) {
         const int bo = leaving ? leaving[j] : -1;
         const int bi = entering ? entering[j] : -1;
-        if (bo == bi) continue;  // same value leaves and enters: no change
         if (bo >= 0) spread(bo, j, -1);
         if (bi >= 0) spread(bi, j, +1);
+      };
+      int j = 0;
+#if VMAFS_CAMBI_X86
+      if constexpr (kAvx512) {
+        // The changed columns found 32 at a time; runs of neighbouring ones whose leaving (or
+        // entering) pixels share a bin are spread at once (the counts are sums: any order
+        // and grouping of the updates gives the same histogram).
+        int outBin = -1, outFirst = 0, outLast = -2, inBin = -1, inFirst = 0, inLast = -2;
+        auto flushOut = [&] { if (outBin >= 0) spreadRunAvx512(hist + static_cast<size_t>(outBin) * w, outFirst, outLast, pad, w, -1); };
+        auto flushIn = [&] { if (inBin >= 0) spreadRunAvx512(hist + static_cast<size_t>(inBin) * w, inFirst, inLast, pad, w, +1); };
+        for (; j + 32 <= w; j += 32) {
+          for (uint32_t todo = changedColumnsAvx512(leaving, entering, j); todo != 0; todo &= todo - 1) {
+            const int at = j + __builtin_ctz(todo);
+            const int bo = leaving ? leaving[at] : -1;
+            const int bi = entering ? entering[at] : -1;
+            if (bo >= 0) {
+              if (bo == outBin && at == outLast + 1) outLast = at;
+              else flushOut(), outBin = bo, outFirst = outLast = at;
+            }
+            if (bi >= 0) {
+              if (bi == inBin && at == inLast + 1) inLast = at;
+              else flushIn(), inBin = bi, inFirst = inLast = at;
+            }
+          }
+        }
+        flushOut();
+        flushIn();
       }
+#endif
+      for (; j < w; j++)
+        if ((leaving ? leaving[j] : -1) != (entering ? entering[j] : -1)) slide(j);  // equal: no change
     }
     const int16_t* brow = bins + static_cast<size_t>(i) * w;
     const uint16_t* irow = img + static_cast<size_t>(i) * w;
     float* crow = k.c.data() + static_cast<size_t>(i) * w;
-    for (int j = 0; j < w; j++) {
+    int j0 = 0;
+#if VMAFS_CAMBI_X86
+    if constexpr (kAvx512) j0 = contrastRowAvx512(brow, hist, w, base, steps, s.diffs, recip, crow);
+#endif
+    for (int j = j0; j < w; j++) {
       const int b = brow[j];
       crow[j] = 0.0f;
       if (b < 0) continue;
@@ -407,6 +560,12 @@ void contrastValues(const Settings& s, const uint16_t* img, const uint8_t* mask,
       }
       crow[j] = best;
     }
+  }
+  // Take out the rows the window still holds, leaving the histogram zero for the next call.
+  for (int i = std::max(h - 1 - pad, 0); i < h; i++) {
+    const int16_t* brow = bins + static_cast<size_t>(i) * w;
+    for (int j = 0; j < w; j++)
+      if (brow[j] >= 0) spread(brow[j], j, -1);
   }
 }
 
@@ -538,19 +697,27 @@ class Heatmaps {
 };
 
 // CAMBI of one picture at w x h with this window; its c values go to `heatmaps` (if any) as
-// frame `frame`.
-double cambiOf(const Settings& s, const PlaneView& in, int bpc, int w, int h, int window, Scratch& k,
-               const Heatmaps* heatmaps = nullptr, int64_t frame = 0) {
+// frame `frame`. Inlined whole into each instruction-set copy below.
+template <bool kAvx512>
+inline __attribute__((always_inline)) double cambiBody(const Settings& s, const PlaneView& in, int bpc, int w, int h,
+                                                       int window, Scratch& k, const Heatmaps* heatmaps, int64_t frame) {
   if (bpc != 8 && bpc != 16) {
+    // The largest sample of each row (a loop that vectorises), checked once per row.
     const unsigned top = (1u << bpc) - 1;
-    for (int y = 0; y < in.height; y++)
-      for (int x = 0; x < in.width; x++) {
-        const unsigned v = bpc > 8 ? in.row<uint16_t>(y)[x] : in.row<uint8_t>(y)[x];
-        if (v > top) throw std::runtime_error(outOfRange(bpc));
+    for (int y = 0; y < in.height; y++) {
+      unsigned largest = 0;
+      if (bpc > 8) {
+        const uint16_t* row = in.row<uint16_t>(y);
+        for (int x = 0; x < in.width; x++) largest = std::max<unsigned>(largest, row[x]);
+      } else {
+        const uint8_t* row = in.row<uint8_t>(y);
+        for (int x = 0; x < in.width; x++) largest = std::max<unsigned>(largest, row[x]);
       }
+      if (largest > top) throw std::runtime_error(outOfRange(bpc));
+    }
   }
-  k.image.resize(static_cast<size_t>(w) * h);
-  k.mask.resize(static_cast<size_t>(w) * h);
+  atLeast(k.image, static_cast<size_t>(w) * h);
+  atLeast(k.mask, static_cast<size_t>(w) * h);
   toTenBits(in, bpc, k.image.data(), w, h);
   if (s.encBitDepth < 10) antiDither(k.image.data(), w, h);
   flatMask(k.image.data(), w, h, k.mask.data(), k);
@@ -566,11 +733,39 @@ double cambiOf(const Settings& s, const PlaneView& in, int bpc, int w, int h, in
       sh = nh;
     }
     modeFilter(k.image.data(), sw, sh, k.ring);
-    contrastValues(s, k.image.data(), k.mask.data(), sw, sh, pad, k);
+    contrastValues<kAvx512>(s, k.image.data(), k.mask.data(), sw, sh, pad, k);
     if (heatmaps) heatmaps->write(scale, k.c.data(), sw, sh, window, s.diffs, frame);  // before selection reorders c
     pooled[scale] = poolScale(k.c.data(), sw * sh, s.topk);
   }
   return combineScales(pooled, window);
+}
+
+// The same code compiled for AVX2 and for AVX-512 (chosen at run time, capped by limitIsa):
+// the histogram updates, mode filter, mask and conversions vectorise wider. The results are
+// the same: integer arithmetic, and the float c values and double sums are the same
+// operations in the same order (no FMA contraction: -ffp-contract=off, and the pragma).
+#if VMAFS_CAMBI_X86
+__attribute__((target("avx2"), flatten)) double cambiAvx2(const Settings& s, const PlaneView& in, int bpc, int w,
+                                                         int h, int window, Scratch& k, const Heatmaps* heatmaps,
+                                                         int64_t frame) {
+  return cambiBody<false>(s, in, bpc, w, h, window, k, heatmaps, frame);
+}
+
+__attribute__((target("avx512f,avx512bw,avx512dq,avx512vl"), flatten)) double cambiAvx512(
+    const Settings& s, const PlaneView& in, int bpc, int w, int h, int window, Scratch& k, const Heatmaps* heatmaps,
+    int64_t frame) {
+  return cambiBody<true>(s, in, bpc, w, h, window, k, heatmaps, frame);
+}
+#endif
+
+double cambiOf(const Settings& s, const PlaneView& in, int bpc, int w, int h, int window, Scratch& k,
+               const Heatmaps* heatmaps = nullptr, int64_t frame = 0) {
+#if VMAFS_CAMBI_X86
+  const IsaLevel isa = activeIsa();
+  if (isa >= IsaLevel::kAvx512) return cambiAvx512(s, in, bpc, w, h, window, k, heatmaps, frame);
+  if (isa >= IsaLevel::kAvx2) return cambiAvx2(s, in, bpc, w, h, window, k, heatmaps, frame);
+#endif
+  return cambiBody<false>(s, in, bpc, w, h, window, k, heatmaps, frame);
 }
 
 class Cambi final : public Extractor {

@@ -4,7 +4,7 @@
 //   computeFrameStats(ref, dis, width, height, bitDepth, prevRef?, parts?)
 //       -> Promise<{ stats: BigInt64Array, sad: bigint | null }>
 //     Runs on the addon's worker pool (thread-pool.h): the stats `parts` asks for (a mask:
-//     kPartVif 1, kPartAdm 2; default both), VIF's kVifStatsLen entries first, then ADM's
+//     kPartVif 1, kPartAdm 2; default both; 4 beside 2: ADM without its egl_1 variant), VIF's kVifStatsLen entries first, then ADM's
 //     kAdmStatsLen, a part left out taking no room (a run whose models read no VIF, as VMAF
 //     v1's, skips its cost), and, when `prevRef` (the previous frame's reference luma) is
 //     given, the motion SAD between it and `ref` (see motion.h); null without. Lumas are Uint8Array at 8 bits, Uint16Array at 10/12/16, width * height
@@ -81,6 +81,11 @@ constexpr size_t kAdmFeatureCount = 2 * vmafs::kAdmFeaturesPerVariant;
 constexpr uint32_t kPartVif = 1;
 constexpr uint32_t kPartAdm = 2;
 constexpr uint32_t kPartsAll = kPartVif | kPartAdm;
+// Only beside kPartAdm: ADM without its gain-limit-1 variant (for runs that emit no _egl_1
+// key; it skips half of ADM's masking work). computeFrameStats leaves that variant's stats 0,
+// so finishFeatures' egl_1 ADM values are meaningless then (the caller drops them); stats
+// and values keep their layout and lengths. finishFeatures takes the bit and ignores it.
+constexpr uint32_t kPartAdmNoEgl1 = 4;
 
 size_t statsLength(uint32_t parts) {
   return ((parts & kPartVif) ? vmafs::kVifStatsLen : 0) + ((parts & kPartAdm) ? vmafs::kAdmStatsLen : 0);
@@ -196,8 +201,10 @@ Napi::TypedArray lumaArg(const Napi::CallbackInfo& info, size_t i, const char* f
 uint32_t partsArg(const Napi::CallbackInfo& info, size_t i, const char* fn) {
   if (i >= info.Length() || info[i].IsUndefined()) return kPartsAll;
   const double v = info[i].IsNumber() ? info[i].As<Napi::Number>().DoubleValue() : -1;
-  if (!(v >= 0 && v <= kPartsAll) || std::floor(v) != v) {
-    throwType(info.Env(), std::string(fn) + ": parts must be a mask of 1 (VIF) and 2 (ADM), got " +
+  const uint32_t any = kPartsAll | kPartAdmNoEgl1;
+  if (!(v >= 0 && v <= any) || std::floor(v) != v ||
+      ((static_cast<uint32_t>(v) & kPartAdmNoEgl1) && !(static_cast<uint32_t>(v) & kPartAdm))) {
+    throwType(info.Env(), std::string(fn) + ": parts must be a mask of 1 (VIF) and 2 (ADM), with 2 also 4 (ADM without egl_1), got " +
                               info[i].ToString().Utf8Value());
   }
   return static_cast<uint32_t>(v);
@@ -235,7 +242,7 @@ Napi::Value ComputeFrameStats(const Napi::CallbackInfo& info) {
           vmafs::vifStats(r, d, next);
           next += vmafs::kVifStatsLen;
         }
-        if (parts & kPartAdm) vmafs::admStats(r, d, next);
+        if (parts & kPartAdm) vmafs::admStats(r, d, next, (parts & kPartAdmNoEgl1) == 0);
         if (p) out.sad = vmafs::motionSad(*p, r);
         return out;
       },

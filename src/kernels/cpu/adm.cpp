@@ -321,7 +321,77 @@ VMAFS_ADM_TARGET_AVX512 inline int baseGainsAvx512(const int16_t* __restrict o,
   }
   return j;
 }
+
+// Two taps as the int16 pair of each 32-bit lane: (t0, t1) multiply samples 2i and 2i + 1.
+VMAFS_ADM_TARGET_AVX512 inline __m512i tapPairAvx512(int32_t t0, int32_t t1) {
+  return _mm512_set1_epi32(static_cast<int32_t>((static_cast<uint32_t>(t1) << 16) | (static_cast<uint32_t>(t0) & 0xFFFFu)));
+}
+
+// One 4-tap filter for sixteen outputs: from `from` (= row + 2j - 1) the pairs (2j-1, 2j) and
+// (2j+1, 2j+2) of each output j, each multiply-add two taps' products in 32 bits (exact:
+// every tap and sample fits int16, so no pair sum reaches 2^31), then + 32768, >> 16 and the
+// low 16 bits (vpmovdw truncates, as the scalar loop's int16 cast).
+VMAFS_ADM_TARGET_AVX512 inline __m256i filterPairsAvx512(const int16_t* from, __m512i t01, __m512i t23) {
+  const __m512i x = _mm512_loadu_si512(from);
+  const __m512i y = _mm512_loadu_si512(from + 2);
+  const __m512i sum = _mm512_add_epi32(_mm512_add_epi32(_mm512_madd_epi16(x, t01), _mm512_madd_epi16(y, t23)),
+                                       _mm512_set1_epi32(32768));
+  return _mm512_cvtepi32_epi16(_mm512_srai_epi32(sum, 16));
+}
+
+// BaseScale::horizontal for sixteen outputs per step; returns the first output it left. The
+// last step reads up to lo[2j + 32] for j + 15, as the scalar loop does.
+VMAFS_ADM_TARGET_AVX512 inline int horizontalBaseAvx512(const int16_t* __restrict lo,
+                                                        const int16_t* __restrict hi, int w,
+                                                        int16_t* __restrict a, int16_t* __restrict h,
+                                                        int16_t* __restrict v, int16_t* __restrict d) {
+  const __m512i lo01 = tapPairAvx512(kLo[0], kLo[1]), lo23 = tapPairAvx512(kLo[2], kLo[3]);
+  const __m512i hi01 = tapPairAvx512(kHi[0], kHi[1]), hi23 = tapPairAvx512(kHi[2], kHi[3]);
+  int j = 0;
+  for (; j + 16 <= w; j += 16) {
+    const int16_t* l = lo + 2 * j - 1;
+    const int16_t* u = hi + 2 * j - 1;
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(a + j), filterPairsAvx512(l, lo01, lo23));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(v + j), filterPairsAvx512(l, hi01, hi23));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(h + j), filterPairsAvx512(u, lo01, lo23));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(d + j), filterPairsAvx512(u, hi01, hi23));
+  }
+  return j;
+}
 #endif
+
+// BaseScale::mask's sum (the unsigned case: x and xs below 2^31, see there) for sixteen
+// positions per step, fused: x = max(|v * weight| - (thr << tsh), 0), xs = the low 32 bits
+// of (x * x + rq) >> q, then (xs * x + rc) >> cubeShift summed, each product in 64-bit lanes
+// (even and odd positions apart; vpmuludq reads the low 32 bits, which is the truncation).
+// The integer sum is the scalar loop's in any order. Sets *next to the first position left.
+VMAFS_ADM_TARGET_AVX512 inline uint64_t maskSumAvx512(const int16_t* __restrict v,
+                                                      const int32_t* __restrict thr, int begin,
+                                                      int end, int32_t weight, int tsh, int q,
+                                                      uint64_t rq, uint64_t rc, int cubeShift,
+                                                      int* next) {
+  const __m512i w = _mm512_set1_epi32(weight);
+  const __m512i zero = _mm512_setzero_si512();
+  const __m512i rq64 = _mm512_set1_epi64(static_cast<int64_t>(rq));
+  const __m512i rc64 = _mm512_set1_epi64(static_cast<int64_t>(rc));
+  const __m128i qCount = _mm_cvtsi32_si128(q), tshCount = _mm_cvtsi32_si128(tsh);
+  const __m128i cubeCount = _mm_cvtsi32_si128(cubeShift);
+  __m512i sum = zero;
+  int j = begin;
+  for (; j + 16 <= end; j += 16) {
+    const __m512i v32 = _mm512_cvtepi16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(v + j)));
+    const __m512i t = _mm512_sll_epi32(_mm512_loadu_si512(thr + j), tshCount);
+    const __m512i x = _mm512_max_epi32(_mm512_sub_epi32(_mm512_abs_epi32(_mm512_mullo_epi32(v32, w)), t), zero);
+    const __m512i xOdd = _mm512_srli_epi64(x, 32);
+    const __m512i sqEven = _mm512_srl_epi64(_mm512_add_epi64(_mm512_mul_epu32(x, x), rq64), qCount);
+    const __m512i sqOdd = _mm512_srl_epi64(_mm512_add_epi64(_mm512_mul_epu32(xOdd, xOdd), rq64), qCount);
+    const __m512i cubeEven = _mm512_srl_epi64(_mm512_add_epi64(_mm512_mul_epu32(sqEven, x), rc64), cubeCount);
+    const __m512i cubeOdd = _mm512_srl_epi64(_mm512_add_epi64(_mm512_mul_epu32(sqOdd, xOdd), rc64), cubeCount);
+    sum = _mm512_add_epi64(sum, _mm512_add_epi64(cubeEven, cubeOdd));
+  }
+  *next = j;
+  return static_cast<uint64_t>(_mm512_reduce_add_epi64(sum));
+}
 
 template <IsaLevel L>
 struct BaseScale {
@@ -351,7 +421,11 @@ struct BaseScale {
   static void horizontal(const int16_t* __restrict lo, const int16_t* __restrict hi, int w,
                          int16_t* __restrict a, int16_t* __restrict h, int16_t* __restrict v,
                          int16_t* __restrict d) {
-    for (int j = 0; j < w; ++j) {
+    int j0 = 0;
+#if defined(VMAFS_ADM_AVX2)
+    if constexpr (L >= IsaLevel::kAvx512) j0 = horizontalBaseAvx512(lo, hi, w, a, h, v, d);
+#endif
+    for (int j = j0; j < w; ++j) {
       const int32_t l0 = lo[2 * j - 1], l1 = lo[2 * j], l2 = lo[2 * j + 1], l3 = lo[2 * j + 2];
       const int32_t h0 = hi[2 * j - 1], h1 = hi[2 * j], h2 = hi[2 * j + 1], h3 = hi[2 * j + 2];
       a[j] = static_cast<int16_t>((kLo[0] * l0 + kLo[1] * l1 + kLo[2] * l2 + kLo[3] * l3 + 32768) >> 16);
@@ -453,6 +527,15 @@ struct BaseScale {
     uint32_t* __restrict xs = rows.xs.data();
     const int32_t weight = csf[b];
     const int tsh = kThresholdShift[b], q = kSquareShift[b];
+    uint64_t fused = 0;
+#if defined(VMAFS_ADM_AVX2)
+    if constexpr (L >= IsaLevel::kAvx512) {
+      if (!wideSquares) {
+        fused = maskSumAvx512(v, thr, begin, end, weight, tsh, q, uint64_t{1} << (q - 1),
+                              static_cast<uint64_t>(roundOffset(cubeShift)), cubeShift, &begin);
+      }
+    }
+#endif
     for (int j = begin; j < end; ++j) {
       const int32_t d = abs32(v[j] * weight) -
                         static_cast<int32_t>(static_cast<uint32_t>(thr[j]) << tsh);
@@ -471,7 +554,7 @@ struct BaseScale {
       return sum;
     }
     const uint64_t rc = static_cast<uint64_t>(roundOffset(cubeShift));
-    uint64_t sum = 0;
+    uint64_t sum = fused;
     for (int j = begin; j < end; ++j) sum += (static_cast<uint64_t>(xs[j]) * x[j] + rc) >> cubeShift;
     return static_cast<int64_t>(sum);
   }
@@ -1139,9 +1222,14 @@ AdmKernelParams admKernelParams(const AdmOptions& o) {
   return kp;
 }
 
-void admStats(const LumaPlane& ref, const LumaPlane& dis, int64_t* stats) {
+void admStats(const LumaPlane& ref, const LumaPlane& dis, int64_t* stats, bool egl1) {
   static const AdmKernelParams kDefault = defaultKernelParams();
-  runStats(ref, dis, kDefault, stats);
+  static const AdmKernelParams kDefaultOnly = [] {
+    AdmKernelParams kp = defaultKernelParams();
+    kp.variants = 1;
+    return kp;
+  }();
+  runStats(ref, dis, egl1 ? kDefault : kDefaultOnly, stats);
 }
 
 void admStatsWithOptions(const LumaPlane& ref, const LumaPlane& dis, const AdmOptions& options,

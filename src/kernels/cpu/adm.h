@@ -228,7 +228,10 @@ AdmKernelParams admKernelParams(const AdmOptions& options);
 // default options (both gain-limit variants). ref and dis must have the same width, height
 // and bitDepth. Re-entrant: its scratch (about 5 bytes per sample, 10 MB at 1080p) is a
 // per-thread workspace, kept and reused while the frame size and the options' shape stay.
-void admStats(const LumaPlane& ref, const LumaPlane& dis, int64_t* stats /* kAdmStatsLen */);
+// With egl1 false the gain-limit-1 variant is not computed (its slots stay 0; the default
+// variant's are the same): a run without the _egl_1 keys skips half the masking work.
+void admStats(const LumaPlane& ref, const LumaPlane& dis, int64_t* stats /* kAdmStatsLen */,
+              bool egl1 = true);
 
 // The same for one instance at `options` (checked: throws std::invalid_argument).
 void admStatsWithOptions(const LumaPlane& ref, const LumaPlane& dis, const AdmOptions& options,
