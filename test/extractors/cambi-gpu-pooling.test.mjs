@@ -7,7 +7,7 @@
 // finishStats' proof of exactness on hand-made accumulators (one picture, and full_ref's two).
 // XDG_RUNTIME_DIR must be set for Mesa's lavapipe (any writable folder).
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { lastValueFrom, toArray } from 'rxjs';
@@ -15,6 +15,7 @@ import { score } from '../../dist/index.js';
 import { cambi } from '../../dist/extractors/cambi/cambi.js';
 import { cambiPooling, poolScale } from '../../dist/extractors/cambi/cambi-gpu.js';
 import { loadNative } from '../../dist/kernels/native.js';
+import { writeLuma420 } from '../helpers/y4m-formats.mjs';
 
 const tmp = mkdtempSync(join(tmpdir(), 'vmaf-cambi-pool-'));
 after(() => rmSync(tmp, { recursive: true, force: true }));
@@ -35,20 +36,13 @@ function assertSame(got, want, what) {
 }
 
 function writeClip(name, width, height, bitDepth, lumaOf, frames) {
-  const max = 2 ** bitDepth - 1;
-  const cw = (width + 1) >> 1;
-  const ch = (height + 1) >> 1;
-  const tag = bitDepth === 8 ? '420jpeg' : `420p${bitDepth}`;
-  const parts = [Buffer.from(`YUV4MPEG2 W${width} H${height} F25:1 Ip A1:1 C${tag}\n`, 'latin1')];
+  const lumas = [];
   for (let f = 0; f < frames; f++) {
-    const samples = bitDepth > 8 ? new Uint16Array(width * height + 2 * cw * ch) : new Uint8Array(width * height + 2 * cw * ch);
-    for (let y = 0; y < height; y++) for (let x = 0; x < width; x++) samples[y * width + x] = Math.min(max, Math.max(0, Math.round(lumaOf(f, x, y))));
-    samples.fill(1 << (bitDepth - 1), width * height);
-    parts.push(Buffer.from('FRAME\n', 'latin1'), Buffer.from(samples.buffer));
+    const luma = new Float64Array(width * height);
+    for (let y = 0; y < height; y++) for (let x = 0; x < width; x++) luma[y * width + x] = lumaOf(f, x, y);
+    lumas.push(luma);
   }
-  const file = join(tmp, `${name}.y4m`);
-  writeFileSync(file, Buffer.concat(parts));
-  return file;
+  return writeLuma420(join(tmp, `${name}.y4m`), width, height, bitDepth, lumas);
 }
 
 const onHost = (warnings) => warnings.filter((w) => /host's cpu/.test(w) && /cambi/.test(w));

@@ -17,6 +17,7 @@ import { score } from '../../dist/index.js';
 import { cambi } from '../../dist/extractors/cambi/cambi.js';
 import { cambiPooling } from '../../dist/extractors/cambi/cambi-gpu.js';
 import { goldenClip, goldenClips } from '../helpers/golden.mjs';
+import { writeLuma420 } from '../helpers/y4m-formats.mjs';
 
 const V1 = 'cambi=cambi_high_res_speedup=1080:cambi_vis_lum_threshold=0.06:cambi_max_val=17';
 const V1_KEY = 'cambi_hrs_1080_cmxv_17_vlt_0.06';
@@ -236,10 +237,7 @@ describe('cambi on the gpu backend', function () {
     ];
     for (const [c, { width, height, bitDepth, frames, features }] of cases.entries()) {
       const max = 2 ** bitDepth - 1;
-      const cw = (width + 1) >> 1;
-      const ch = (height + 1) >> 1;
-      const tag = bitDepth === 8 ? '420jpeg' : `420p${bitDepth}`;
-      const parts = [Buffer.from(`YUV4MPEG2 W${width} H${height} F25:1 Ip A1:1 C${tag}\n`, 'latin1')];
+      const lumas = [];
       for (let f = 0; f < frames; f++) {
         const luma = new Float64Array(width * height);
         const gx = (rand() - 0.5) * (max / width) * 0.6;
@@ -265,13 +263,9 @@ describe('cambi on the gpu backend', function () {
             }
           }
         }
-        const samples = bitDepth > 8 ? new Uint16Array(width * height + 2 * cw * ch) : new Uint8Array(width * height + 2 * cw * ch);
-        for (let i = 0; i < width * height; i++) samples[i] = Math.min(max, Math.max(0, Math.round(luma[i])));
-        samples.fill(1 << (bitDepth - 1), width * height);
-        parts.push(Buffer.from('FRAME\n', 'latin1'), Buffer.from(samples.buffer));
+        lumas.push(luma);
       }
-      const file = join(tmp, `contrast${c}.y4m`);
-      writeFileSync(file, Buffer.concat(parts));
+      const file = writeLuma420(join(tmp, `contrast${c}.y4m`), width, height, bitDepth, lumas);
       const what = `case ${c}: ${width}x${height} ${bitDepth}-bit`;
       const g = await run(file, file, 'gpu', features);
       const k = await run(file, file, 'cpu', features);
@@ -298,11 +292,8 @@ describe('cambi on the gpu backend', function () {
       const bitDepth = c < 8 ? [8, 10][c % 2] : [12, 16, 8, 10][c - 8];
       const max = 2 ** bitDepth - 1;
       const frames = 2;
-      const cw = (width + 1) >> 1;
-      const ch = (height + 1) >> 1;
-      const tag = bitDepth === 8 ? '420jpeg' : `420p${bitDepth}`;
       const files = ['ref', 'dis'].map((which) => {
-        const parts = [Buffer.from(`YUV4MPEG2 W${width} H${height} F25:1 Ip A1:1 C${tag}\n`, 'latin1')];
+        const lumas = [];
         for (let f = 0; f < frames; f++) {
           const luma = new Float64Array(width * height);
           // Smooth gradients (quantised: they band), flat rectangles and noisy patches.
@@ -325,14 +316,9 @@ describe('cambi on the gpu backend', function () {
               }
             }
           }
-          const samples = bitDepth > 8 ? new Uint16Array(width * height + 2 * cw * ch) : new Uint8Array(width * height + 2 * cw * ch);
-          for (let i = 0; i < width * height; i++) samples[i] = Math.min(max, Math.max(0, Math.round(luma[i])));
-          samples.fill(1 << (bitDepth - 1), width * height);
-          parts.push(Buffer.from('FRAME\n', 'latin1'), Buffer.from(samples.buffer));
+          lumas.push(luma);
         }
-        const file = join(tmp, `cambi${c}-${which}.y4m`);
-        writeFileSync(file, Buffer.concat(parts));
-        return file;
+        return writeLuma420(join(tmp, `cambi${c}-${which}.y4m`), width, height, bitDepth, lumas);
       });
       const features = ['cambi', 'cambi=cambi_vis_lum_threshold=0.06:cambi_max_val=17:window_size=31', 'cambi=cambi_high_res_speedup=1080:enc_bitdepth=8'];
       const what = `case ${c}: ${width}x${height} ${bitDepth}-bit`;
