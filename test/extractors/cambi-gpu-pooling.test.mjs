@@ -15,7 +15,7 @@ import { score } from '../../dist/index.js';
 import { cambi } from '../../dist/extractors/cambi/cambi.js';
 import { cambiPooling, poolScale } from '../../dist/extractors/cambi/cambi-gpu.js';
 import { loadNative } from '../../dist/kernels/native.js';
-import { writeLuma420 } from '../helpers/y4m-formats.mjs';
+import { writeLumaValuesPair } from '../helpers/gpu-vs-cpu.mjs';
 
 const tmp = mkdtempSync(join(tmpdir(), 'vmaf-cambi-pool-'));
 after(() => rmSync(tmp, { recursive: true, force: true }));
@@ -42,7 +42,7 @@ function writeClip(name, width, height, bitDepth, lumaOf, frames) {
     for (let y = 0; y < height; y++) for (let x = 0; x < width; x++) luma[y * width + x] = lumaOf(f, x, y);
     lumas.push(luma);
   }
-  return writeLuma420(join(tmp, `${name}.y4m`), width, height, bitDepth, lumas);
+  return writeLumaValuesPair(tmp, name, { width, height, bitDepth }, lumas.map((luma) => [luma, luma]))[0];
 }
 
 const onHost = (warnings) => warnings.filter((w) => /host's cpu/.test(w) && /cambi/.test(w));

@@ -17,7 +17,7 @@ import { score } from '../../dist/index.js';
 import { cambi } from '../../dist/extractors/cambi/cambi.js';
 import { cambiPooling } from '../../dist/extractors/cambi/cambi-gpu.js';
 import { goldenClip, goldenClips } from '../helpers/golden.mjs';
-import { writeLuma420 } from '../helpers/y4m-formats.mjs';
+import { writeLumaPair, writeLumaValuesPair } from '../helpers/gpu-vs-cpu.mjs';
 
 const V1 = 'cambi=cambi_high_res_speedup=1080:cambi_vis_lum_threshold=0.06:cambi_max_val=17';
 const V1_KEY = 'cambi_hrs_1080_cmxv_17_vlt_0.06';
@@ -153,18 +153,11 @@ describe('cambi on the gpu backend', function () {
       const max = 2 ** bitDepth - 1;
       // Steps CAMBI sees: at most 4 levels at 10 bits.
       const step = bitDepth === 8 ? 1 : 4;
-      const cw = (width + 1) >> 1;
-      const ch = (height + 1) >> 1;
-      const tag = bitDepth === 8 ? '420jpeg' : `420p${bitDepth}`;
-      const parts = { ref: [], dis: [] };
-      for (const which of ['ref', 'dis']) parts[which].push(Buffer.from(`YUV4MPEG2 W${width} H${height} F25:1 Ip A1:1 C${tag}\n`, 'latin1'));
-      for (let f = 0; f < frames; f++) {
+      const files = writeLumaPair(tmp, `fullref${c}`, { width, height, bitDepth }, frames, (ref, dis, f) => {
         const gx = (rand() - 0.5) * (max / width) * 0.5;
         const gy = (rand() - 0.5) * (max / height) * 0.5;
         const base = int(Math.floor(max * 0.15), Math.floor(max * 0.6));
         const period = int(20, 60);
-        const ref = bitDepth > 8 ? new Uint16Array(width * height + 2 * cw * ch) : new Uint8Array(width * height + 2 * cw * ch);
-        const dis = ref.slice();
         for (let y = 0; y < height; y++) {
           for (let x = 0; x < width; x++) {
             const v = base + gx * x + gy * y + 6 * Math.sin((x + 0.5 * y + 5 * f) / period);
@@ -173,14 +166,6 @@ describe('cambi on the gpu backend', function () {
             dis[i] = Math.min(max, Math.max(0, step * Math.round(v / step)));
           }
         }
-        ref.fill(1 << (bitDepth - 1), width * height);
-        dis.fill(1 << (bitDepth - 1), width * height);
-        for (const [which, samples] of [['ref', ref], ['dis', dis]]) parts[which].push(Buffer.from('FRAME\n', 'latin1'), Buffer.from(samples.buffer));
-      }
-      const files = ['ref', 'dis'].map((which) => {
-        const file = join(tmp, `fullref${c}-${which}.y4m`);
-        writeFileSync(file, Buffer.concat(parts[which]));
-        return file;
       });
       const features = [`cambi=full_ref=true${options}`, ...alongside];
       const what = `case ${c}: ${width}x${height} ${bitDepth}-bit ${features.join(' ')}`;
@@ -265,7 +250,7 @@ describe('cambi on the gpu backend', function () {
         }
         lumas.push(luma);
       }
-      const file = writeLuma420(join(tmp, `contrast${c}.y4m`), width, height, bitDepth, lumas);
+      const [file] = writeLumaValuesPair(tmp, `contrast${c}`, { width, height, bitDepth }, lumas.map((luma) => [luma, luma]));
       const what = `case ${c}: ${width}x${height} ${bitDepth}-bit`;
       const g = await run(file, file, 'gpu', features);
       const k = await run(file, file, 'cpu', features);
@@ -292,7 +277,7 @@ describe('cambi on the gpu backend', function () {
       const bitDepth = c < 8 ? [8, 10][c % 2] : [12, 16, 8, 10][c - 8];
       const max = 2 ** bitDepth - 1;
       const frames = 2;
-      const files = ['ref', 'dis'].map((which) => {
+      const [refs, diss] = ['ref', 'dis'].map(() => {
         const lumas = [];
         for (let f = 0; f < frames; f++) {
           const luma = new Float64Array(width * height);
@@ -318,8 +303,9 @@ describe('cambi on the gpu backend', function () {
           }
           lumas.push(luma);
         }
-        return writeLuma420(join(tmp, `cambi${c}-${which}.y4m`), width, height, bitDepth, lumas);
+        return lumas;
       });
+      const files = writeLumaValuesPair(tmp, `cambi${c}`, { width, height, bitDepth }, refs.map((ref, f) => [ref, diss[f]]));
       const features = ['cambi', 'cambi=cambi_vis_lum_threshold=0.06:cambi_max_val=17:window_size=31', 'cambi=cambi_high_res_speedup=1080:enc_bitdepth=8'];
       const what = `case ${c}: ${width}x${height} ${bitDepth}-bit`;
       const g = await run(files[0], files[1], 'gpu', features);

@@ -154,3 +154,18 @@ export function writeLumaPair(dir, name, { width, height, bitDepth, chroma = '42
   }
   return writeFramePair(dir, name, { width, height, bitDepth, chroma }, pairs);
 }
+
+/**
+ * writeLumaPair from each frame's [ref, dis] luma values (any numbers: rounded to the nearest
+ * sample and clamped to the depth's range).
+ */
+export function writeLumaValuesPair(dir, name, format, frames) {
+  const max = 2 ** format.bitDepth - 1;
+  const put = (samples, values) => {
+    for (let i = 0; i < values.length; i++) samples[i] = Math.min(max, Math.max(0, Math.round(values[i])));
+  };
+  return writeLumaPair(dir, name, format, frames.length, (ref, dis, f) => {
+    put(ref, frames[f][0]);
+    put(dis, frames[f][1]);
+  });
+}

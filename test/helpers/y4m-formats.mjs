@@ -45,22 +45,3 @@ export function writeY4mPair(dir, name, { width, height, seed, lumaError = 0, ch
   };
   return { ref: write(join(dir, `${name}-ref.y4m`), ref), dis: write(join(dir, `${name}-dis.y4m`), dis) };
 }
-
-/**
- * A 4:2:0 y4m at `bitDepth` from luma samples, one array per frame (any numbers: rounded and
- * clamped to the depth's range), with neutral chroma: the pictures luma-only extractors see.
- */
-export function writeLuma420(file, width, height, bitDepth, lumas) {
-  const max = 2 ** bitDepth - 1;
-  const chroma = 2 * ((width + 1) >> 1) * ((height + 1) >> 1);
-  const tag = bitDepth === 8 ? '420jpeg' : `420p${bitDepth}`;
-  const parts = [Buffer.from(`YUV4MPEG2 W${width} H${height} F25:1 Ip A1:1 C${tag}\n`, 'latin1')];
-  for (const luma of lumas) {
-    const samples = bitDepth > 8 ? new Uint16Array(width * height + chroma) : new Uint8Array(width * height + chroma);
-    for (let i = 0; i < width * height; i++) samples[i] = Math.min(max, Math.max(0, Math.round(luma[i])));
-    samples.fill(1 << (bitDepth - 1), width * height);
-    parts.push(Buffer.from('FRAME\n', 'latin1'), Buffer.from(samples.buffer));
-  }
-  writeFileSync(file, Buffer.concat(parts));
-  return file;
-}
