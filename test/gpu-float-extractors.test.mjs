@@ -11,7 +11,7 @@
 import assert from 'node:assert/strict';
 import { carriedClipNames, goldenClip } from './helpers/golden.mjs';
 import { makeRng } from './helpers/gpu.mjs';
-import { assertOnGpu, assertSameFrames, ladderRun, scoreRun, scratchDir, writeFramePair } from './helpers/gpu-vs-cpu.mjs';
+import { assertGpuMatchesCpu, assertOnGpu, assertSameFrames, ladderRun, scoreRun, scratchDir, writeFramePair } from './helpers/gpu-vs-cpu.mjs';
 
 const tmp = scratchDir('vmaf-gpu-float-');
 const SEED = Number(process.env.GPU_FLOAT_SEED ?? 20261124) >>> 0;
@@ -105,12 +105,8 @@ function extractorTests({ feature, keys, logKey = (k) => k, cases = 8, minSide =
         const [ref, dis] = randomPair(R, `${feature}-${c}`, { width, height, bitDepth, chroma, frames });
         const args = [feature, ...options.map((o) => o(R))];
         for (const arg of args) {
-          const g = await run(ref, dis, { features: [arg], backend: 'gpu' });
-          const k = await run(ref, dis, { features: [arg], backend: 'cpu' });
-          assert.equal(g.frames.length, frames, `${what} ${arg}`);
-          assertSameFrames(g.frames, k.frames, `${what} ${arg}`);
-          assertOnGpu(g.warnings, `${what} ${arg}`);
-          compared += frames * Object.keys(k.frames[0].features).length;
+          const k = await assertGpuMatchesCpu(ref, dis, { noPrediction: true, features: [arg] }, frames, `${what} ${arg}`);
+          compared += frames * Object.keys(k[0].features).length;
         }
       }
       console.log(`      ${feature}: ${compared} randomized values, gpu == cpu`);
@@ -224,12 +220,8 @@ describe('float extractors on the gpu backend', function () {
         const [ref, dis] = randomPair(R, `motion-extra-${c}`, { width, height, bitDepth, chroma, frames: 3 });
         const size = R.pick([1, 3, 5]);
         const features = ['motion_add_uv=true', 'motion_add_scale1=true', 'motion_add_uv=true:motion_add_scale1=true'].map((o) => `float_motion=${o}:motion_filter_size=${size}:debug=${R.bool()}`);
-        const g = await run(ref, dis, { features, backend: 'gpu' });
-        const k = await run(ref, dis, { features, backend: 'cpu' });
-        assert.equal(g.frames.length, 3, what);
-        assertSameFrames(g.frames, k.frames, `${what} ${features.join(' ')}`);
-        assertOnGpu(g.warnings, what);
-        compared += 3 * Object.keys(k.frames[0].features).length;
+        const k = await assertGpuMatchesCpu(ref, dis, { noPrediction: true, features }, 3, `${what} ${features.join(' ')}`);
+        compared += 3 * Object.keys(k[0].features).length;
       }
       console.log(`      float_motion motion_add_uv / motion_add_scale1: ${compared} randomized values, gpu == cpu`);
     });
@@ -247,12 +239,8 @@ describe('float extractors on the gpu backend', function () {
     for (const [width, height, features] of [[64, 48, rowPasses], [65, 49, rowPasses], [129, 33, rowPasses], [40, 1100, rowPasses.slice(0, 2)]]) {
       const what = `${width}x${height}`;
       const [ref, dis] = randomPair(R, `tiles-${what}`, { width, height, bitDepth: 8, chroma: '420', frames: 2 });
-      const g = await run(ref, dis, { features, backend: 'gpu' });
-      const k = await run(ref, dis, { features, backend: 'cpu' });
-      assert.equal(g.frames.length, 2, what);
-      assertSameFrames(g.frames, k.frames, what);
-      assertOnGpu(g.warnings, what);
-      compared += 2 * Object.keys(k.frames[0].features).length;
+      const k = await assertGpuMatchesCpu(ref, dis, { noPrediction: true, features }, 2, what);
+      compared += 2 * Object.keys(k[0].features).length;
     }
     console.log(`      serial sums at the tiles' edges: ${compared} values, gpu == cpu`);
   });

@@ -65,6 +65,20 @@ export function assertSameFrames(got, want, what, { field = 'features', index = 
   }
 }
 
+/**
+ * The pair scored on both backends (scoreRun with `options` and backend set): the gpu gives
+ * `frames` frames, each identical to the cpu's (assertSameFrames), and nothing ran on the
+ * host. Returns the cpu's frames.
+ */
+export async function assertGpuMatchesCpu(ref, dis, options, frames, what) {
+  const g = await scoreRun(ref, dis, { ...options, backend: 'gpu' });
+  const k = await scoreRun(ref, dis, { ...options, backend: 'cpu' });
+  assert.equal(g.frames.length, frames, what);
+  assertSameFrames(g.frames, k.frames, what);
+  assertOnGpu(g.warnings, what);
+  return k.frames;
+}
+
 /** The run's warnings that some extractor ran on the host. */
 export const onHost = (warnings) => warnings.filter((w) => /host's cpu|run on the host/.test(w));
 
