@@ -14,7 +14,7 @@ import assert from 'node:assert/strict';
 import { openGpuDevice } from '../dist/kernels/gpu/device.js';
 import { composeWgsl } from '../dist/kernels/gpu/wgsl.js';
 import { f32Constants, probeCases } from '../dist/kernels/gpu/f32-probe.js';
-import { makeRng, runItemKernel } from './helpers/gpu.mjs';
+import { ITEM_KERNEL_PRELUDE, makeRng, runItemKernel } from './helpers/gpu.mjs';
 
 const SEED = Number(process.env.GPU_F32_SEED ?? 0x5f32c0de) >>> 0;
 const N = 1 << 20;
@@ -125,12 +125,10 @@ describe('lib/f32.wgsl: integer-exact float rounding and products (gpu)', functi
   async function run(body, inWords, input, constants) {
     const n = input.length / inWords;
     const code = composeWgsl(['lib/f32.wgsl'], `
-@group(0) @binding(0) var<storage, read> inp: array<u32>;
-@group(0) @binding(1) var<storage, read_write> outp: array<u32>;
-@group(0) @binding(2) var<uniform> params: vec4<u32>;
+${ITEM_KERNEL_PRELUDE}
 @compute @workgroup_size(64)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
-  let i = gid.x + gid.y * params.y;
+  let i = item_index(gid);
   if (i >= params.x) { return; }
   ${body}
 }`);

@@ -12,7 +12,7 @@
 import assert from 'node:assert/strict';
 import { openGpuDevice } from '../dist/kernels/gpu/device.js';
 import { composeWgsl } from '../dist/kernels/gpu/wgsl.js';
-import { makeRng, runItemKernel } from './helpers/gpu.mjs';
+import { ITEM_KERNEL_PRELUDE, makeRng, runItemKernel } from './helpers/gpu.mjs';
 
 const SEED = Number(process.env.GPU_FSUM_SEED ?? 0xf5c0de) >>> 0;
 const SETS = 1 << 14;
@@ -33,12 +33,10 @@ const hex = (x) => `0x${(x >>> 0).toString(16).padStart(8, '0')}`;
 const fl = (m, e) => floatBits(m * 2 ** e);
 
 const KERNEL = `
-@group(0) @binding(0) var<storage, read> inp: array<u32>;
-@group(0) @binding(1) var<storage, read_write> outp: array<u32>;
-@group(0) @binding(2) var<uniform> params: vec4<u32>;
+${ITEM_KERNEL_PRELUDE}
 @compute @workgroup_size(64)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
-  let s = gid.x + gid.y * params.y;
+  let s = item_index(gid);
   if (s >= params.x) { return; }
   let at = s * ${STRIDE}u;
   let n = inp[at];

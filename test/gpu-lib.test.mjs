@@ -8,7 +8,7 @@ import { openGpuDevice, listGpuAdapters, hasHardwareAdapter } from '../dist/kern
 import { composeWgsl, loadWgsl, f64Bits, f64Literal, i64Literal, readI64, writeI64 } from '../dist/kernels/gpu/wgsl.js';
 import { I64Reducer, REDUCE_CHUNK } from '../dist/kernels/gpu/reduce-i64.js';
 import { BackendError } from '../dist/errors.js';
-import { makeRng, runItemKernel } from './helpers/gpu.mjs';
+import { ITEM_KERNEL_PRELUDE, makeRng, runItemKernel } from './helpers/gpu.mjs';
 
 const SEED = Number(process.env.GPU_LIB_SEED ?? 0x5eed1234) >>> 0;
 const N = Number(process.env.GPU_LIB_N ?? 1 << 19); // inputs per op
@@ -139,9 +139,7 @@ async function run(label, libs, inWords, outWords, body, input) {
   let pipeline = pipelines.get(label);
   if (!pipeline) {
     const code = composeWgsl(libs, `
-@group(0) @binding(0) var<storage, read> inp: array<u32>;
-@group(0) @binding(1) var<storage, read_write> outp: array<u32>;
-@group(0) @binding(2) var<uniform> params: vec4<u32>;
+${ITEM_KERNEL_PRELUDE}
 fn in_u32(i: u32, j: u32) -> u32 { return inp[i * ${inWords}u + j]; }
 fn in_i32(i: u32, j: u32) -> i32 { return bitcast<i32>(in_u32(i, j)); }
 fn in_v2(i: u32, j: u32) -> vec2<u32> { return vec2<u32>(in_u32(i, j), in_u32(i, j + 1u)); }
@@ -150,7 +148,7 @@ fn out_v2(i: u32, j: u32, v: vec2<u32>) { out_u32(i, j, v.x); out_u32(i, j + 1u,
 fn out_bool(i: u32, j: u32, v: bool) { out_u32(i, j, select(0u, 1u, v)); }
 @compute @workgroup_size(64)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
-  let i = gid.x + gid.y * params.y;
+  let i = item_index(gid);
   if (i >= params.x) { return; }
 ${body}
 }`);

@@ -53,6 +53,16 @@ export function uploadPlane(gpu, plane, label = 'test luma') {
 }
 
 /**
+ * The bindings runItemKernel gives a kernel, and its item's index: WGSL for the top of a
+ * test kernel.
+ */
+export const ITEM_KERNEL_PRELUDE = `
+@group(0) @binding(0) var<storage, read> inp: array<u32>;
+@group(0) @binding(1) var<storage, read_write> outp: array<u32>;
+@group(0) @binding(2) var<uniform> params: vec4<u32>;
+fn item_index(gid: vec3<u32>) -> u32 { return gid.x + gid.y * params.y; }`;
+
+/**
  * Runs a one-invocation-per-item test kernel (the lib tests' shape: binding 0 the input words,
  * 1 the output words, 2 a vec4<u32> uniform of (n, invocations per row of workgroups), item
  * i = gid.x + gid.y * params.y, workgroups of 64) over n items, and returns its output:
