@@ -63,9 +63,6 @@ vmaf-stream's own:
  --gpu-adapter NAME         pick a WebGPU adapter by name
  --gpu-timeout SECONDS      a GPU that does not answer for this long (a hung device) is an
                             error naming the input and the frame (default 300)
- --warm-start on|off|auto   gpu and auto backends: score the first frames on the cpu backend
-                            (same values) while the GPU opens (default auto: where a hardware
-                            GPU may be, for runs without APSNR)
  --ffmpeg PATH              ffmpeg binary (default $FFMPEG_PATH, then the bundled one)
  --ffmpeg-input-options ARGS
                             options for ffmpeg before each -i it decodes, split at spaces

@@ -36,7 +36,6 @@ const OPTIONS = {
   backend: { type: 'string' },
   'gpu-adapter': { type: 'string' },
   'gpu-timeout': { type: 'string' },
-  'warm-start': { type: 'string' },
   ffmpeg: { type: 'string' },
   'ffmpeg-input-options': { type: 'string' },
   decoders: { type: 'string' },

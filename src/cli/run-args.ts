@@ -206,19 +206,10 @@ export async function runArgs(values: CliValues): Promise<CliArgs> {
       // A ladder scales renditions to the reference unless told not to; one pair only with --scale.
       scale: ladder ? !values['no-scale'] : (values.scale ?? false),
       gpuAdapter: values['gpu-adapter'],
-      ...(values['warm-start'] !== undefined ? { warmStart: parseWarmStart(values['warm-start']) } : {}),
       ...(values['gpu-timeout'] !== undefined ? { gpuTimeoutMs: parseSeconds(values['gpu-timeout'], '--gpu-timeout') * 1000 } : {}),
       ...(values.queue !== undefined ? { queue: { url: values.queue, ...(values.segment !== undefined ? { segment: values.segment } : {}) } } : {}),
     },
   };
-}
-
-/** --warm-start on|off|auto. */
-function parseWarmStart(value: string): boolean | 'auto' {
-  if (value === 'on') return true;
-  if (value === 'off') return false;
-  if (value === 'auto') return 'auto';
-  throw new UsageError(`--warm-start takes on, off or auto, not '${value}'`);
 }
 
 /** --protocols: names separated by commas (a trailing ':' or '://' is allowed). */

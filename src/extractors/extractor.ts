@@ -78,12 +78,6 @@ export interface ExtractorDefinition {
    * lookahead stage calls it once per frame, unscored (--subsample) frames included.
    */
   finishFrame?(own: readonly number[], next: readonly number[] | undefined, first: boolean, options: OptionValues): number[];
-  /**
-   * Whether the instance keeps a sum over the whole run for an aggregate metric (psnr's
-   * APSNR): a run scored in parts by two backends (the gpu backend's warm start) could not
-   * merge it, so such runs are not split. Absent: false.
-   */
-  accumulates?(options: OptionValues): boolean;
   /** Throws a VmafError (E_FRAME_TOO_SMALL, E_INPUT_FORMAT, ...) for inputs libvmaf refuses. */
   check?(options: OptionValues, format: FrameFormat): void;
   readonly implementation: ExtractorImplementation;

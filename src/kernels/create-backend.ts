@@ -19,12 +19,6 @@ export interface BackendOptions {
   parts?: CoreParts;
   /** The gpu backend's bound on one wait for the GPU, in ms (GpuBackendOptions.fenceTimeoutMs). */
   gpuTimeoutMs?: number;
-  /**
-   * createPlanBackend, `gpu` and `auto`: score the first frames on the cpu backend while
-   * the GPU opens (warm-start-backend.ts). 'auto' (the default): where this machine may
-   * have a hardware GPU; never for plans that accumulate over the run (warmStartApplies).
-   */
-  warmStart?: boolean | 'auto';
 }
 
 /**
@@ -81,13 +75,6 @@ export function planMotionInstances(plan: RunPlan): MotionInstance[] {
  * backend, in its command buffers where they have a gpu kernel for the input.
  */
 export async function createPlanBackend(plan: RunPlan, kind: BackendKind | 'auto', options: BackendOptions): Promise<FeatureBackend> {
-  if (warmStartApplies(plan, kind, options.warmStart, options.gpuAdapter)) {
-    const alone = { ...options, warmStart: false };
-    const cpu = await createPlanBackend(plan, 'cpu', alone);
-    const { WarmStartBackend } = await import('./warm-start-backend.js');
-    const prime = Number(process.env.VMAF_STREAM_WARM_PRIME ?? options.threads);
-    return new WarmStartBackend(cpu, () => createPlanBackend(plan, kind, alone), { neighbours: plan.neighbours, gpuRequired: kind === 'gpu', onWarning: options.onWarning, primeGroups: prime });
-  }
   const needsCore = plan.instances.some((x) => x.definition.implementation.kind === 'core');
   // On the gpu backend, extractors with gpu kernels run in its command buffers: it opens for
   // them even without core instances (and then runs no VIF, ADM or motion).
@@ -111,19 +98,6 @@ export async function createPlanBackend(plan: RunPlan, kind: BackendKind | 'auto
     }
   }
   return new PlanBackend(plan, core, core?.kind ?? (kind === 'gpu' ? 'gpu' : 'cpu'), { threads: options.threads, onWarning: options.onWarning, onAggregate: options.onAggregate, gpuParts });
-}
-
-/**
- * Whether a run opens the gpu backend with a warm start (see BackendOptions.warmStart): on
- * `gpu` and `auto`, unless turned off; never for a plan with an instance that accumulates
- * over the run (APSNR), nor with a named adapter; by default only where a hardware GPU may
- * be (on a software adapter the cpu backend is the faster one anyway).
- */
-export function warmStartApplies(plan: RunPlan, kind: BackendKind | 'auto', warmStart: boolean | 'auto' | undefined, gpuAdapter?: string): boolean {
-  // A named adapter (an exact choice, or lavapipe on purpose) opens before any frame, so that a wrong name fails the run.
-  if (kind === 'cpu' || warmStart === false || (gpuAdapter !== undefined && gpuAdapter !== '')) return false;
-  if (plan.instances.some((x) => x.definition.accumulates?.(x.options) === true)) return false;
-  return warmStart === true || mayHaveHardwareGpu();
 }
 
 /** Whether some instance of the plan is of an extractor with a gpu part. */

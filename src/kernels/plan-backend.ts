@@ -28,7 +28,6 @@ import { orderedMergeMap } from '../pipeline/ordered-merge-map.js';
 import { VmafError } from '../errors.js';
 import type { GpuDevice } from './gpu/device.js';
 import type { CoreRuns } from './core-parts.js';
-import { SharedFrame } from '../pool/shared-frame.js';
 
 export interface PlanBackendOptions {
   /** Native jobs at once. */
@@ -41,6 +40,37 @@ export interface PlanBackendOptions {
   onAggregate?: ((k: number, metrics: Record<string, number>) => void) | undefined;
   /** On the gpu backend: the plan's extractors' gpu parts, loaded (absent: every native instance runs on the host). */
   gpuParts?: GpuParts | undefined;
+}
+
+/**
+ * A frame with several readers, counted: it starts with one (the arrival's), each reader
+ * takes one (retain, or a view the core releases), and the original is released when the
+ * count drops to 0.
+ */
+class SharedFrame {
+  private count = 1;
+  constructor(readonly frame: Frame) {}
+  retain(): this {
+    this.count++;
+    return this;
+  }
+  release(): void {
+    if (--this.count === 0) this.frame.release();
+  }
+  /** A view of the frame whose release() gives back the reference taken for it (once). */
+  view(): Frame {
+    this.retain();
+    let released = false;
+    return Object.create(this.frame, {
+      release: {
+        value: () => {
+          if (released) return;
+          released = true;
+          this.release();
+        },
+      },
+    }) as Frame;
+  }
 }
 
 /** A group's distinct frames, one reference taken on each (for a job or the history). */

@@ -31,7 +31,7 @@ import { Observable, catchError, defer, finalize, map, mergeMap, tap, throwError
 import { flatMapSync } from './flat-map-sync.js';
 import { backendErrorAt, hangDevice, loseDevice, testDeviceHangAt, testDeviceLossAt } from './backend-fault.js';
 import type { FeatureBackend } from '../kernels/backend.js';
-import { createPlanBackend, warmStartApplies } from '../kernels/create-backend.js';
+import { createPlanBackend } from '../kernels/create-backend.js';
 import { resolveRun } from './run-plan.js';
 import { loadNative } from '../kernels/native.js';
 import { checkFrameMemory, slotBytes } from '../pool/memory-budget.js';
@@ -183,12 +183,8 @@ export function runLadder(reference: FrameInput, renditions: readonly ResolvedRe
       const userWarning = options.onWarning;
       let held: string[] | undefined = [];
       const onWarning = userWarning && ((message: string) => (held ? held.push(message) : userWarning(message)));
-      const kind = options.backend ?? 'auto';
-      // A warm start holds the frames the gpu's temporal features need from before it opened.
-      if (warmStartApplies(plan, kind, options.warmStart, options.gpuAdapter)) sourceOptions.poolSlots! += plan.neighbours.previous;
-      const opening = createPlanBackend(plan, kind, {
+      const opening = createPlanBackend(plan, options.backend ?? 'auto', {
         threads,
-        ...(options.warmStart !== undefined ? { warmStart: options.warmStart } : {}),
         gpuAdapter: options.gpuAdapter,
         ...(options.gpuTimeoutMs !== undefined ? { gpuTimeoutMs: options.gpuTimeoutMs } : {}),
         onWarning,

@@ -89,14 +89,6 @@ export interface ScoreOptions extends QcOptions {
    * Default 300000 (five minutes: far above a frame's work even on a software adapter).
    */
   gpuTimeoutMs?: number;
-  /**
-   * The gpu backend's warm start (`backend` gpu or auto): the first frames are scored on the
-   * cpu backend, with the same values bit for bit, while the GPU opens (about a third of a
-   * second: a short clip may be done before it is). Default 'auto': where a hardware GPU may
-   * be (a DRM render node or NVIDIA's device files), for runs without APSNR. false: every
-   * frame on the GPU. The cpu backend takes up to `threads` cores meanwhile.
-   */
-  warmStart?: boolean | 'auto';
   /** Frames in flight: decoded, computing or awaiting a slow consumer. Bounds memory. */
   maxFramesInFlight?: number;
   /**

@@ -28,6 +28,5 @@ export const psnr: ExtractorDefinition = {
     const planes = chromaOn(options, format) ? ['y', 'cb', 'cr'] : ['y'];
     return planes.flatMap((p) => (options['enable_mse'] ? [`psnr_${p}`, `mse_${p}`] : [`psnr_${p}`]));
   },
-  accumulates: (options) => options['enable_apsnr'] === true,
   implementation: { kind: 'native', native: 'psnr', gpu: () => import('./psnr-gpu.js').then((m) => m.psnrGpu) },
 };
