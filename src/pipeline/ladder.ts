@@ -33,6 +33,7 @@ import { backendErrorAt, hangDevice, loseDevice, testDeviceHangAt, testDeviceLos
 import type { FeatureBackend } from '../kernels/backend.js';
 import { createPlanBackend } from '../kernels/create-backend.js';
 import { resolveRun } from './run-plan.js';
+import { knownRunFrames, runLengthKnowable, shortRunOnCpu } from './short-run.js';
 import { loadNative } from '../kernels/native.js';
 import { checkFrameMemory, slotBytes } from '../pool/memory-budget.js';
 import { asTranscodeInput, isFluentCommand, isTranscodeInput, type FluentCommand, type TranscodeInput } from '../decode/fluent-command.js';
@@ -183,19 +184,29 @@ export function runLadder(reference: FrameInput, renditions: readonly ResolvedRe
       const userWarning = options.onWarning;
       let held: string[] | undefined = [];
       const onWarning = userWarning && ((message: string) => (held ? held.push(message) : userWarning(message)));
-      const opening = createPlanBackend(plan, options.backend ?? 'auto', {
-        threads,
-        gpuAdapter: options.gpuAdapter,
-        ...(options.gpuTimeoutMs !== undefined ? { gpuTimeoutMs: options.gpuTimeoutMs } : {}),
-        onWarning,
-        ...(onAggregate ? { onAggregate: (k: number, metrics: Record<string, number>) => onAggregate(names[k]!, metrics) } : {}),
-      });
+      sourceOptions.planes = options.planes === 'all' ? 'all' : plan.planes;
+      const reading = (ref = openFrameSource(reference, { ...sourceOptions, label: labelOf(reference, 'reference') }));
+      if (!scale) renditions.forEach((_, k) => open(k));
+      const opening = (async () => {
+        let kind = options.backend ?? 'auto';
+        // A run the cpu backend finishes before the GPU would be open never opens it (short-run.ts).
+        if (kind === 'auto' && runLengthKnowable(reference, options.frameCnt)) {
+          const format = reading.format();
+          const frames = await knownRunFrames(reference, format, options);
+          const f = frames !== undefined ? await format.catch(() => undefined) : undefined;
+          if (f && shortRunOnCpu({ frames: frames!, width: f.width, height: f.height, renditions: renditions.length, threads })) kind = 'cpu';
+        }
+        return createPlanBackend(plan, kind, {
+          threads,
+          gpuAdapter: options.gpuAdapter,
+          ...(options.gpuTimeoutMs !== undefined ? { gpuTimeoutMs: options.gpuTimeoutMs } : {}),
+          onWarning,
+          ...(onAggregate ? { onAggregate: (k: number, metrics: Record<string, number>) => onAggregate(names[k]!, metrics) } : {}),
+        });
+      })();
       opening.catch(() => undefined);
       let refFormat: FrameFormat;
       try {
-        sourceOptions.planes = options.planes === 'all' ? 'all' : plan.planes;
-        ref = openFrameSource(reference, { ...sourceOptions, label: labelOf(reference, 'reference') });
-        if (!scale) renditions.forEach((_, k) => open(k));
         const kinds = await Promise.all([reference, ...renditions.map((r) => r.input)].map(inputKind));
         if (scale) renditions.forEach((_, k) => kinds[k + 1] !== 'stream' && open(k));
         refFormat = await ref.format();

@@ -1,0 +1,72 @@
+// `--backend auto` and short runs (src/pipeline/short-run.ts): which runs go to the cpu backend
+// without opening the GPU, and the frame counts known before any frame is read.
+import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { openFrameSource } from '../dist/index.js';
+import { CPU_RUN_PIXELS_PER_THREAD, knownRunFrames, runLengthKnowable, shortRunOnCpu } from '../dist/pipeline/short-run.js';
+import { scratchDir, writeFramePair } from './helpers/gpu-vs-cpu.mjs';
+
+const dir = scratchDir('vmaf-short-');
+
+describe('short runs on the cpu backend (auto)', () => {
+  it('about six 1080p frames per cpu thread, over every rendition', () => {
+    const hd = { width: 1920, height: 1080 };
+    assert.equal(CPU_RUN_PIXELS_PER_THREAD, 6 * 1920 * 1080);
+    assert.equal(shortRunOnCpu({ ...hd, frames: 96, renditions: 1, threads: 16 }), true);
+    assert.equal(shortRunOnCpu({ ...hd, frames: 97, renditions: 1, threads: 16 }), false);
+    assert.equal(shortRunOnCpu({ ...hd, frames: 48, renditions: 2, threads: 16 }), true);
+    assert.equal(shortRunOnCpu({ ...hd, frames: 49, renditions: 2, threads: 16 }), false);
+    assert.equal(shortRunOnCpu({ ...hd, frames: 12, renditions: 1, threads: 2 }), true);
+    assert.equal(shortRunOnCpu({ ...hd, frames: 13, renditions: 1, threads: 2 }), false);
+    assert.equal(shortRunOnCpu({ width: 3840, height: 2160, frames: 24, renditions: 1, threads: 16 }), true);
+    assert.equal(shortRunOnCpu({ width: 3840, height: 2160, frames: 25, renditions: 1, threads: 16 }), false);
+  });
+
+  it('the length is knowable from --frame_cnt or a y4m or raw reference file, not from other inputs', () => {
+    assert.equal(runLengthKnowable('a.y4m', undefined), true);
+    assert.equal(runLengthKnowable('a.YUV', undefined), true);
+    assert.equal(runLengthKnowable('a.mp4', undefined), false);
+    assert.equal(runLengthKnowable('a.mp4', 10), true);
+    assert.equal(runLengthKnowable('-', undefined), false);
+  });
+
+  it('a y4m file counts its frames from its size, less the skipped ones, at most --frame_cnt', async () => {
+    const format = { width: 37, height: 21, bitDepth: 10 };
+    const frames = Array.from({ length: 7 }, (_, f) => {
+      const n = 37 * 21 + 2 * 19 * 11;
+      return [new Uint16Array(n).fill(100 + f), new Uint16Array(n).fill(120 + f)];
+    });
+    const [ref] = writeFramePair(dir, 'seven', format, frames);
+    const count = async (options) => {
+      const source = openFrameSource(ref);
+      try {
+        return await knownRunFrames(ref, source.format(), options);
+      } finally {
+        await source.close();
+      }
+    };
+    assert.equal(await count({}), 7);
+    assert.equal(await count({ frameSkipRef: 2 }), 5);
+    assert.equal(await count({ frameCnt: 3 }), 3);
+    assert.equal(await count({ frameCnt: 30 }), 7);
+    assert.equal(await count({ frameSkipRef: 9 }), 0);
+  });
+
+  it('a raw file counts exactly; an input without a size gives --frame_cnt or nothing; an unreadable one nothing', async () => {
+    const raw = join(dir, 'five.yuv');
+    writeFileSync(raw, Buffer.alloc(5 * (16 * 8 + 2 * 8 * 4), 80));
+    const source = openFrameSource(raw, { width: 16, height: 8 });
+    try {
+      assert.equal(await knownRunFrames(raw, source.format(), {}), 5);
+    } finally {
+      await source.close();
+    }
+    const never = new Promise(() => {});
+    assert.equal(await knownRunFrames('clip.mp4', never, { frameCnt: 4 }), 4);
+    assert.equal(await knownRunFrames('clip.mp4', never, {}), undefined);
+    const missing = Promise.reject(new Error('no such file'));
+    missing.catch(() => {});
+    assert.equal(await knownRunFrames(join(dir, 'missing.y4m'), missing, {}), undefined);
+  });
+});
