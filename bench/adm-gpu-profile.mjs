@@ -1,18 +1,25 @@
 // The GPU ADM kernel alone: per-dispatch GPU time (timestamp queries, where the adapter has
 // them) and back-to-back throughput, on random planes. Build first (npm run build).
 //
-//   node bench/adm-gpu-profile.mjs [WxHxB ...] [--frames N] [--adapter name]
-//   node bench/adm-gpu-profile.mjs 1920x1080x8 3840x2160x10 --frames 300
+//   node bench/adm-gpu-profile.mjs [WxHxB ...] [--frames N] [--adapter name] [--egl1 on|off|both]
+//   node bench/adm-gpu-profile.mjs 1920x1080x8 3840x2160x10 --frames 300 --egl1 both
+//
+// --egl1: the core's kernel with its gain-limit-1 variant (on, the default: AdmKernel.create,
+// what a run with a NEG model computes), without it (off: createWithoutEgl1, every other
+// run), or both, one after the other.
 //
 // Throughput: N frames encoded back to back, 8 per command buffer, the same two planes and
 // one stats slot per frame, timed from the first submit to onSubmittedWorkDone: the ADM
 // kernel's share of a frame with nothing else on the queue (no upload, no readback).
-import { AdmKernel } from '../dist/kernels/gpu/adm/adm-kernel.js';
+import { AdmKernel, ADM_STATS_LENGTH } from '../dist/kernels/gpu/adm/adm-kernel.js';
 import { geometriesOf, openProfileDevice, printDispatchTimes, printThroughput, takeOption, warmUp } from './lib/kernel-profile.mjs';
 
 const args = process.argv.slice(2);
 const frames = Number(takeOption(args, '--frames', 200));
 const adapter = takeOption(args, '--adapter', undefined);
+const egl1 = takeOption(args, '--egl1', 'on');
+if (!['on', 'off', 'both'].includes(egl1)) throw new Error(`--egl1 takes on, off or both, not ${egl1}`);
+const variants = egl1 === 'both' ? [true, false] : [egl1 === 'on'];
 const geometries = geometriesOf(args);
 
 const { gpu, timestamps, close } = await openProfileDevice('adm profile', adapter);
@@ -38,18 +45,20 @@ for (const g of geometries) {
     return b;
   };
   const ref = plane(false), dis = plane(true);
-  const t0 = performance.now();
-  const kernel = await AdmKernel.create(gpu, g);
-  const createMs = performance.now() - t0;
   const slots = 8;
-  const out = d.createBuffer({ size: slots * 288, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC });
-  const label = `${g.width}x${g.height} ${g.bitDepth}-bit`;
-
-  const pair = { ref, dis };
-  await warmUp(gpu, kernel, pair, out);
-  if (timestamps) await printDispatchTimes(gpu, kernel, pair, out, frames, label);
-  await printThroughput(gpu, kernel, pair, out, { frames, slots, slotBytes: 288, label, createMs });
-  kernel.destroy();
+  const slotBytes = 8 * ADM_STATS_LENGTH;
+  const out = d.createBuffer({ size: slots * slotBytes, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC });
+  for (const withEgl1 of variants) {
+    const t0 = performance.now();
+    const kernel = await (withEgl1 ? AdmKernel.create(gpu, g) : AdmKernel.createWithoutEgl1(gpu, g));
+    const createMs = performance.now() - t0;
+    const label = `${g.width}x${g.height} ${g.bitDepth}-bit ${withEgl1 ? 'with' : 'without'} egl_1`;
+    const pair = { ref, dis };
+    await warmUp(gpu, kernel, pair, out);
+    if (timestamps) await printDispatchTimes(gpu, kernel, pair, out, frames, label);
+    await printThroughput(gpu, kernel, pair, out, { frames, slots, slotBytes, label, createMs, note: `; scratch ${(kernel.scratchBytes / 2 ** 20).toFixed(1)} MiB` });
+    kernel.destroy();
+  }
   for (const b of [ref, dis, out]) b.destroy();
 }
 close();

@@ -6,6 +6,11 @@
 // little time of its own, so the sum is an upper bound). Build first (npm run build).
 //
 //   node bench/dispatch-profile.mjs ref.y4m dis.y4m --feature float_ms_ssim [--feature psnr_hvs ...] [--frames 20]
+//   node bench/dispatch-profile.mjs ref.y4m dis.y4m --core adm --core adm-no-egl1
+//
+// --core profiles a kernel of the fused core the same way: adm (integer ADM at the core's
+// options, both gain-limit variants: a run with a NEG model) or adm-no-egl1 (the default
+// variant alone: every other run).
 //
 // Prints, per extractor, the dispatches grouped by pipeline label: count per frame, mean GPU
 // microseconds per frame, share; and the total.
@@ -15,15 +20,22 @@ import { openGpuDevice } from '../dist/kernels/gpu/device.js';
 import { pictureLayout } from '../dist/kernels/gpu/picture-planes.js';
 import { I64Reducer } from '../dist/kernels/gpu/reduce-i64.js';
 import { parseFeatureArg } from '../dist/extractors/request.js';
+import { AdmKernel } from '../dist/kernels/gpu/adm/adm-kernel.js';
 import { takeOption } from './lib/kernel-profile.mjs';
 
 const args = process.argv.slice(2);
 const frames = Number(takeOption(args, '--frames', 20));
 const features = [];
 for (let f; (f = takeOption(args, '--feature', undefined)) !== undefined; ) features.push(f);
+const cores = [];
+for (let c; (c = takeOption(args, '--core', undefined)) !== undefined; ) cores.push(c);
+const CORE_KERNELS = {
+  adm: (gpu, g) => AdmKernel.create(gpu, g),
+  'adm-no-egl1': (gpu, g) => AdmKernel.createWithoutEgl1(gpu, g),
+};
 const [refPath, disPath] = args;
-if (!refPath || !disPath || features.length === 0) {
-  console.error('usage: node bench/dispatch-profile.mjs ref.y4m dis.y4m --feature NAME[=opt=v] ... [--frames N]');
+if (!refPath || !disPath || features.length + cores.length === 0 || cores.some((c) => !(c in CORE_KERNELS))) {
+  console.error(`usage: node bench/dispatch-profile.mjs ref.y4m dis.y4m [--feature NAME[=opt=v] ...] [--core ${Object.keys(CORE_KERNELS).join('|')} ...] [--frames N]`);
   process.exit(2);
 }
 
@@ -121,7 +133,7 @@ for (const text of features) {
   const { definition, options } = parseFeatureArg(text);
   const impl = definition.forOptions?.(options).implementation ?? definition.implementation;
   if (impl.kind !== 'native' || !impl.gpu) {
-    console.log(`${text}: no gpu part`);
+    console.log(`${text}: no gpu part${impl.kind === 'core' ? ' (the fused core computes it: see --core)' : ''}`);
     continue;
   }
   const part = await impl.gpu(); // gpu parts are loaded on demand (ExtractorImplementation.gpu)
@@ -131,6 +143,19 @@ for (const text of features) {
   }
   const kernel = await part.create({ gpu, options, format, layout, reducer });
   const inputs = (k) => (k > 0 ? { ref: pictures[k].ref, dis: pictures[k].dis, previousRef: pictures[k - 1].ref, previousDis: pictures[k - 1].dis } : { ref: pictures[k].ref, dis: pictures[k].dis });
+  await profile(text, kernel, inputs);
+}
+// The core's kernels read the luma planes, which lie at the start of each picture buffer.
+for (const name of cores) {
+  const kernel = await CORE_KERNELS[name](gpu, { width: format.width, height: format.height, bitDepth: format.bitDepth });
+  await profile(`core ${name}`, kernel, (k) => ({ ref: pictures[k].ref.buffer, dis: pictures[k].dis.buffer }));
+}
+reducer.destroy();
+gpu.destroy();
+process.exit(0);
+
+/** Warms `kernel` up, then prints its GPU time per frame by pipeline over the n frames; destroys it. */
+async function profile(text, kernel, inputs) {
   // Warm-up: compiles, first-use allocations, and up to half a second of back-to-back frames,
   // so that an idle GPU's clocks have come up (on the H100 the first profile of a lease read
   // up to 4x high with three frames of warm-up). At most 40: a kernel that keeps per-frame
@@ -170,6 +195,3 @@ for (const text of features) {
   console.log('| pipeline | dispatches/frame | us/frame | share |\n|---|--:|--:|--:|');
   for (const [label, e] of rows) console.log(`| ${label} | ${(e.dispatches / n).toFixed(0)} | ${(e.us / n).toFixed(1)} | ${((100 * e.us) / total).toFixed(1)}% |`);
 }
-reducer.destroy();
-gpu.destroy();
-process.exit(0);

@@ -19,8 +19,9 @@ export interface CoreParts {
   readonly motion: boolean;
   /**
    * With adm: whether its adm_enhn_gain_limit=1 variant (the _egl_1 keys) is wanted; absent
-   * means it is. False (createPlanBackend, for a plan without that instance): the cpu backend
-   * skips that variant's masking work, and neither backend emits its values.
+   * means it is. False (createPlanBackend, for a plan without that instance): neither
+   * backend computes that variant (the cpu skips its masking work, the gpu compiles its ADM
+   * passes without it: AdmKernel.createWithoutEgl1) nor emits its values.
    */
   readonly admEgl1?: boolean;
 }

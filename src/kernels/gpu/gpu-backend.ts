@@ -162,7 +162,7 @@ export interface GpuBackendOptions {
   parts?: CoreParts;
   /**
    * @internal Replaces kernel constructors (tests: stand-ins while a kernel is developed,
-   * kernels that fail on purpose). Default: VifKernel.create, AdmKernel.create, MotionKernel.create.
+   * kernels that fail on purpose). Default: VifKernel.create, AdmKernel.create (createWithoutEgl1 under parts.admEgl1 false), MotionKernel.create.
    */
   kernelFactories?: Partial<KernelFactories>;
 }
@@ -176,11 +176,14 @@ export interface KernelFactories {
   motion: KernelFactory;
 }
 
-const DEFAULT_FACTORIES: KernelFactories = {
-  vif: (gpu, g) => VifKernel.create(gpu, g),
-  adm: (gpu, g) => AdmKernel.create(gpu, g),
-  motion: (gpu, g) => MotionKernel.create(gpu, g),
-};
+/** The kernels of the parts: ADM without its egl_1 variant where no instance reads it (core-parts.ts admEgl1). */
+function defaultFactories(parts: CoreParts): KernelFactories {
+  return {
+    vif: (gpu, g) => VifKernel.create(gpu, g),
+    adm: parts.admEgl1 === false ? (gpu, g) => AdmKernel.createWithoutEgl1(gpu, g) : (gpu, g) => AdmKernel.create(gpu, g),
+    motion: (gpu, g) => MotionKernel.create(gpu, g),
+  };
+}
 
 /** Mean milliseconds per frame and stage (scored frames only). */
 export interface GpuStageTimings {
@@ -258,7 +261,6 @@ export class GpuBackend implements FeatureBackend {
   private constructor(gpu: GpuDevice, native: NativeAddon, options: GpuBackendOptions) {
     this.gpu = gpu;
     this.#native = native;
-    this.#factories = { ...DEFAULT_FACTORIES, ...options.kernelFactories };
     const depth = options.depth ?? DEFAULT_DEPTH;
     if (!Number.isInteger(depth) || depth < 2) throw new BackendError('E_GPU', `the gpu backend needs a depth of at least 2 frames, got ${depth}`);
     this.depth = depth;
@@ -269,6 +271,7 @@ export class GpuBackend implements FeatureBackend {
     this.maxUploadBytes = Math.min(options.maxUploadBytes ?? Infinity, gpu.limits.maxBufferSize);
     this.timing = options.timing === true && gpu.features.has('timestamp-query');
     this.parts = options.parts ?? ALL_CORE_PARTS;
+    this.#factories = { ...defaultFactories(this.parts), ...options.kernelFactories };
     this.core = anyCorePart(this.parts);
     this.motion = this.parts.motion ? (options.motion ?? [DEFAULT_MOTION_INSTANCE]) : [];
     this.description = `gpu, ${gpu.adapterName}${gpu.isSoftware ? ' (software)' : ''}`;

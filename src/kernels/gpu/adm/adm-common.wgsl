@@ -1,5 +1,6 @@
 // #include "../lib/i64.wgsl"
 // #include "adm-angle.wgsl"
+// #include "adm-variants.wgsl"
 //
 // adm-common.wgsl (library): the per-position arithmetic of integer ADM, shared by the DWT
 // pass (decouple + CSF) and the masking pass, following src/kernels/cpu/adm.h step for step.

@@ -2,7 +2,8 @@
 // #include "../lib/f64.wgsl"
 //
 // adm-decouple.wgsl (library): ADM's decouple step (adm.h "Decouple") for the two DWT
-// passes, at two enhancement gain limits per position (the kernel's variants 0 and 1).
+// passes, at two enhancement gain limits per position (the kernel's variants 0 and 1; with
+// ADM_TWO_VARIANTS false, adm-variants.wgsl, at variant 0's alone).
 //
 // A gain limit g is a vec4<u32> the host derives from adm_enhn_gain_limit (adm-kernel.ts
 // gainWords): (1, g, -, -) for an integral g, applied in integers as libvmaf's int32/int64
@@ -49,7 +50,11 @@ fn adm_decouple0(o: i32, t: i32, angle: bool, g0: vec4<u32>, g1: vec4<u32>) -> v
   if (!(angle && k > 0 && o != 0)) {
     return vec2<i32>(i16c(rst));
   }
-  return vec2<i32>(i16c(adm_gain_limit(rst, o, t, g0)), i16c(adm_gain_limit(rst, o, t, g1)));
+  let r0 = i16c(adm_gain_limit(rst, o, t, g0));
+  if (!ADM_TWO_VARIANTS) {
+    return vec2<i32>(r0); // variant 1 not computed
+  }
+  return vec2<i32>(r0, i16c(adm_gain_limit(rst, o, t, g1)));
 }
 
 // Decouple of one band at scales 1..3: the restored coefficients of both variants.
@@ -59,5 +64,9 @@ fn adm_decouple(o: i32, t: i32, angle: bool, g0: vec4<u32>, g1: vec4<u32>) -> ve
   if (!(angle && k > 0 && o != 0)) {
     return vec2<i32>(rst);
   }
-  return vec2<i32>(adm_gain_limit(rst, o, t, g0), adm_gain_limit(rst, o, t, g1));
+  let r0 = adm_gain_limit(rst, o, t, g0);
+  if (!ADM_TWO_VARIANTS) {
+    return vec2<i32>(r0); // variant 1 not computed
+  }
+  return vec2<i32>(r0, adm_gain_limit(rst, o, t, g1));
 }

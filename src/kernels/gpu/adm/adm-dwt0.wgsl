@@ -21,7 +21,12 @@
 //   mbuf[m_base + 3 pos + 1]  = (pack(rv1, rd1), pack(oh, ov), pack(od, 0), pack(av1, ad1))
 //   mbuf[m_base + 3 pos + 2]  = (C'0, C'1, pack(ah0, av0), pack(ad0, ah1))
 // (r*: restored coefficients, a*: impairments, variant 0 = gain limit P.gain0 (100 at
-// default options), 1 = P.gain1 (1); C, C': centre terms as F, F'; o*: ref bands; pack: two int16 in a word, low half first.) And, when write_ll, the LL bands:
+// default options), 1 = P.gain1 (1); C, C': centre terms as F, F'; o*: ref bands; pack: two
+// int16 in a word, low half first.) Variant 0 alone (ADM_TWO_VARIANTS false):
+//   fbuf[f_base + pos]        = (F0, 0, F'0, 0)
+//   mbuf[m_base + 2 pos]      = (C0, C'0, pack(rh0, rv0), pack(rd0, ah0))
+//   mbuf[m_base + 2 pos + 1]  = (pack(av0, ad0), pack(oh, ov), pack(od, 0), 0)
+// And, when write_ll, the LL bands:
 //   ll_out[y * w + x] (ref), ll_out[w * h + y * w + x] (dis).
 
 override BITDEPTH: u32 = 8u;
@@ -59,6 +64,24 @@ fn horizontal(img: u32, lx: u32, ly: u32) -> vec4<i32> {
   let h = i16c((ADM_L0 * h0 + ADM_L1 * h1 + ADM_L2 * h2 + ADM_L3 * h3 + 32768) >> 16u);
   let d = i16c((ADM_H0 * h0 + ADM_H1 * h1 + ADM_H2 * h2 + ADM_H3 * h3 + 32768) >> 16u);
   return vec4<i32>(a, h, v, d);
+}
+
+// The outputs of a position when variant 0 alone is computed: its impairments, their CSF
+// (DLM) and that of the restored values (AIM), the restored values and the ref bands.
+fn store_variant0(pos: u32, rb: vec4<i32>, db: vec4<i32>, rh: i32, rv: i32, rd: i32, whv: i32, wd: i32) {
+  let ah = i16c(db.y - rh);
+  let av = i16c(db.z - rv);
+  let ad = i16c(db.w - rd);
+  let ch = adm_csf0(whv, 0u, ah);
+  let cv = adm_csf0(whv, 1u, av);
+  let cd = adm_csf0(wd, 2u, ad);
+  let gh = adm_csf0(whv, 0u, rh);
+  let gv = adm_csf0(whv, 1u, rv);
+  let gd = adm_csf0(wd, 2u, rd);
+  fbuf[P.base.x + pos] = vec4<i32>(ch.x + cv.x + cd.x, 0, gh.x + gv.x + gd.x, 0);
+  let m = P.base.y + ADM_M_STRIDE0 * pos;
+  mbuf[m] = vec4<u32>(bitcast<u32>(ch.y + cv.y + cd.y), bitcast<u32>(gh.y + gv.y + gd.y), adm_pack16(rh, rv), adm_pack16(rd, ah));
+  mbuf[m + 1u] = vec4<u32>(adm_pack16(av, ad), adm_pack16(rb.y, rb.z), adm_pack16(rb.w, 0), 0u);
 }
 
 @compute @workgroup_size(ADM_TW, ADM_TH)
@@ -112,6 +135,10 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>,
       let rd = adm_decouple0(rb.w, db.w, angle, P.gain0, P.gain1);
       let whv = bitcast<i32>(P.base.z);
       let wd = bitcast<i32>(P.base.w);
+      if (!ADM_TWO_VARIANTS) {
+        store_variant0(pos, rb, db, rh.x, rv.x, rd.x, whv, wd);
+        return;
+      }
       // The impairments a = i16(t - r) of both variants.
       let ah = vec2<i32>(i16c(db.y - rh.x), i16c(db.y - rh.y));
       let av = vec2<i32>(i16c(db.z - rv.x), i16c(db.z - rv.y));
@@ -133,7 +160,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>,
       let ce = vec2<i32>(ch0.y + cv0.y + cd0.y, ch1.y + cv1.y + cd1.y);
       let cr = vec2<i32>(gh0.y + gv0.y + gd0.y, gh1.y + gv1.y + gd1.y);
       fbuf[P.base.x + pos] = nb;
-      let m = P.base.y + 3u * pos;
+      let m = P.base.y + ADM_M_STRIDE0 * pos;
       mbuf[m] = vec4<u32>(bitcast<u32>(ce.x), bitcast<u32>(ce.y), adm_pack16(rh.x, rv.x), adm_pack16(rd.x, rh.y));
       mbuf[m + 1u] = vec4<u32>(adm_pack16(rv.y, rd.y), adm_pack16(rb.y, rb.z), adm_pack16(rb.w, 0), adm_pack16(av.y, ad.y));
       mbuf[m + 2u] = vec4<u32>(bitcast<u32>(cr.x), bitcast<u32>(cr.y), adm_pack16(ah.x, av.x), adm_pack16(ad.x, ah.y));

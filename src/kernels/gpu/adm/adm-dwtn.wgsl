@@ -9,6 +9,9 @@
 //   fbuf[f_base + pos]       = (F0, F1, F'0, F'1)
 //   mbuf[m_base + 5 pos ...] = (C0, C1, rh0, rv0), (rd0, rh1, rv1, rd1), (oh, ov, od, C'0),
 //                              (C'1, ah0, av0, ad0), (ah1, av1, ad1, 0)
+// or, variant 0 alone (ADM_TWO_VARIANTS false):
+//   fbuf[f_base + pos]       = (F0, 0, F'0, 0)
+//   mbuf[m_base + 3 pos ...] = (C0, C'0, rh0, rv0), (rd0, oh, ov, od), (ah0, av0, ad0, 0)
 // and, when write_ll (scales 1, 2), the LL bands as in adm-dwt0.wgsl.
 
 @group(0) @binding(0) var<storage, read> ll_in: array<i32>;
@@ -45,6 +48,24 @@ fn horizontal(img: u32, lx: u32, ly: u32, shift: u32) -> vec4<i32> {
   let h = i64_to_i32(i64_round_shr(dot4_i64(LO, hh), shift));
   let d = i64_to_i32(i64_round_shr(dot4_i64(HI, hh), shift));
   return vec4<i32>(a, h, v, d);
+}
+
+// The outputs of a position when variant 0 alone is computed (as in adm-dwt0.wgsl).
+fn store_variant0(pos: u32, rb: vec4<i32>, db: vec4<i32>, rh: i32, rv: i32, rd: i32, whv: u32, wd: u32) {
+  let ah = db.y - rh;
+  let av = db.z - rv;
+  let ad = db.w - rd;
+  let ch = adm_csf(whv, ah);
+  let cv = adm_csf(whv, av);
+  let cd = adm_csf(wd, ad);
+  let gh = adm_csf(whv, rh);
+  let gv = adm_csf(whv, rv);
+  let gd = adm_csf(wd, rd);
+  fbuf[P.base.x + pos] = vec4<i32>(ch.x + cv.x + cd.x, 0, gh.x + gv.x + gd.x, 0);
+  let m = P.base.y + ADM_M_STRIDE * pos;
+  mbuf[m] = bitcast<vec4<u32>>(vec4<i32>(ch.y + cv.y + cd.y, gh.y + gv.y + gd.y, rh, rv));
+  mbuf[m + 1u] = bitcast<vec4<u32>>(vec4<i32>(rd, rb.y, rb.z, rb.w));
+  mbuf[m + 2u] = bitcast<vec4<u32>>(vec4<i32>(ah, av, ad, 0));
 }
 
 @compute @workgroup_size(ADM_TW, ADM_TH)
@@ -93,6 +114,10 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>,
       let rd = adm_decouple(rb.w, db.w, angle, P.gain0, P.gain1);
       let whv = P.base.z;
       let wd = P.base.w;
+      if (!ADM_TWO_VARIANTS) {
+        store_variant0(pos, rb, db, rh.x, rv.x, rd.x, whv, wd);
+        return;
+      }
       // The impairments a = i32((int64)t - r) of both variants (i32 subtraction wraps alike).
       let ah = vec2<i32>(db.y - rh.x, db.y - rh.y);
       let av = vec2<i32>(db.z - rv.x, db.z - rv.y);
@@ -114,7 +139,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>,
       let ce = vec2<i32>(ch0.y + cv0.y + cd0.y, ch1.y + cv1.y + cd1.y);
       let cr = vec2<i32>(gh0.y + gv0.y + gd0.y, gh1.y + gv1.y + gd1.y);
       fbuf[P.base.x + pos] = nb;
-      let m = P.base.y + 5u * pos;
+      let m = P.base.y + ADM_M_STRIDE * pos;
       mbuf[m] = bitcast<vec4<u32>>(vec4<i32>(ce.x, ce.y, rh.x, rv.x));
       mbuf[m + 1u] = bitcast<vec4<u32>>(vec4<i32>(rd.x, rh.y, rv.y, rd.y));
       mbuf[m + 2u] = bitcast<vec4<u32>>(vec4<i32>(rb.y, rb.z, rb.w, cr.x));

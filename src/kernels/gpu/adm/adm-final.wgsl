@@ -1,14 +1,15 @@
 // #include "../lib/i64.wgsl"
+// #include "adm-variants.wgsl"
 //
-// ADM pass 3: the 60 stats of adm.h's layout. Workgroup k < 36 (scale k / 9, row stat
-// k % 9: DLM numerators, denominators) or k >= 36 (scale (k - 36) / 6, row stat
-// 9 + (k - 36) % 6: AIM numerators) adds that stat's shifted row values (adm-mask.wgsl) in a
-// fixed order (invocation i: rows i, i + FIN_WG, ...; then a fixed tree) and writes the
-// int64 as (lo, hi) words at out[out_word + 2 k].
+// ADM pass 3: the 60 stats of adm.h's layout. Workgroup k < 36 (scale k / 9) or k >= 36
+// (scale (k - 36) / 6) adds the shifted row values (adm-mask.wgsl) of stat k's row stat
+// (adm_row_stat) in a fixed order (invocation i: rows i, i + FIN_WG, ...; then a fixed tree)
+// and writes the int64 as (lo, hi) words at out[out_word + 2 k].
 // A scale with no rows (frames below the minimum size) gives 0, and so does a stat whose bit
 // in keep is clear (stat k: bit k % 32 of keep[k / 32]): the slots an instance at options
 // leaves 0 (adm.h: its second variant, AIM under adm_skip_aim, scale 0 under
-// adm_skip_scale0), which the passes before compute anyway.
+// adm_skip_scale0), which the passes before compute anyway, and those of variant 1 where
+// it is not computed.
 
 const FIN_WG: u32 = 64u;
 
@@ -29,12 +30,14 @@ var<workgroup> red: array<vec2<u32>, FIN_WG>;
 fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
   let k = wg.x;
   var s = k / 9u;
-  var j = k - 9u * s;
   if (k >= 36u) {
     s = (k - 36u) / 6u;
-    j = 9u + (k - 36u) - 6u * s;
   }
-  let rows = P.rows[s];
+  let j = adm_row_stat(k);
+  var rows = P.rows[s];
+  if (j == ADM_ROW_STATS) {
+    rows = 0u; // not computed: written as 0
+  }
   let base = P.base[s] + j * rows;
   var acc = vec2<u32>(0u, 0u);
   for (var r = lid; r < rows; r += FIN_WG) {

@@ -8,7 +8,8 @@
  * weight, dlm weight and min_val act in the host finish, and skip_aim / skip_scale0 only
  * leave stats out (admStatsWithOptions writes them as 0). So instances with the same
  * weights share kernels, one per two distinct gain limits (an AdmKernel's variants 0 and 1,
- * as the default kernel computes gain limits 100 and 1 in one set of passes), and
+ * as the default kernel computes gain limits 100 and 1 in one set of passes; a kernel left
+ * with one gain limit compiles its passes without variant 1), and
  * instances that differ only in those host-side options share a kernel's variant outright.
  * instanceStats() takes an instance's stats out of its kernel's block.
  */

@@ -1,6 +1,7 @@
 /**
  * Integer ADM on the GPU: the 60 int64 accumulators of src/kernels/cpu/adm.h, bit for bit,
- * for one frame pair per encode(): admStats' (default options: gain limits 100 and 1) or,
+ * for one frame pair per encode(): admStats' (default options: gain limits 100 and 1; or,
+ * createWithoutEgl1, gain limit 100 alone, the egl_1 slots 0, as the cpu's parts bit 4) or,
  * for a kernel created with an instance's AdmKernelParams, admStatsWithOptions' at those
  * options (CSF weights of any adm_csf_mode / viewing distance / display height, any
  * adm_enhn_gain_limit, adm_skip_aim, adm_skip_scale0). The per-option constants (fixed-point
@@ -21,6 +22,8 @@
  *   4. adm-final.wgsl  60 workgroups: each stat's row values summed in a fixed order,
  *                      written as (lo, hi) words into the frame's stats slot.
  * Every sum is exact modulo 2^64 (carry on every add), so results do not depend on order.
+ * A kernel with one gain limit (createWithoutEgl1, an instance at options alone) compiles
+ * the passes without variant 1 (adm-variants.wgsl): less work per position and less scratch.
  */
 import { BackendError } from '../../../errors.js';
 import type { GpuDevice } from '../device.js';
@@ -33,8 +36,10 @@ import { f64Bits, loadWgsl } from '../wgsl.js';
  * then 4 scales x (3 AIM numerators, 3 at gain limit 1).
  */
 export const ADM_STATS_LENGTH = 60;
-/** Row values per scored band row (adm-mask.wgsl). */
-const ROW_STATS = 15;
+/** Row values per scored band row (adm-mask.wgsl, adm-variants.wgsl), by variant count. */
+const ROW_STATS = { 1: 9, 2: 15 } as const;
+/** vec4 words of M per band position (adm-variants.wgsl): scale 0, scales 1..3, by variant count. */
+const M_STRIDE = { 1: [2, 3], 2: [3, 5] } as const;
 /** kAdmMinSize: smaller frames give all-zero stats, as admStats does. */
 export const ADM_MIN_SIZE = 33;
 
@@ -68,6 +73,8 @@ interface AdmKernelConfig {
   detailWeight: [number, number][];
   /** Gain limits of variants 0 and 1. */
   gainLimit: [number, number];
+  /** Whether variant 1 is computed at all (2), or its gain limit is variant 0's and nothing reads it (1). */
+  variants: 1 | 2;
   /** Bits 0..59: the stats written as computed. */
   keep: [number, number];
 }
@@ -76,7 +83,27 @@ const DEFAULT_CONFIG: AdmKernelConfig = {
   baseWeight: [BASE_WEIGHT_HV, BASE_WEIGHT_D],
   detailWeight: DETAIL_WEIGHT_HV.map((hv, i) => [hv, DETAIL_WEIGHT_D[i]!] as [number, number]),
   gainLimit: [100, 1],
+  variants: 2,
   keep: [0xffffffff, 0x0fffffff],
+};
+
+/** The stats of variant 0 (numerators, denominators, AIM numerators) at the scales from `firstScale`, with AIM or not. */
+function variant0Stats(firstScale: number, aim: boolean): [number, number] {
+  const words: [number, number] = [0, 0];
+  for (let s = firstScale; s < SCALES; s++) {
+    const keep = [0, 1, 2, 6, 7, 8].map((k) => DLM_STATS_PER_SCALE * s + k);
+    if (aim) keep.push(...[0, 1, 2].map((b) => AIM_BASE + AIM_STATS_PER_SCALE * s + b));
+    for (const k of keep) words[k >> 5] = (words[k >> 5]! | (1 << (k & 31))) >>> 0;
+  }
+  return words;
+}
+
+/** Default options, gain limit 100 alone: the egl_1 slots written as 0 (a run no NEG model is in). */
+const DEFAULT_WITHOUT_EGL1: AdmKernelConfig = {
+  ...DEFAULT_CONFIG,
+  gainLimit: [100, 100],
+  variants: 1,
+  keep: variant0Stats(0, true),
 };
 
 /**
@@ -99,18 +126,12 @@ function configOf(p: AdmKernelParams, secondGainLimit?: number): AdmKernelConfig
   const g = p.gainLimit;
   const g1 = secondGainLimit ?? g;
   for (const x of [g, g1]) if (!(x >= 1 && x <= 100)) throw new BackendError('E_GPU', `adm: gain limit ${x} outside [1, 100]`);
-  const keep = new Set<number>();
-  for (let s = p.scale0 ? 0 : 1; s < SCALES; s++) {
-    for (const k of [0, 1, 2, 6, 7, 8]) keep.add(DLM_STATS_PER_SCALE * s + k);
-    if (p.aim) for (const b of [0, 1, 2]) keep.add(AIM_BASE + AIM_STATS_PER_SCALE * s + b);
-  }
-  const words: [number, number] = [0, 0];
-  for (const k of keep) words[k >> 5] = (words[k >> 5]! | (1 << (k & 31))) >>> 0;
   return {
     baseWeight: [bh, bd],
     detailWeight: [0, 1, 2].map((i) => [dw[3 * i]!, dw[3 * i + 2]!] as [number, number]),
     gainLimit: [g, g1],
-    keep: secondGainLimit === undefined ? words : DEFAULT_CONFIG.keep,
+    variants: secondGainLimit === undefined ? 1 : 2,
+    keep: secondGainLimit === undefined ? variant0Stats(p.scale0 ? 0 : 1, p.aim) : DEFAULT_CONFIG.keep,
   };
 }
 
@@ -215,6 +236,10 @@ export class AdmKernel implements FrameKernel {
   readonly plans: readonly AdmScalePlan[];
   /** False below ADM_MIN_SIZE: encode() then only writes zeros. */
   readonly active: boolean;
+  /** Gain-limit variants computed per position: 2, or 1 (createWithoutEgl1, one gain limit). */
+  readonly variants: 1 | 2;
+  /** Bytes of the per-frame scratch the passes write and read (F, M, row sums, LL bands). */
+  readonly scratchBytes: number;
 
   readonly #gpu: GpuDevice;
   readonly #p: Pipelines;
@@ -240,27 +265,41 @@ export class AdmKernel implements FrameKernel {
    * Compiles (or reuses) the pipelines and allocates the scratch buffers for one geometry.
    * Without `params`: libvmaf's default options, both gain-limit variants (admStats). With
    * an instance's params (adm-options.ts admKernelParams, checked there): that instance
-   * (admStatsWithOptions). Each kernel is its own set of passes; several instances run
+   * (admStatsWithOptions, one variant computed). Each kernel is its own set of passes; several instances run
    * side by side in one command buffer, each writing its own stats slot. With
    * `secondGainLimit` as well: the params' weights at two gain limits, both variants
    * written in admStats' layout whatever the params' aim / scale0 (adm-instances.ts takes
    * each instance's stats out of it).
    */
   static async create(gpu: GpuDevice, geometry: FrameGeometry, params?: AdmKernelParams, secondGainLimit?: number): Promise<AdmKernel> {
+    if (!params && secondGainLimit !== undefined) throw new BackendError('E_GPU', 'adm: a second gain limit needs kernel parameters');
+    return AdmKernel.#build(gpu, geometry, params ? configOf(params, secondGainLimit) : DEFAULT_CONFIG);
+  }
+
+  /**
+   * libvmaf's default options at adm_enhn_gain_limit=100 alone: admStats' default-variant
+   * stats, bit for bit, and 0 in the egl_1 slots, which are not computed (the gpu backend's
+   * core ADM for a plan without an egl_1 instance: core-parts.ts admEgl1 false).
+   */
+  static async createWithoutEgl1(gpu: GpuDevice, geometry: FrameGeometry): Promise<AdmKernel> {
+    return AdmKernel.#build(gpu, geometry, DEFAULT_WITHOUT_EGL1);
+  }
+
+  static async #build(gpu: GpuDevice, geometry: FrameGeometry, config: AdmKernelConfig): Promise<AdmKernel> {
     const { width, height, bitDepth } = geometry;
     if (!Number.isInteger(width) || !Number.isInteger(height) || width < 1 || height < 1) {
       throw new BackendError('E_GPU', `adm: bad frame size ${width}x${height}`);
     }
     if (![8, 10, 12, 16].includes(bitDepth)) throw new BackendError('E_GPU', `adm: bad bit depth ${bitDepth}`);
-    if (!params && secondGainLimit !== undefined) throw new BackendError('E_GPU', 'adm: a second gain limit needs kernel parameters');
-    const config = params ? configOf(params, secondGainLimit) : DEFAULT_CONFIG;
-    // The binary64 gain-limit code only in the pipelines of kernels that need it.
+    // The binary64 gain-limit code only in the pipelines of kernels that need it; variant 1's
+    // work only in those of kernels that compute it.
     const gainF64 = config.gainLimit.some((g) => !Number.isInteger(g)) ? 1 : 0;
+    const twoVariants = config.variants === 2 ? 1 : 0;
     const [dwt0, dwtn, mask, final] = await Promise.all([
-      pipeline(gpu, 'adm-dwt0.wgsl', { BITDEPTH: bitDepth, ADM_GAIN_F64: gainF64 }),
-      pipeline(gpu, 'adm-dwtn.wgsl', { ADM_GAIN_F64: gainF64 }),
-      pipeline(gpu, 'adm-mask.wgsl'),
-      pipeline(gpu, 'adm-final.wgsl'),
+      pipeline(gpu, 'adm-dwt0.wgsl', { BITDEPTH: bitDepth, ADM_GAIN_F64: gainF64, ADM_TWO_VARIANTS: twoVariants }),
+      pipeline(gpu, 'adm-dwtn.wgsl', { ADM_GAIN_F64: gainF64, ADM_TWO_VARIANTS: twoVariants }),
+      pipeline(gpu, 'adm-mask.wgsl', { ADM_TWO_VARIANTS: twoVariants }),
+      pipeline(gpu, 'adm-final.wgsl', { ADM_TWO_VARIANTS: twoVariants }),
     ]);
     const owned: GPUBuffer[] = [];
     try {
@@ -281,6 +320,7 @@ export class AdmKernel implements FrameKernel {
     const plans = admPlan(width, height);
     this.plans = plans;
     this.active = width >= ADM_MIN_SIZE && height >= ADM_MIN_SIZE;
+    this.variants = config.variants;
     const d = gpu.device;
     const maxBinding = gpu.limits.maxStorageBufferBindingSize;
     const storage = (size: number, label: string): GPUBuffer => {
@@ -300,8 +340,11 @@ export class AdmKernel implements FrameKernel {
       return b;
     };
 
-    // Scratch layout: per scale, F (vec4) and M (vec4: 3 per position at scale 0, 5 above)
-    // over the whole band; rowvals: per scale 15 stats x scored rows.
+    // Scratch layout: per scale, F (vec4) and M (vec4: 3 per position at scale 0, 5 above;
+    // 2 and 3 with one variant) over the whole band; rowvals: per scale 15 stats (9) x
+    // scored rows.
+    const [mStride0, mStride] = M_STRIDE[config.variants];
+    const rowStats = ROW_STATS[config.variants];
     const fBase: number[] = [];
     const mBase: number[] = [];
     const rowBase: number[] = [];
@@ -316,12 +359,12 @@ export class AdmKernel implements FrameKernel {
       fBase.push(fCount);
       mBase.push(mCount);
       fCount += n;
-      mCount += (s === 0 ? 3 : 5) * n;
+      mCount += (s === 0 ? mStride0 : mStride) * n;
       const r = this.active ? pl.bottom - pl.top : 0;
       firstRow.push(rows);
       rows += r;
       rowBase.push(rowCount);
-      rowCount += ROW_STATS * r;
+      rowCount += rowStats * r;
     }
     this.#totalRows = rows;
     const maxGroups = gpu.limits.maxComputeWorkgroupsPerDimension;
@@ -336,6 +379,7 @@ export class AdmKernel implements FrameKernel {
       const pl = plans[s]!;
       this.#ll.push(storage(this.active ? 2 * pl.width * pl.height * 4 : 16, `LL ${s}`));
     }
+    this.scratchBytes = [this.#fbuf, this.#mbuf, this.#rowvals, ...this.#ll].reduce((n, b) => n + b.size, 0);
 
     // CSF weights per scale (h/v, d), the gain limits' words.
     const weights: [number, number][] = [config.baseWeight, ...config.detailWeight];

@@ -6,10 +6,11 @@
 // One workgroup per scored band row (rows of scale 0 first, then 1, 2, 3: workgroup g
 // belongs to the last scale whose first_row <= g). Its invocations walk the row at a stride
 // of MASK_WG, each keeping fifteen exact 64-bit sums (numerators h, v, d of variant 0, of
-// variant 1, denominators h, v, d, AIM numerators h, v, d of variant 0, of variant 1); a
-// fixed-order two-step reduction adds them into the row's sums, which then get adm.h's
-// per-ROW rounding shift (numerators: arithmetic, int64; denominators: logical, uint64)
-// and go to rowvals[row_base + k * rows + row] (k = 0..14).
+// variant 1, denominators h, v, d, AIM numerators h, v, d of variant 0, of variant 1; nine
+// without variant 1, adm-variants.wgsl); a fixed-order two-step reduction adds them into
+// the row's sums, which then get adm.h's per-ROW rounding shift (numerators: arithmetic,
+// int64; denominators: logical, uint64) and go to rowvals[row_base + k * rows + row]
+// (k < ADM_ROW_STATS).
 // adm-final.wgsl adds the rows up.
 
 const MASK_WG: u32 = 128u;
@@ -32,11 +33,11 @@ struct MaskParams {
 @group(0) @binding(3) var<uniform> P: MaskParams;
 
 const MASK_CHUNKS: u32 = 8u; // per stat, in the first reduction step
-const MASK_STATS: u32 = 15u;
 
-// 15 * 128 * 8 + 15 * 8 * 8 = 16320 bytes: within the 16384 WebGPU guarantees.
-var<workgroup> red: array<vec2<u32>, MASK_STATS * MASK_WG>;
-var<workgroup> chunk: array<vec2<u32>, MASK_STATS * MASK_CHUNKS>;
+// 15 * 128 * 8 + 15 * 8 * 8 = 16320 bytes: within the 16384 WebGPU guarantees (9792 with
+// variant 0 alone, which leaves room for more workgroups at once).
+var<workgroup> red: array<vec2<u32>, ADM_ROW_STATS * MASK_WG>;
+var<workgroup> chunk: array<vec2<u32>, ADM_ROW_STATS * MASK_CHUNKS>;
 
 @compute @workgroup_size(MASK_WG)
 fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
@@ -87,7 +88,43 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) l
                  fbuf[fb + yc + xl] + fbuf[fb + yc + xr] +
                  fbuf[fb + yd + xl] + fbuf[fb + yd + x] + fbuf[fb + yd + xr];
     let pos = yc + x;
-    if (s == 0u) {
+    if (!ADM_TWO_VARIANTS) {
+      // Variant 0 alone: thr of DLM and AIM, layouts in adm-dwt0.wgsl and adm-dwtn.wgsl.
+      if (s == 0u) {
+        let whv0 = bitcast<i32>(sc.weights.x);
+        let wd0 = bitcast<i32>(sc.weights.y);
+        let m0 = mbuf[mb + 2u * pos];
+        let m1 = mbuf[mb + 2u * pos + 1u];
+        let thr = around.xz + bitcast<vec2<i32>>(m0.xy);
+        n0 = i64_add(n0, adm_mask0(whv0, 0u, adm_lo16(m0.z), thr.x, sc.shifts.x));
+        n1 = i64_add(n1, adm_mask0(whv0, 1u, adm_hi16(m0.z), thr.x, sc.shifts.y));
+        n2 = i64_add(n2, adm_mask0(wd0, 2u, adm_lo16(m0.w), thr.x, sc.shifts.z));
+        d0 = i64_add(d0, adm_den0(adm_lo16(m1.y)));
+        d1 = i64_add(d1, adm_den0(adm_hi16(m1.y)));
+        d2 = i64_add(d2, adm_den0(adm_lo16(m1.z)));
+        a0 = i64_add(a0, adm_mask0(whv0, 0u, adm_hi16(m0.w), thr.y, sc.shifts.x));
+        a1 = i64_add(a1, adm_mask0(whv0, 1u, adm_lo16(m1.x), thr.y, sc.shifts.y));
+        a2 = i64_add(a2, adm_mask0(wd0, 2u, adm_hi16(m1.x), thr.y, sc.shifts.z));
+      } else {
+        let m0 = bitcast<vec4<i32>>(mbuf[mb + 3u * pos]);
+        let m1 = bitcast<vec4<i32>>(mbuf[mb + 3u * pos + 1u]);
+        let m2 = bitcast<vec4<i32>>(mbuf[mb + 3u * pos + 2u]);
+        let thr = around.xz + m0.xy;
+        let whv = sc.weights.x;
+        let wd = sc.weights.y;
+        n0 = i64_add(n0, adm_mask(whv, m0.z, thr.x, sc.shifts.x));
+        n1 = i64_add(n1, adm_mask(whv, m0.w, thr.x, sc.shifts.y));
+        n2 = i64_add(n2, adm_mask(wd, m1.x, thr.x, sc.shifts.z));
+        let qs = sc.weights.z;
+        let cd = sc.more.x;
+        d0 = i64_add(d0, adm_den(m1.y, qs, cd));
+        d1 = i64_add(d1, adm_den(m1.z, qs, cd));
+        d2 = i64_add(d2, adm_den(m1.w, qs, cd));
+        a0 = i64_add(a0, adm_mask(whv, m2.x, thr.y, sc.shifts.x));
+        a1 = i64_add(a1, adm_mask(whv, m2.y, thr.y, sc.shifts.y));
+        a2 = i64_add(a2, adm_mask(wd, m2.z, thr.y, sc.shifts.z));
+      }
+    } else if (s == 0u) {
       let whv0 = bitcast<i32>(sc.weights.x);
       let wd0 = bitcast<i32>(sc.weights.y);
       let m0 = mbuf[mb + 3u * pos];
@@ -141,22 +178,24 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) l
   red[lid] = n0;
   red[MASK_WG + lid] = n1;
   red[2u * MASK_WG + lid] = n2;
-  red[3u * MASK_WG + lid] = e0;
-  red[4u * MASK_WG + lid] = e1;
-  red[5u * MASK_WG + lid] = e2;
-  red[6u * MASK_WG + lid] = d0;
-  red[7u * MASK_WG + lid] = d1;
-  red[8u * MASK_WG + lid] = d2;
-  red[9u * MASK_WG + lid] = a0;
-  red[10u * MASK_WG + lid] = a1;
-  red[11u * MASK_WG + lid] = a2;
-  red[12u * MASK_WG + lid] = b0;
-  red[13u * MASK_WG + lid] = b1;
-  red[14u * MASK_WG + lid] = b2;
+  red[ADM_ROW_DEN * MASK_WG + lid] = d0;
+  red[(ADM_ROW_DEN + 1u) * MASK_WG + lid] = d1;
+  red[(ADM_ROW_DEN + 2u) * MASK_WG + lid] = d2;
+  red[ADM_ROW_AIM * MASK_WG + lid] = a0;
+  red[(ADM_ROW_AIM + 1u) * MASK_WG + lid] = a1;
+  red[(ADM_ROW_AIM + 2u) * MASK_WG + lid] = a2;
+  if (ADM_TWO_VARIANTS) {
+    red[ADM_ROW_EGL * MASK_WG + lid] = e0;
+    red[(ADM_ROW_EGL + 1u) * MASK_WG + lid] = e1;
+    red[(ADM_ROW_EGL + 2u) * MASK_WG + lid] = e2;
+    red[ADM_ROW_AIM1 * MASK_WG + lid] = b0;
+    red[(ADM_ROW_AIM1 + 1u) * MASK_WG + lid] = b1;
+    red[(ADM_ROW_AIM1 + 2u) * MASK_WG + lid] = b2;
+  }
   workgroupBarrier();
-  // Fixed-order reduction in two steps: invocation c < 120 adds chunk c % 8 (16 values) of
-  // stat c / 8, then invocation k < 15 adds stat k's 8 chunk sums.
-  if (lid < MASK_STATS * MASK_CHUNKS) {
+  // Fixed-order reduction in two steps: invocation c < 8 ADM_ROW_STATS adds chunk c % 8 (16
+  // values) of stat c / 8, then invocation k < ADM_ROW_STATS adds stat k's 8 chunk sums.
+  if (lid < ADM_ROW_STATS * MASK_CHUNKS) {
     let k = lid / MASK_CHUNKS;
     let base = k * MASK_WG + (lid - k * MASK_CHUNKS) * (MASK_WG / MASK_CHUNKS);
     var part = red[base];
@@ -166,13 +205,13 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) l
     chunk[lid] = part;
   }
   workgroupBarrier();
-  if (lid < MASK_STATS) {
+  if (lid < ADM_ROW_STATS) {
     var total = chunk[lid * MASK_CHUNKS];
     for (var i = 1u; i < MASK_CHUNKS; i = i + 1u) {
       total = i64_add(total, chunk[lid * MASK_CHUNKS + i]);
     }
     var v: vec2<u32>;
-    if (lid >= 6u && lid < 9u) {
+    if (lid >= ADM_ROW_DEN && lid < ADM_ROW_DEN + 3u) {
       v = u64_round_shr(total, sc.more.y);
     } else {
       v = i64_round_shr(total, sc.shifts.w);
