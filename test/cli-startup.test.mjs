@@ -25,8 +25,13 @@ function modulesOf(name, args, status = 0) {
   });
   assert.equal(r.status, status, r.stderr);
   const urls = readFileSync(out, 'utf8').split('\n').filter((u) => u !== '');
+  const own = urls.filter((u) => u.startsWith(DIST)).map((u) => u.slice(DIST.length));
+  // The bundled command line (scripts/bundle-cli.mjs): each chunk loaded stands for the dist/ modules it holds.
+  const bundled = own.some((m) => m.startsWith('cli-bundle/'));
+  const chunks = bundled ? JSON.parse(readFileSync(new URL('cli-bundle/modules.json', DIST), 'utf8')) : {};
   return {
-    dist: new Set(urls.filter((u) => u.startsWith(DIST)).map((u) => u.slice(DIST.length))),
+    dist: new Set(own.flatMap((m) => (m.startsWith('cli-bundle/') ? (chunks[m.slice('cli-bundle/'.length)] ?? []) : [m]))),
+    bundled,
     packages: urls.filter((u) => u.includes('/node_modules/')),
   };
 }
@@ -42,7 +47,8 @@ describe('cli start-up: modules loaded on demand', function () {
   this.timeout(120000);
 
   it('a plain cpu run (y4m in, JSON log) loads no queue, report, QC, alignment, --list, ffmpeg or GPU module', () => {
-    const { dist, packages } = modulesOf('plain', ['-r', clip.ref, '-d', clip.dis, '--backend', 'cpu', '--json', '-o', join(tmp, 'plain.json'), '--frame_cnt', '2', '-q']);
+    const { dist, packages, bundled } = modulesOf('plain', ['-r', clip.ref, '-d', clip.dis, '--backend', 'cpu', '--json', '-o', join(tmp, 'plain.json'), '--frame_cnt', '2', '-q']);
+    assert.ok(bundled, 'the bundled command line ran (npm run build makes it)');
     assert.ok(dist.has('cli/main.js') && dist.has('kernels/cpu-backend.js') && dist.has('decode/y4m-reader.js'), [...dist].join(' '));
     const loaded = [...dist].filter((m) => ON_DEMAND.some((re) => re.test(m)));
     assert.deepEqual(loaded, []);

@@ -4,23 +4,25 @@ import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { openFrameSource } from '../dist/index.js';
-import { CPU_RUN_PIXELS_PER_THREAD, knownRunFrames, runLengthKnowable, shortRunOnCpu } from '../dist/pipeline/short-run.js';
+import { CPU_FRAMES_PER_THREAD, knownRunFrames, runLengthKnowable, shortRunOnCpu } from '../dist/pipeline/short-run.js';
 import { scratchDir, writeFramePair } from './helpers/gpu-vs-cpu.mjs';
 
 const dir = scratchDir('vmaf-short-');
 
 describe('short runs on the cpu backend (auto)', () => {
-  it('about six 1080p frames per cpu thread, over every rendition', () => {
-    const hd = { width: 1920, height: 1080 };
-    assert.equal(CPU_RUN_PIXELS_PER_THREAD, 6 * 1920 * 1080);
+  it('about six 1080p frames per cpu thread with VIF, sixteen without, over every rendition', () => {
+    const hd = { width: 1920, height: 1080, vif: true };
+    assert.deepEqual(CPU_FRAMES_PER_THREAD, { withVif: 6, withoutVif: 16 });
     assert.equal(shortRunOnCpu({ ...hd, frames: 96, renditions: 1, threads: 16 }), true);
     assert.equal(shortRunOnCpu({ ...hd, frames: 97, renditions: 1, threads: 16 }), false);
     assert.equal(shortRunOnCpu({ ...hd, frames: 48, renditions: 2, threads: 16 }), true);
     assert.equal(shortRunOnCpu({ ...hd, frames: 49, renditions: 2, threads: 16 }), false);
     assert.equal(shortRunOnCpu({ ...hd, frames: 12, renditions: 1, threads: 2 }), true);
     assert.equal(shortRunOnCpu({ ...hd, frames: 13, renditions: 1, threads: 2 }), false);
-    assert.equal(shortRunOnCpu({ width: 3840, height: 2160, frames: 24, renditions: 1, threads: 16 }), true);
-    assert.equal(shortRunOnCpu({ width: 3840, height: 2160, frames: 25, renditions: 1, threads: 16 }), false);
+    assert.equal(shortRunOnCpu({ ...hd, vif: false, frames: 256, renditions: 1, threads: 16 }), true);
+    assert.equal(shortRunOnCpu({ ...hd, vif: false, frames: 257, renditions: 1, threads: 16 }), false);
+    assert.equal(shortRunOnCpu({ width: 3840, height: 2160, vif: true, frames: 24, renditions: 1, threads: 16 }), true);
+    assert.equal(shortRunOnCpu({ width: 3840, height: 2160, vif: true, frames: 25, renditions: 1, threads: 16 }), false);
   });
 
   it('the length is knowable from --frame_cnt or a y4m or raw reference file, not from other inputs', () => {

@@ -34,6 +34,8 @@ import type { FeatureBackend } from '../kernels/backend.js';
 import { createPlanBackend } from '../kernels/create-backend.js';
 import { resolveRun } from './run-plan.js';
 import { knownRunFrames, runLengthKnowable, shortRunOnCpu } from './short-run.js';
+import { integerVif } from '../extractors/integer_vif/integer_vif.js';
+import { floatVif } from '../extractors/float_vif/float_vif.js';
 import { loadNative } from '../kernels/native.js';
 import { checkFrameMemory, slotBytes } from '../pool/memory-budget.js';
 import { asTranscodeInput, isFluentCommand, isTranscodeInput, type FluentCommand, type TranscodeInput } from '../decode/fluent-command.js';
@@ -194,7 +196,8 @@ export function runLadder(reference: FrameInput, renditions: readonly ResolvedRe
           const format = reading.format();
           const frames = await knownRunFrames(reference, format, options);
           const f = frames !== undefined ? await format.catch(() => undefined) : undefined;
-          if (f && shortRunOnCpu({ frames: frames!, width: f.width, height: f.height, renditions: renditions.length, threads })) kind = 'cpu';
+          const vif = plan.instances.some((x) => x.definition.name === integerVif.name || x.definition.name === floatVif.name);
+          if (f && shortRunOnCpu({ frames: frames!, width: f.width, height: f.height, renditions: renditions.length, threads, vif })) kind = 'cpu';
         }
         return createPlanBackend(plan, kind, {
           threads,

@@ -4,11 +4,13 @@
  * starts at once. Measured there (16 threads, 1080p, whole runs, paired): v0 10 frames 0.37 s
  * on the cpu backend against 0.73 s on the gpu backend, 30 frames 0.50 against 0.80, 60
  * frames 0.83 against 0.90, 100 frames 0.92 against 0.95, 150 frames 1.06 against 0.90; v1
- * 30 frames 0.46 against 1.00, 100 frames 0.74 against 1.23. So `auto` scores a run the cpu
- * backend is expected to finish first on the cpu backend, and never opens the GPU: about six
- * 1080p frames per thread. Only where the run's length is known before any frame is read:
- * --frame_cnt, or a reference that is a y4m or raw file (its size gives its frame count).
- * The values are the same on either backend; only the time differs.
+ * (no VIF: far less work on the cpu) 30 frames 0.46 against 1.00, 150 frames 0.58 against
+ * 0.91, 250 frames 0.84 against 0.97, 400 frames 1.27 against 1.20. So `auto` scores a run
+ * the cpu backend is expected to finish first on the cpu backend, and never opens the GPU:
+ * about six 1080p frames per thread when the run computes VIF, sixteen when it does not.
+ * Only where the run's length is known before any frame is read: --frame_cnt, or a
+ * reference that is a y4m or raw file (its size gives its frame count). The values are the
+ * same on either backend; only the time differs.
  */
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
@@ -16,8 +18,8 @@ import type { FrameFormat } from '../types.js';
 import type { FrameInput } from '../decode/open-source.js';
 import { frameLayout } from '../decode/frame-layout.js';
 
-/** Frame pixels (over every rendition) one cpu thread scores in about the time the GPU takes to open. */
-export const CPU_RUN_PIXELS_PER_THREAD = 6 * 1920 * 1080;
+/** 1080p frames (over every rendition) one cpu thread scores in about the time the GPU takes to open. */
+export const CPU_FRAMES_PER_THREAD = { withVif: 6, withoutVif: 16 } as const;
 
 export interface RunSize {
   frames: number;
@@ -27,11 +29,14 @@ export interface RunSize {
   renditions: number;
   /** The cpu backend's threads. */
   threads: number;
+  /** Whether the run computes VIF (integer or float): the cpu backend's largest cost per frame. */
+  vif: boolean;
 }
 
 /** Whether the cpu backend is expected to finish the run before the gpu backend would. */
 export function shortRunOnCpu(run: RunSize): boolean {
-  return run.frames * run.width * run.height * run.renditions <= CPU_RUN_PIXELS_PER_THREAD * run.threads;
+  const perThread = run.vif ? CPU_FRAMES_PER_THREAD.withVif : CPU_FRAMES_PER_THREAD.withoutVif;
+  return run.frames * run.width * run.height * run.renditions <= perThread * 1920 * 1080 * run.threads;
 }
 
 /** Whether the run's length may be known before its frames are read (knownRunFrames). */
