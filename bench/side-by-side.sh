@@ -65,6 +65,10 @@ for part in $PARTS; do
     startup) make_clip 1920 1080 600 c1080
       for n in 1 100; do
         time_it "v0 1080p $n frames ours gpu vs libvmaf cuda (paired)" "$ours $(io c1080) --frame_cnt $n --backend gpu -q --json -o /tmp/o.json" "$cuda $(io c1080) --frame_cnt $n -q --json -o /tmp/o.json"
+      done
+      # The default backend (auto): runs the cpu backend finishes first never open the GPU.
+      for n in 1 30; do
+        time_it "v0 1080p $n frames ours auto vs libvmaf cuda (paired)" "$ours $(io c1080) --frame_cnt $n -q --json -o /tmp/o.json" "$cuda $(io c1080) --frame_cnt $n -q --json -o /tmp/o.json"
       done ;;
     tenbit) make_clip 1920 1080 600 c1080; to10 c1080 c1080p10
       time_it "v0 1080p600 10-bit libvmaf cpu$T" "$cpu $(io c1080p10) --threads $T -q --json -o /tmp/o.json"
