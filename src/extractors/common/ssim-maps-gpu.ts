@@ -38,6 +38,8 @@ const GROUP = 8;
 const MAX_LEVELS = 8;
 const SUMS = 4;
 const MAP_WORDS = 10;
+/** ssim-maps.wgsl's ROW_OUTPUTS: output columns per filter_rows thread. */
+const ROW_OUTPUTS = 4;
 /** pool_chunk_maps' and pool_group_maps' workgroup (GROUP * GROUP: chunk_maps makes levels 1 and 2 in one). */
 const MAPS_WORKGROUP = 64;
 /** Words per sum of the path counters (pool_compose). */
@@ -227,7 +229,7 @@ export class SsimMapsKernel implements GpuExtractorKernel {
           termWords = Math.max(termWords, 2 * SUMS * count);
           chunkCount = Math.max(chunkCount, chunks);
           mapCount = Math.max(mapCount, counts.reduce((a, b) => a + b, 0));
-          passes.push({ entry: 'filter_rows', params: params({ src: s.ref, src2: s.dis, sw: s.w, dh: sourceRows, row0: y0 }), groups: tiles(ow, sourceRows) });
+          passes.push({ entry: 'filter_rows', params: params({ src: s.ref, src2: s.dis, sw: s.w, dh: sourceRows, row0: y0 }), groups: tiles(Math.ceil(ow / ROW_OUTPUTS), sourceRows) });
           passes.push({ entry: 'filter_columns', params: params({ sw: s.w, sh: sourceRows, dh: out }), groups: tiles(ow, out) });
           const pool = { sw: s.w, count, chunks, first: y0 === 0 ? 1 : 0, levels: counts.length - 1 };
           passes.push({ entry: 'pool_terms', params: params(pool), groups: [Math.ceil(count / TERMS_GROUP), 1] });
