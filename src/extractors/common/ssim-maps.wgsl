@@ -202,7 +202,7 @@ fn filter_rows(@builtin(global_invocation_id) id: vec3<u32>) {
     for (var q = 0u; q < QUANTITIES; q = q + 1u) {
       var t: array<u32, 11>;
       for (var k = 0u; k < WINDOW; k = k + 1u) {
-        t[k] = f32_mul(v[q][o + k], GAUSSIAN[k]);
+        t[k] = f32_mul_by_normal(v[q][o + k], GAUSSIAN[k]);
       }
       // One pass (on lavapipe faster here than window_sum's two; filter_columns is the
       // other way round).
@@ -225,7 +225,7 @@ fn filter_columns(@builtin(global_invocation_id) id: vec3<u32>) {
   for (var q = 0u; q < QUANTITIES; q = q + 1u) {
     var t: array<u32, 11>;
     for (var k = 0u; k < WINDOW; k = k + 1u) {
-      t[k] = f32_mul(rows[(q * h + id.y + k) * ow + id.x], GAUSSIAN[k]);
+      t[k] = f32_mul_by_normal(rows[(q * h + id.y + k) * ow + id.x], GAUSSIAN[k]);
     }
     maps[params.dst_word + (id.y * QUANTITIES + q) * ow + id.x] = window_sum(t, true);
   }

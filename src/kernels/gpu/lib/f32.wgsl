@@ -115,6 +115,24 @@ fn f32_mul(a: u32, b: u32) -> u32 {
   return r;
 }
 
+// f32_mul(a, b) for a b known to be a normal float (a filter's weight): the same bits with
+// b's own checks left out (b is finite and nonzero, so only a can make a zero or not-normal
+// product).
+fn f32_mul_by_normal(a: u32, b: u32) -> u32 {
+  var r = 0u;
+  var ok = false;
+  if (f32_native_mul) {
+    r = bitcast<u32>(bitcast<f32>(a) * bitcast<f32>(b)) ^ f32_zero;
+    let zero = (a & 0x7fffffffu) == 0u;
+    ok = (f32_is_normal(a) & f32_is_normal(r)) | zero;
+    r = select(r, (a ^ b) & 0x80000000u, zero);
+  }
+  if (!ok) {
+    r = f32_mul_exact(a, b);
+  }
+  return r;
+}
+
 // f32_mul in integers only (also what the native path is checked against).
 fn f32_mul_exact(a: u32, b: u32) -> u32 {
   return f32_from_f64(f64_mul(f64_from_f32_bits(a), f64_from_f32_bits(b)));
