@@ -156,8 +156,8 @@ export class SsimMapsKernel implements GpuExtractorKernel {
       let w = luma.width;
       let h = luma.height;
       const scale = layout.bitDepth === 8 ? 1 : 2 ** -(layout.bitDepth - 8);
-      type Field = 'src' | 'src2' | 'sw' | 'sh' | 'dst' | 'dw' | 'dh' | 'factor' | 'taps' | 'scale' | 'row0' | 'count' | 'chunks' | 'sums' | 'first' | 'level' | 'levels';
-      const fields: readonly Field[] = ['src', 'src2', 'sw', 'sh', 'dst', 'dw', 'dh', 'factor', 'taps', 'scale', 'row0', 'count', 'chunks', 'sums', 'first', 'level', 'levels'];
+      type Field = 'src' | 'src2' | 'sw' | 'sh' | 'dst' | 'dw' | 'dh' | 'factor' | 'taps' | 'scale' | 'row0' | 'count' | 'chunks' | 'sums' | 'first' | 'level' | 'levels' | 'normalWeights';
+      const fields: readonly Field[] = ['src', 'src2', 'sw', 'sh', 'dst', 'dw', 'dh', 'factor', 'taps', 'scale', 'row0', 'count', 'chunks', 'sums', 'first', 'level', 'levels', 'normalWeights'];
       const params = (values: Partial<Record<Field, number>>): Uint32Array => {
         const words = new Uint32Array(PARAMS_BYTES / 4);
         words.set(fields.map((f) => values[f] ?? 0));
@@ -178,6 +178,8 @@ export class SsimMapsKernel implements GpuExtractorKernel {
           const { factor, taps, weights } = s.decimate;
           const dw = decimatedSize(w, factor);
           const dh = decimatedSize(h, factor);
+          // Weights that are all normal floats take f32_mul_by_normal (the same bits, fewer checks).
+          const normalWeights = weights.every((x) => Number.isFinite(Math.fround(x)) && Math.abs(Math.fround(x)) >= 2 ** -126) ? 1 : 0;
           const buffer = d.createBuffer({ size: 4 * weights.length, usage: GPUBufferUsage.STORAGE, mappedAtCreation: true, label: 'ssim decimation weights' });
           buffers.push(buffer);
           new Uint32Array(buffer.getMappedRange()).set(weights.map(f32Bits));
@@ -186,7 +188,7 @@ export class SsimMapsKernel implements GpuExtractorKernel {
           const ndis = nref + dw * dh;
           words = ndis + dw * dh;
           for (const [src, dst] of [[ref, nref], [dis, ndis]] as const) {
-            passes.push({ entry: 'decimate', params: params({ src, sw: w, sh: h, dst, dw, dh, factor, taps }), groups: tiles(dw, dh), weights: buffer });
+            passes.push({ entry: 'decimate', params: params({ src, sw: w, sh: h, dst, dw, dh, factor, taps, normalWeights }), groups: tiles(dw, dh), weights: buffer });
           }
           [ref, dis, w, h] = [nref, ndis, dw, dh];
         }

@@ -53,6 +53,7 @@ struct Params {
   first: u32,      // scan, compose: 1 for a scale's first band (the sums start at 0)
   level: u32,      // group_maps: the level it makes (1: groups of chunk maps)
   levels: u32,     // compose: the top level of group maps (0: chunk maps only)
+  normal_weights: u32, // decimate: 1 where every weight is a normal float (f32_mul_by_normal)
 }
 
 @group(0) @binding(0) var<storage, read> pic: array<u32>;
@@ -107,7 +108,12 @@ fn decimate_tap(at: DecimateAt, v: u32, u: u32) -> u32 {
     row = mirror_repeat_edge(at.row + i32(v), i32(params.height));
     col = mirror_repeat_edge(at.col + i32(u), i32(params.width));
   }
-  return f32_mul(work[params.src_word + row * params.width + col], weights[v * params.taps + u]);
+  let sample = work[params.src_word + row * params.width + col];
+  let weight = weights[v * params.taps + u];
+  if (params.normal_weights != 0u) {
+    return f32_mul_by_normal(sample, weight);
+  }
+  return f32_mul(sample, weight);
 }
 
 @compute @workgroup_size(16, 16)
