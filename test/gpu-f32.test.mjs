@@ -97,6 +97,7 @@ function roundScaled(n, p) {
   return floatBits(Math.fround(neg ? -v : v));
 }
 const finite = (b) => ((b >>> 23) & 0xff) !== 0xff;
+const normal32 = (b) => ((b >>> 23) & 0xff) !== 0xff && ((b >>> 23) & 0xff) !== 0;
 function addReference(a, b, negateB) {
   const bb = negateB ? (b ^ 0x80000000) >>> 0 : b;
   const sum = scaled(a) + scaled(bb);
@@ -315,6 +316,8 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
       const ops = [
         ['a * b', `outp[i] = f32_mul(${a}, ${b});`, (i) => floatBits(Math.fround(A(i) * B(i)))],
         ['a * b (integer path)', `outp[i] = f32_mul_exact(${a}, ${b});`, (i) => floatBits(Math.fround(A(i) * B(i)))],
+        // b made normal (1 where it is not): the filters' weights.
+        ['a * b (f32_mul_by_normal)', `outp[i] = f32_mul_by_normal(${a}, select(0x3f800000u, ${b}, f32_is_normal(${b})));`, (i) => floatBits(Math.fround(A(i) * (normal32(input[3 * i + 1]) ? B(i) : 1)))],
         ['b + c', `outp[i] = f32_add(${b}, ${c});`, (i) => floatBits(Math.fround(B(i) + C(i)))],
         ['b - c', `outp[i] = f32_sub(${b}, ${c});`, (i) => floatBits(Math.fround(B(i) - C(i)))],
         ['a * b + c', `outp[i] = f32_add(f32_mul(${a}, ${b}), ${c});`, (i) => floatBits(Math.fround(Math.fround(A(i) * B(i)) + C(i)))],
