@@ -258,6 +258,8 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
       const got = await run(body, 2, input);
       check(name, n, got, want, show(op));
     }
+    // sqrt without the native guess (its integer-only digit loop), on the same operands.
+    check('f32_sqrt (F32_NATIVE off)', n, await run('outp[i] = f32_sqrt(inp[2u * i]);', 2, input, { F32_NATIVE: 0 }), (i) => floatBits(Math.fround(Math.sqrt(A(i)))), show('sqrt'));
     // sqrt's signed zero and negative inputs, as sqrtss gives them.
     const special = await run('outp[i] = f32_sqrt(inp[2u * i]);', 2, new Uint32Array([0x80000000, 0, 0xbf800000, 0, 0x7f800000, 0, 0xff800000, 0]));
     assert.deepEqual([...special].map(hex), ['0x80000000', '0xffc00000', '0x7f800000', '0xffc00000']);
