@@ -38,8 +38,6 @@ const GROUP = 8;
 const MAX_LEVELS = 8;
 const SUMS = 4;
 const MAP_WORDS = 10;
-/** ssim-maps.wgsl's ROW_OUTPUTS: output columns per filter_rows thread. */
-const ROW_OUTPUTS = 4;
 /** pool_chunk_maps' and pool_group_maps' workgroup (GROUP * GROUP: chunk_maps makes levels 1 and 2 in one). */
 const MAPS_WORKGROUP = 64;
 /** Words per sum of the path counters (pool_compose). */
@@ -156,8 +154,8 @@ export class SsimMapsKernel implements GpuExtractorKernel {
       let w = luma.width;
       let h = luma.height;
       const scale = layout.bitDepth === 8 ? 1 : 2 ** -(layout.bitDepth - 8);
-      type Field = 'src' | 'src2' | 'sw' | 'sh' | 'dst' | 'dw' | 'dh' | 'factor' | 'taps' | 'scale' | 'row0' | 'count' | 'chunks' | 'sums' | 'first' | 'level' | 'levels' | 'normalWeights';
-      const fields: readonly Field[] = ['src', 'src2', 'sw', 'sh', 'dst', 'dw', 'dh', 'factor', 'taps', 'scale', 'row0', 'count', 'chunks', 'sums', 'first', 'level', 'levels', 'normalWeights'];
+      type Field = 'src' | 'src2' | 'sw' | 'sh' | 'dst' | 'dw' | 'dh' | 'factor' | 'taps' | 'scale' | 'row0' | 'count' | 'chunks' | 'sums' | 'first' | 'level' | 'levels';
+      const fields: readonly Field[] = ['src', 'src2', 'sw', 'sh', 'dst', 'dw', 'dh', 'factor', 'taps', 'scale', 'row0', 'count', 'chunks', 'sums', 'first', 'level', 'levels'];
       const params = (values: Partial<Record<Field, number>>): Uint32Array => {
         const words = new Uint32Array(PARAMS_BYTES / 4);
         words.set(fields.map((f) => values[f] ?? 0));
@@ -178,8 +176,6 @@ export class SsimMapsKernel implements GpuExtractorKernel {
           const { factor, taps, weights } = s.decimate;
           const dw = decimatedSize(w, factor);
           const dh = decimatedSize(h, factor);
-          // Weights that are all normal floats take f32_mul_by_normal (the same bits, fewer checks).
-          const normalWeights = weights.every((x) => Number.isFinite(Math.fround(x)) && Math.abs(Math.fround(x)) >= 2 ** -126) ? 1 : 0;
           const buffer = d.createBuffer({ size: 4 * weights.length, usage: GPUBufferUsage.STORAGE, mappedAtCreation: true, label: 'ssim decimation weights' });
           buffers.push(buffer);
           new Uint32Array(buffer.getMappedRange()).set(weights.map(f32Bits));
@@ -188,7 +184,7 @@ export class SsimMapsKernel implements GpuExtractorKernel {
           const ndis = nref + dw * dh;
           words = ndis + dw * dh;
           for (const [src, dst] of [[ref, nref], [dis, ndis]] as const) {
-            passes.push({ entry: 'decimate', params: params({ src, sw: w, sh: h, dst, dw, dh, factor, taps, normalWeights }), groups: tiles(dw, dh), weights: buffer });
+            passes.push({ entry: 'decimate', params: params({ src, sw: w, sh: h, dst, dw, dh, factor, taps }), groups: tiles(dw, dh), weights: buffer });
           }
           [ref, dis, w, h] = [nref, ndis, dw, dh];
         }
@@ -231,7 +227,7 @@ export class SsimMapsKernel implements GpuExtractorKernel {
           termWords = Math.max(termWords, 2 * SUMS * count);
           chunkCount = Math.max(chunkCount, chunks);
           mapCount = Math.max(mapCount, counts.reduce((a, b) => a + b, 0));
-          passes.push({ entry: 'filter_rows', params: params({ src: s.ref, src2: s.dis, sw: s.w, dh: sourceRows, row0: y0 }), groups: tiles(Math.ceil(ow / ROW_OUTPUTS), sourceRows) });
+          passes.push({ entry: 'filter_rows', params: params({ src: s.ref, src2: s.dis, sw: s.w, dh: sourceRows, row0: y0 }), groups: tiles(ow, sourceRows) });
           passes.push({ entry: 'filter_columns', params: params({ sw: s.w, sh: sourceRows, dh: out }), groups: tiles(ow, out) });
           const pool = { sw: s.w, count, chunks, first: y0 === 0 ? 1 : 0, levels: counts.length - 1 };
           passes.push({ entry: 'pool_terms', params: params(pool), groups: [Math.ceil(count / TERMS_GROUP), 1] });

@@ -53,7 +53,6 @@ struct Params {
   first: u32,      // scan, compose: 1 for a scale's first band (the sums start at 0)
   level: u32,      // group_maps: the level it makes (1: groups of chunk maps)
   levels: u32,     // compose: the top level of group maps (0: chunk maps only)
-  normal_weights: u32, // decimate: 1 where every weight is a normal float (f32_mul_by_normal)
 }
 
 @group(0) @binding(0) var<storage, read> pic: array<u32>;
@@ -82,38 +81,14 @@ fn to_float(@builtin(global_invocation_id) id: vec3<u32>) {
   work[params.dst_word + i] = luma_scaled(i);
 }
 
-// decimate's source rows and columns for output (x, y): the first tap's index, and whether
-// every tap of the output lies inside (then no mirroring: most outputs).
-struct DecimateAt {
-  row: i32,
-  col: i32,
-  inside: bool,
-}
-
-fn decimate_at(x: u32, y: u32) -> DecimateAt {
+// decimate's tap (v, u) for output (x, y): the source sample under it (edges mirrored) times
+// its weight.
+fn decimate_tap(x: u32, y: u32, v: u32, u: u32) -> u32 {
   let f = i32(params.factor);
   let centre = i32(params.taps / 2u);
-  let row = i32(y) * f - centre;
-  let col = i32(x) * f - centre;
-  let end = i32(params.taps);
-  let inside = row >= 0 && col >= 0 && row + end <= i32(params.height) && col + end <= i32(params.width);
-  return DecimateAt(row, col, inside);
-}
-
-// decimate's tap (v, u): the source sample under it (edges mirrored) times its weight.
-fn decimate_tap(at: DecimateAt, v: u32, u: u32) -> u32 {
-  var row = u32(at.row) + v;
-  var col = u32(at.col) + u;
-  if (!at.inside) {
-    row = mirror_repeat_edge(at.row + i32(v), i32(params.height));
-    col = mirror_repeat_edge(at.col + i32(u), i32(params.width));
-  }
-  let sample = work[params.src_word + row * params.width + col];
-  let weight = weights[v * params.taps + u];
-  if (params.normal_weights != 0u) {
-    return f32_mul_by_normal(sample, weight);
-  }
-  return f32_mul(sample, weight);
+  let row = mirror_repeat_edge(i32(y) * f + i32(v) - centre, i32(params.height));
+  let col = mirror_repeat_edge(i32(x) * f + i32(u) - centre, i32(params.width));
+  return f32_mul(work[params.src_word + row * params.width + col], weights[v * params.taps + u]);
 }
 
 @compute @workgroup_size(16, 16)
@@ -122,12 +97,11 @@ fn decimate(@builtin(global_invocation_id) id: vec3<u32>) {
   if (id.x >= params.dst_width || id.y >= params.dst_height) {
     return;
   }
-  let at = decimate_at(id.x, id.y);
   let size = params.taps;
   var s = FSUM_START;
   for (var v = 0u; v < size; v = v + 1u) {
     for (var u = 0u; u < size; u = u + 1u) {
-      s = fsum_add(s, decimate_tap(at, v, u));
+      s = fsum_add(s, decimate_tap(id.x, id.y, v, u));
     }
   }
   var out = fsum_to_f32(s);
@@ -136,7 +110,7 @@ fn decimate(@builtin(global_invocation_id) id: vec3<u32>) {
     var acc = F64_ZERO;
     for (var v = 0u; v < size; v = v + 1u) {
       for (var u = 0u; u < size; u = u + 1u) {
-        acc = f64_add(acc, f64_from_f32_bits(decimate_tap(at, v, u)));
+        acc = f64_add(acc, f64_from_f32_bits(decimate_tap(id.x, id.y, v, u)));
       }
     }
     out = f32_from_f64(acc);
@@ -169,52 +143,41 @@ fn window_sum(t: array<u32, 11>, two_pass: bool) -> u32 {
   return f32_from_f64(acc);
 }
 
-// Output columns per filter_rows thread: the squares and the product of a sample are made
-// once for the ROW_OUTPUTS windows over it a thread covers, not once per window.
-const ROW_OUTPUTS: u32 = 4u;
-const ROW_SPAN: u32 = ROW_OUTPUTS + WINDOW - 1u;
-
-// One source row of the band (dst_height rows from row0), ROW_OUTPUTS output columns from
-// ROW_OUTPUTS * id.x: the five horizontal sums of ref, dis, ref^2, dis^2, ref*dis (the
-// squares and the product float products of the samples, as the C++ forms them first).
+// One source row of the band (dst_height rows from row0), one output column: the five
+// horizontal sums (the squares and the product are float products of the samples, as the
+// C++ forms them first).
 @compute @workgroup_size(16, 16)
 fn filter_rows(@builtin(global_invocation_id) id: vec3<u32>) {
   f32_native_begin(params.width);
   let w = params.width;
   let ow = w - WINDOW + 1u;
   let h = params.dst_height;
-  let x0 = id.x * ROW_OUTPUTS;
-  if (x0 >= ow || id.y >= h) {
+  if (id.x >= ow || id.y >= h) {
     return;
   }
-  let base = (params.row0 + id.y) * w + x0;
-  // Past the row's end (the last thread's spare outputs): the row's last sample, unused.
-  let last = w - 1u - x0;
-  var v: array<array<u32, ROW_SPAN>, QUANTITIES>;
-  for (var k = 0u; k < ROW_SPAN; k = k + 1u) {
-    let at = base + min(k, last);
-    let a = work[params.src_word + at];
-    let b = work[params.src2_word + at];
-    v[0][k] = a;
-    v[1][k] = b;
-    v[2][k] = f32_mul(a, a);
-    v[3][k] = f32_mul(b, b);
-    v[4][k] = f32_mul(a, b);
+  let base = (params.row0 + id.y) * w + id.x;
+  var a: array<u32, 11>;
+  var b: array<u32, 11>;
+  for (var k = 0u; k < WINDOW; k = k + 1u) {
+    a[k] = work[params.src_word + base + k];
+    b[k] = work[params.src2_word + base + k];
   }
-  for (var o = 0u; o < ROW_OUTPUTS; o = o + 1u) {
-    if (x0 + o >= ow) {
-      break;
+  for (var q = 0u; q < QUANTITIES; q = q + 1u) {
+    var t: array<u32, 11>;
+    for (var k = 0u; k < WINDOW; k = k + 1u) {
+      t[k] = row_term(a[k], b[k], q, k);
     }
-    for (var q = 0u; q < QUANTITIES; q = q + 1u) {
-      var t: array<u32, 11>;
-      for (var k = 0u; k < WINDOW; k = k + 1u) {
-        t[k] = f32_mul_by_normal(v[q][o + k], GAUSSIAN[k]);
-      }
-      // One pass (on lavapipe faster here than window_sum's two; filter_columns is the
-      // other way round).
-      rows[(q * h + id.y) * ow + x0 + o] = window_sum(t, false);
-    }
+    // One pass (on lavapipe faster here than window_sum's two; filter_columns is the other
+    // way round).
+    rows[(q * h + id.y) * ow + id.x] = window_sum(t, false);
   }
+}
+
+// filter_rows' term k of quantity q (ref, dis, ref^2, dis^2, ref*dis) from samples a, b.
+fn row_term(a: u32, b: u32, q: u32, k: u32) -> u32 {
+  let x = select(a, b, q == 1u || q == 3u);
+  let y = select(x, b, q == 4u);
+  return f32_mul(select(f32_mul(x, y), x, q < 2u), GAUSSIAN[k]);
 }
 
 // One output sample of the band (height filtered rows in `rows`, dst_height = those
@@ -231,7 +194,7 @@ fn filter_columns(@builtin(global_invocation_id) id: vec3<u32>) {
   for (var q = 0u; q < QUANTITIES; q = q + 1u) {
     var t: array<u32, 11>;
     for (var k = 0u; k < WINDOW; k = k + 1u) {
-      t[k] = f32_mul_by_normal(rows[(q * h + id.y + k) * ow + id.x], GAUSSIAN[k]);
+      t[k] = f32_mul(rows[(q * h + id.y + k) * ow + id.x], GAUSSIAN[k]);
     }
     maps[params.dst_word + (id.y * QUANTITIES + q) * ow + id.x] = window_sum(t, true);
   }

@@ -115,24 +115,6 @@ fn f32_mul(a: u32, b: u32) -> u32 {
   return r;
 }
 
-// f32_mul(a, b) for a b known to be a normal float (a filter's weight): the same bits with
-// b's own checks left out (b is finite and nonzero, so only a can make a zero or not-normal
-// product).
-fn f32_mul_by_normal(a: u32, b: u32) -> u32 {
-  var r = 0u;
-  var ok = false;
-  if (f32_native_mul) {
-    r = bitcast<u32>(bitcast<f32>(a) * bitcast<f32>(b)) ^ f32_zero;
-    let zero = (a & 0x7fffffffu) == 0u;
-    ok = (f32_is_normal(a) & f32_is_normal(r)) | zero;
-    r = select(r, (a ^ b) & 0x80000000u, zero);
-  }
-  if (!ok) {
-    r = f32_mul_exact(a, b);
-  }
-  return r;
-}
-
 // f32_mul in integers only (also what the native path is checked against).
 fn f32_mul_exact(a: u32, b: u32) -> u32 {
   return f32_from_f64(f64_mul(f64_from_f32_bits(a), f64_from_f32_bits(b)));
@@ -305,52 +287,18 @@ fn f32_sqrt(a: u32) -> u32 {
   }
   // n = sig * 2^24 (2^47 <= n < 2^49), so sqrt(a) = sqrt(n) * 2^((x - 24) / 2); digit by
   // digit, root = floor(sqrt(n)) (2^23.5 <= root < 2^24.5) and rest = n - root^2.
-  let n = i64_shl(sig, 24u);
-  var rest = n;
+  var rest = i64_shl(sig, 24u);
   var root = vec2<u32>(0u, 0u);
-  // The GPU's own square root (not correctly rounded: only a guess) as root: aligned to n's
-  // scale, stepped a unit at a time until root^2 <= n < (root + 1)^2, which the integers
-  // check (0 <= rest <= 2 root); a guess not there in four steps, or not normal, leaves it
-  // to the digit-by-digit loop. Either way root and rest are the same integers.
-  var found = false;
-  if (F32_NATIVE && e != 0u) {
-    let g = bitcast<u32>(sqrt(bitcast<f32>(a)));
-    let s = i32((g >> 23u) & 0xffu) - 150 - (x - 24) / 2; // 0 or 1 near sqrt(n)
-    if (f32_is_normal(g) && (g >> 31u) == 0u && s >= 0 && s <= 1) {
-      var r = ((g & 0x7fffffu) | 0x800000u) << u32(s);
-      var d = i64_sub(n, u64_mul_u32_u32(r, r));
-      for (var step = 0u; step < 4u; step = step + 1u) {
-        if (i64_is_neg(d)) {
-          // (r - 1)^2 = r^2 - 2r + 1
-          d = i64_add_u32(d, 2u * r - 1u);
-          r = r - 1u;
-        } else if (u64_gt(d, vec2<u32>(2u * r, 0u))) {
-          // (r + 1)^2 = r^2 + 2r + 1
-          d = i64_sub(d, vec2<u32>(2u * r + 1u, 0u));
-          r = r + 1u;
-        } else {
-          found = true;
-          break;
-        }
-      }
-      root = vec2<u32>(r, 0u);
-      rest = d;
+  var bit = vec2<u32>(0u, 0x10000u); // 2^48, the largest power of 4 not above any n
+  for (var i = 0u; i < 25u; i = i + 1u) {
+    let t = i64_add(root, bit);
+    if (u64_ge(rest, t)) {
+      rest = i64_sub(rest, t);
+      root = i64_add(u64_shr(root, 1u), bit);
+    } else {
+      root = u64_shr(root, 1u);
     }
-  }
-  if (!found) {
-    rest = n;
-    root = vec2<u32>(0u, 0u);
-    var bit = vec2<u32>(0u, 0x10000u); // 2^48, the largest power of 4 not above any n
-    for (var i = 0u; i < 25u; i = i + 1u) {
-      let t = i64_add(root, bit);
-      if (u64_ge(rest, t)) {
-        rest = i64_sub(rest, t);
-        root = i64_add(u64_shr(root, 1u), bit);
-      } else {
-        root = u64_shr(root, 1u);
-      }
-      bit = u64_shr(bit, 2u);
-    }
+    bit = u64_shr(bit, 2u);
   }
   let r = root.x;
   var scale = (x - 24) / 2;
