@@ -4,7 +4,8 @@ import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { openFrameSource } from '../dist/index.js';
-import { CPU_FRAMES_PER_THREAD, knownRunFrames, runLengthKnowable, shortRunOnCpu } from '../dist/pipeline/short-run.js';
+import { resolveRun } from '../dist/pipeline/run-plan.js';
+import { autoRunsOnCpu, CPU_FRAMES_PER_THREAD, knownRunFrames, runLengthKnowable, shortRunOnCpu } from '../dist/pipeline/short-run.js';
 import { scratchDir, writeFramePair } from './helpers/gpu-vs-cpu.mjs';
 
 const dir = scratchDir('vmaf-short-');
@@ -70,5 +71,25 @@ describe('short runs on the cpu backend (auto)', () => {
     const missing = Promise.reject(new Error('no such file'));
     missing.catch(() => {});
     assert.equal(await knownRunFrames(join(dir, 'missing.y4m'), missing, {}), undefined);
+  });
+
+  it('auto: the plan, the reference and the threads decide together; the format is asked for only where the length may be known', async () => {
+    // 16 frames of 1920x1080, as a y4m file of that size (its content is not read).
+    const ref = join(dir, 'sixteen.y4m');
+    const format = { width: 1920, height: 1080, bitDepth: 8, chroma: '420' };
+    writeFileSync(ref, Buffer.alloc(16 * (1920 * 1080 * 3 / 2 + 6)));
+    const { plan: v0 } = await resolveRun({});
+    const { plan: v1 } = await resolveRun({ models: ['version=vmaf_v1.0.16_3d0h'] });
+    const run = (threads, frameCnt) => ({ renditions: 1, threads, frameCnt });
+    // VIF: six frames a thread; without (v1): sixteen.
+    assert.equal(await autoRunsOnCpu(v0, ref, async () => format, run(3)), true);
+    assert.equal(await autoRunsOnCpu(v0, ref, async () => format, run(2)), false);
+    assert.equal(await autoRunsOnCpu(v0, ref, async () => format, run(2, 12)), true);
+    assert.equal(await autoRunsOnCpu(v1, ref, async () => format, run(1)), true);
+    let asked = 0;
+    const counting = async () => (asked++, format);
+    assert.equal(await autoRunsOnCpu(v0, 'clip.mp4', counting, run(16)), false);
+    assert.equal(asked, 0, 'no format asked for an input of unknown length');
+    assert.equal(await autoRunsOnCpu(v0, ref, () => Promise.reject(new Error('bad header')), run(16)), false);
   });
 });

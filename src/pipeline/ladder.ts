@@ -33,9 +33,7 @@ import { backendErrorAt, hangDevice, loseDevice, testDeviceHangAt, testDeviceLos
 import type { FeatureBackend } from '../kernels/backend.js';
 import { createPlanBackend } from '../kernels/create-backend.js';
 import { resolveRun } from './run-plan.js';
-import { knownRunFrames, runLengthKnowable, shortRunOnCpu } from './short-run.js';
-import { integerVif } from '../extractors/integer_vif/integer_vif.js';
-import { floatVif } from '../extractors/float_vif/float_vif.js';
+import { autoRunsOnCpu } from './short-run.js';
 import { loadNative } from '../kernels/native.js';
 import { checkFrameMemory, slotBytes } from '../pool/memory-budget.js';
 import { asTranscodeInput, isFluentCommand, isTranscodeInput, type FluentCommand, type TranscodeInput } from '../decode/fluent-command.js';
@@ -192,13 +190,7 @@ export function runLadder(reference: FrameInput, renditions: readonly ResolvedRe
       const opening = (async () => {
         let kind = options.backend ?? 'auto';
         // A run the cpu backend finishes before the GPU would be open never opens it (short-run.ts).
-        if (kind === 'auto' && runLengthKnowable(reference, options.frameCnt)) {
-          const format = reading.format();
-          const frames = await knownRunFrames(reference, format, options);
-          const f = frames !== undefined ? await format.catch(() => undefined) : undefined;
-          const vif = plan.instances.some((x) => x.definition.name === integerVif.name || x.definition.name === floatVif.name);
-          if (f && shortRunOnCpu({ frames: frames!, width: f.width, height: f.height, renditions: renditions.length, threads, vif })) kind = 'cpu';
-        }
+        if (kind === 'auto' && (await autoRunsOnCpu(plan, reference, () => reading.format(), { frameCnt: options.frameCnt, frameSkipRef: options.frameSkipRef, renditions: renditions.length, threads }))) kind = 'cpu';
         return createPlanBackend(plan, kind, {
           threads,
           gpuAdapter: options.gpuAdapter,

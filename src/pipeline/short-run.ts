@@ -17,6 +17,9 @@ import path from 'node:path';
 import type { FrameFormat } from '../types.js';
 import type { FrameInput } from '../decode/open-source.js';
 import { frameLayout } from '../decode/frame-layout.js';
+import type { RunPlan } from '../extractors/plan.js';
+import { integerVif } from '../extractors/integer_vif/integer_vif.js';
+import { floatVif } from '../extractors/float_vif/float_vif.js';
 
 /** 1080p frames (over every rendition) one cpu thread scores in about the time the GPU takes to open. */
 export const CPU_FRAMES_PER_THREAD = { withVif: 6, withoutVif: 16 } as const;
@@ -37,6 +40,28 @@ export interface RunSize {
 export function shortRunOnCpu(run: RunSize): boolean {
   const perThread = run.vif ? CPU_FRAMES_PER_THREAD.withVif : CPU_FRAMES_PER_THREAD.withoutVif;
   return run.frames * run.width * run.height * run.renditions <= perThread * 1920 * 1080 * run.threads;
+}
+
+/**
+ * Whether `auto` scores this run on the cpu backend: its length is known before any frame is
+ * read (knownRunFrames) and the cpu backend is expected to finish it first (shortRunOnCpu).
+ * `formatOf` gives the reference's format (asked for only where the length may be known); a
+ * run whose length or format cannot be known is not short.
+ */
+export async function autoRunsOnCpu(
+  plan: RunPlan,
+  reference: FrameInput,
+  formatOf: () => Promise<FrameFormat>,
+  run: { frameCnt?: number | undefined; frameSkipRef?: number | undefined; renditions: number; threads: number },
+): Promise<boolean> {
+  if (!runLengthKnowable(reference, run.frameCnt)) return false;
+  const format = formatOf();
+  const frames = await knownRunFrames(reference, format, run);
+  if (frames === undefined) return false;
+  const f = await format.catch(() => undefined);
+  if (!f) return false;
+  const vif = plan.instances.some((x) => x.definition.name === integerVif.name || x.definition.name === floatVif.name);
+  return shortRunOnCpu({ frames, width: f.width, height: f.height, renditions: run.renditions, threads: run.threads, vif });
 }
 
 /** Whether the run's length may be known before its frames are read (knownRunFrames). */
