@@ -153,7 +153,7 @@ describe('speed_temporal on the gpu backend', function () {
       const plain = new StagingPool({ gpu, depth: 2, renditions: 2, lumaBytes: 16, statsBytes: 64 });
       try {
         assert.equal(plain.distortedHistory, undefined);
-        assert.equal(plain.distorted.buffers.length, 4);
+        assert.equal(plain.distorted.buffers.length, 6); // (depth + 1) per rendition
         assert.equal(plain.nextDistorted(0).previousDis, undefined);
       } finally {
         plain.destroy();

@@ -479,9 +479,10 @@ export interface StagingPoolOptions {
   /** Frames in flight: upload, readback and device slots per ring (at least 2). */
   depth: number;
   /**
-   * Distorted inputs per frame (a ladder's renditions; default 1): the distorted upload
-   * ring and device planes have `depth * renditions` slots, one per rendition and frame in
-   * flight. The reference ring is shared by all of them.
+   * Distorted inputs per frame (a ladder's renditions; default 1): the group's upload slots
+   * hold a picture per rendition, and the distorted device planes have `(depth + 1) *
+   * renditions` slots, as many per rendition as the reference ring has. The reference ring
+   * is shared by all of them.
    */
   renditions?: number;
   /**
@@ -518,8 +519,8 @@ export interface StagingPoolOptions {
 
 /**
  * Everything one stream of one frame size needs: the upload ring (a group's pictures share a slot), the reference
- * ring (depth + 1 planes), distorted planes (depth per rendition; with distortedHistory a
- * ReferenceRing of depth + 1 per rendition) and stats buffers (depth), the readback ring
+ * ring (depth + 1 planes), distorted planes (depth + 1 per rendition; with distortedHistory a
+ * ReferenceRing of depth + 1 per rendition) and stats buffers (depth + 1), the readback ring
  * (depth slots).
  */
 export class StagingPool {
@@ -579,10 +580,14 @@ export class StagingPool {
         this.distortedHistory = rings;
         this.distorted = undefined;
       } else {
-        made.push((this.distorted = new DeviceRing(gpu, { slots: depth * renditions, bytes: lumaBytes, label: `${label} dis luma` })));
+        // As many slots per rendition as the reference ring has: both rings then come round
+        // together, so a kernel's bind group for a (reference, distorted) pair of buffers
+        // recurs every depth + 1 frames (depth + 1 pairs to bind, not depth * (depth + 1)).
+        made.push((this.distorted = new DeviceRing(gpu, { slots: (depth + 1) * renditions, bytes: lumaBytes, label: `${label} dis luma` })));
         this.distortedHistory = undefined;
       }
-      made.push((this.stats = new DeviceRing(gpu, { slots: depth, bytes: statsBytes, label: `${label} stats` })));
+      // depth + 1 slots too: motion binds (reference, previous reference, stats slot), all three then in step.
+      made.push((this.stats = new DeviceRing(gpu, { slots: depth + 1, bytes: statsBytes, label: `${label} stats` })));
       made.push((this.readback = new ReadbackRing({ ...common, slots: depth, bytes: readbackFrames === 1 ? this.statsBytes + (options.extraReadbackBytes ?? 0) : readbackFrames * this.readbackStride, label })));
     } catch (e) {
       for (const m of made) m.destroy();
