@@ -105,6 +105,35 @@ describe('core parts', function () {
           for (const [key, value] of Object.entries(results[i].features)) assert.equal(value, frame.metrics[key], `frame ${i}: ${key}`);
         }
       });
+
+      it('v0.6.1 and v1 at once share one pass of each part a frame, and each model gets its own run\'s values', async () => {
+        const clip = goldenClip('src01_288x162_10bit');
+        const v0 = clip.log('libvmaf').frames;
+        const v1 = clip.log('libvmaf-extra').frames;
+        let opened;
+        const results = await lastValueFrom(
+          score(clip.ref, clip.dis, { backend, threads: 2, models: ['version=vmaf_v0.6.1', V1], onBackend: (b) => (opened = b) }).pipe(toArray()),
+        );
+        // v1's motion3 instance (motion_max_val 18) takes its values from the same SADs as v0's motion,
+        // and its adm3 runs as an instance of its own: the core's parts still run once a frame.
+        const runs = opened.coreRuns();
+        assert.equal(runs.vif, v0.length);
+        assert.equal(runs.adm, v0.length);
+        assert.ok(runs.motion >= v0.length - 1 && runs.motion <= v0.length, `motion computed ${runs.motion} times`);
+        assert.equal(results.length, v0.length);
+        let compared = 0;
+        for (const [i, { features, scores }] of results.entries()) {
+          assert.equal(scores.vmaf, v0[i].metrics.vmaf, `frame ${i}: vmaf`);
+          assert.equal(scores.vmaf_v1, v1[i].metrics.vmaf_v1, `frame ${i}: vmaf_v1`);
+          for (const [key, value] of Object.entries(features)) {
+            const want = key in v0[i].metrics ? v0[i].metrics[key] : v1[i].metrics[key];
+            assert.notEqual(want, undefined, `frame ${i}: ${key} is in neither log`);
+            assert.equal(value, want, `frame ${i}: ${key}`);
+            compared++;
+          }
+        }
+        assert.ok(compared >= results.length * 20, `${compared} values compared`);
+      });
     });
   }
 });
