@@ -52,7 +52,11 @@ for part in $PARTS; do
       $cuda $(io c1080) $m -q --json -o /tmp/o.json > "$OUT/v1-cuda.txt" 2>&1; echo "cuda v1 exit $?" >> "$OUT/v1-cuda.txt"
       time_it "v1 1080p600 libvmaf cpu$T" "$cpu $(io c1080) $m --threads $T -q --json -o /tmp/o.json"
       time_it "v1 1080p600 ours gpu" "$ours $(io c1080) $m --backend gpu -q --json -o /tmp/o.json"
-      time_it "v1 1080p600 ours cpu$T" "$ours $(io c1080) $m --backend cpu --threads $T -q --json -o /tmp/o.json" ;;
+      time_it "v1 1080p600 ours cpu$T" "$ours $(io c1080) $m --backend cpu --threads $T -q --json -o /tmp/o.json"
+      # Both generations in one run: one decode, one upload, one motion pass for both models.
+      b="-m version=vmaf_v0.6.1:name=v0 -m version=vmaf_v1.0.16_3d0h:name=v1"
+      time_it "v0+v1 1080p600 libvmaf cpu$T" "$cpu $(io c1080) $b --threads $T -q --json -o /tmp/o.json"
+      time_it "v0+v1 1080p600 ours gpu vs v1 alone (paired)" "$ours $(io c1080) $b --backend gpu -q --json -o /tmp/o.json" "$ours $(io c1080) $m --backend gpu -q --json -o /tmp/o.json" ;;
     feat) make_clip 1920 1080 600 c1080; f="--frame_cnt 200 --feature psnr --feature float_ssim --feature float_ms_ssim"
       time_it "psnr+ssim+ms_ssim 1080p200 libvmaf cpu$T" "$cpu $(io c1080) $f --threads $T -q --json -o /tmp/o.json"
       time_it "psnr+ssim+ms_ssim 1080p200 ours gpu" "$ours $(io c1080) $f --backend gpu -q --json -o /tmp/o.json" ;;
@@ -85,14 +89,14 @@ for part in $PARTS; do
       done
       time_it "v0 h264 1080p600 ours cpu$T" "$ours $mp4 --backend cpu --threads $T -q --json -o /tmp/o.json" ;;
     parity) make_clip 1920 1080 600 c1080
-      for set in "v0:" "v1:-m version=vmaf_v1.0.16_3d0h" "feat:--frame_cnt 200 --feature psnr --feature float_ssim --feature float_ms_ssim" ${PARITY_EXTRA:-}; do
+      for set in "v0:" "v1:-m version=vmaf_v1.0.16_3d0h" "v0v1:-m version=vmaf_v0.6.1:name=v0 -m version=vmaf_v1.0.16_3d0h:name=v1" "feat:--frame_cnt 200 --feature psnr --feature float_ssim --feature float_ms_ssim" ${PARITY_EXTRA:-}; do
         name=${set%%:*}; args=${set#*:}; clip=c1080; [ "$name" = v0p10 ] && clip=c1080p10
         $LIBVMAF/vmaf-cpu17 $(io $clip) $args --threads $T -q --json -o "$OUT/libvmaf-$name.json" >/dev/null 2>&1
         for b in gpu cpu; do
           $ours $(io $clip) $args --backend $b --precision 17 -q --json -o "$OUT/ours-$name-$b.json" 2>>"$OUT/parity.err"
           node bench/compare-logs.mjs "$OUT/ours-$name-$b.json" "$OUT/libvmaf-$name.json" | sed "s/^{/{\"set\":\"$name\",\"backend\":\"$b\",/" >> "$OUT/parity.ndjson"
         done
-        if [ "$name" != v1 ] && [ "$name" != feat ]; then
+        if [ "$name" != v1 ] && [ "$name" != v0v1 ] && [ "$name" != feat ]; then
           $cuda $(io $clip) $args -q --json -o "$OUT/cuda-$name.json" >/dev/null 2>&1
           $cpu $(io $clip) $args --threads $T -q --json -o "$OUT/cpu6-$name.json" >/dev/null 2>&1
           node bench/compare-logs.mjs "$OUT/cuda-$name.json" "$OUT/cpu6-$name.json" | sed "s/^{/{\"set\":\"$name\",\"backend\":\"libvmaf-cuda-vs-cpu\",/" >> "$OUT/parity.ndjson"
