@@ -70,6 +70,64 @@ class LabConverter {
   double lumaBlack_, lumaGain_, chromaZero_, chromaGain_;
 };
 
+// A pixel's (Y, Cb, Cr) samples in one word (samples are below 2^16).
+inline uint64_t packedSamples(uint32_t y, uint32_t u, uint32_t v) {
+  return (static_cast<uint64_t>(y) << 32) | (static_cast<uint64_t>(u) << 16) | v;
+}
+
+// The values of a pure function for the keys seen lately: direct-mapped, one slot per hash
+// of the key, the last key to land there kept. Each value is the function's own, so
+// looking it up here changes no bit of it. Neighbouring pixels share their chroma (4:2:0
+// repeats a sample over 2x2) and often their luma, and a picture's colours and errors
+// recur, so most of ciede's conversions and differences (pow, atan2, sin, cos and exp per
+// pixel) are found here.
+template <typename Key, typename Value>
+class RecentValues {
+ public:
+  // 2^bits slots.
+  explicit RecentValues(int bits) : shift_(64 - bits), keys_(size_t{1} << bits, Key::none()), values_(size_t{1} << bits) {}
+
+  template <typename Compute>
+  Value get(const Key& key, Compute compute) {
+    const size_t slot = key.hash() >> shift_;
+    if (keys_[slot] == key) return values_[slot];
+    const Value value = compute();
+    keys_[slot] = key;
+    values_[slot] = value;
+    return value;
+  }
+
+ private:
+  int shift_;
+  std::vector<Key> keys_;
+  std::vector<Value> values_;
+};
+
+// Slots for a picture of `pixels`: 2^16 at most (a few MB, measured best at 1080p), fewer
+// for small pictures, whose own pixels would not fill them.
+inline int recentBits(size_t pixels) {
+  int bits = 8;
+  while (bits < 16 && (size_t{1} << bits) < pixels) bits++;
+  return bits;
+}
+
+// One pixel's samples: the key of its Lab.
+struct PixelKey {
+  uint64_t samples;
+  static PixelKey none() { return {~uint64_t{0}}; }
+  uint64_t hash() const { return samples * 0x9E3779B97F4A7C15ull; }
+  bool operator==(const PixelKey& o) const { return samples == o.samples; }
+};
+
+// The reference's and the distorted picture's samples at one pixel: the key of their ΔE00.
+struct PairKey {
+  uint64_t ref;
+  uint64_t dis;
+  static PairKey none() { return {~uint64_t{0}, ~uint64_t{0}}; }
+  uint64_t hash() const { return (ref * 0x9E3779B97F4A7C15ull) ^ (dis * 0xC2B2AE3D27D4EB4Full); }
+  bool operator==(const PairKey& o) const { return ref == o.ref && dis == o.dis; }
+};
+
 inline double sq(double x) { return x * x; }  // libvmaf's pow(x, 2), exact for float x
 
 // Hue angle in [0, 2π) of (a', b'), 0 for the achromatic point.
@@ -201,6 +259,10 @@ class Ciede final : public Extractor {
     const ChromaRows<T> refU(ref.plane[1], subsampling_), refV(ref.plane[2], subsampling_);
     const ChromaRows<T> disU(dis.plane[1], subsampling_), disV(dis.plane[2], subsampling_);
     const int shift = refU.columnShift();
+    // Per call: a frame's extract() may run beside another frame's.
+    const int bits = recentBits(static_cast<size_t>(w) * static_cast<size_t>(h));
+    RecentValues<PixelKey, Lab> refLabs(bits), disLabs(bits);
+    RecentValues<PairKey, float> differences(bits);
     double sum = 0.;
     for (int i = 0; i < h; i++) {
       const T* ry = ref.plane[0].row<T>(i);
@@ -211,9 +273,16 @@ class Ciede final : public Extractor {
       const T* dv = disV.row(i);
       for (int j = 0; j < w; j++) {
         const int c = j >> shift;
-        const Lab p = lab_(ry[j], ru[c], rv[c]);
-        const Lab q = lab_(dy[j], du[c], dv[c]);
-        sum += deltaE2000(p, q);
+        const PixelKey r{packedSamples(ry[j], ru[c], rv[c])};
+        const PixelKey d{packedSamples(dy[j], du[c], dv[c])};
+        // Equal samples give equal Labs, whose ΔE00 is +0 (every difference is +0 and the
+        // weights are positive): adding it would leave the sum as it is.
+        if (r == d) continue;
+        sum += differences.get({r.samples, d.samples}, [&] {
+          const Lab p = refLabs.get(r, [&] { return lab_(ry[j], ru[c], rv[c]); });
+          const Lab q = disLabs.get(d, [&] { return lab_(dy[j], du[c], dv[c]); });
+          return deltaE2000(p, q);
+        });
       }
     }
     return sum;
