@@ -210,7 +210,7 @@ export class PlanBackend implements FeatureBackend {
         if (nativeOutputs.length > 0) native = new NativeExtractors(nativeOutputs, format);
         if (this.kind === 'gpu' && nativeOutputs.length > 0) {
           const names = [...new Set(nativeOutputs.map((o) => o.instance.definition.name))];
-          this.options.onWarning?.(`gpu backend: ${names.join(', ')} run${names.length === 1 ? 's' : ''} on the host's cpu (no gpu kernel for this input yet)`);
+          this.options.onWarning?.(`gpu backend: ${names.join(', ')} run${names.length === 1 ? 's' : ''} on the host's cpu (no gpu kernel for this input; the values are the same)`);
         }
       };
       const flushAggregates = (): void => {
