@@ -28,7 +28,7 @@ import { VifKernel } from './vif/vif-kernel.js';
 import { AdmKernel } from './adm/adm-kernel.js';
 import { ALL_CORE_PARTS, anyCorePart, type CoreParts, type CoreRuns } from '../core-parts.js';
 import { mark, tracing } from '../../trace.js';
-import { GpuStream, type CoreKernels, type KernelSet } from './gpu-stream.js';
+import { GpuStream, type CoreKernels, type KernelSet, type StreamBackend } from './gpu-stream.js';
 
 export interface GpuBackendOptions {
   /** WebGPU adapter: a substring of its name (--gpu-adapter). Default: hardware first, else software. */
@@ -125,7 +125,7 @@ const DEFAULT_DEPTH = DEFAULT_STAGING_DEPTH;
  */
 const FINISH_WINDOW = 3;
 
-export class GpuBackend implements FeatureBackend {
+export class GpuBackend implements FeatureBackend, StreamBackend {
   readonly kind = 'gpu' as const;
   readonly description: string;
   /** The device (for tests and diagnostics). */
