@@ -192,16 +192,16 @@ export class CambiKernel implements GpuExtractorKernel {
     const maxBinding = Math.min(gpu.limits.maxStorageBufferBindingSize, gpu.limits.maxBufferSize);
     const d = gpu.device;
 
-    const code = loadWgsl(SOURCE);
-    const pipelines = new Map<Entry, GPUComputePipeline>();
-    for (const entry of ['prepare', 'zeros', 'flat', 'mode', 'contrast'] as const) {
-      pipelines.set(entry, await gpu.createComputePipeline(code, { label: `cambi ${entry}`, entryPoint: entry }));
-    }
-    const poolCode = loadWgsl(POOL_SOURCE);
-    const poolPipelines = new Map<PoolEntry, GPUComputePipeline>();
-    for (const entry of ['hist_pass', 'chunk_pass', 'select_pass', 'sum_pass', 'total_pass'] as const) {
-      poolPipelines.set(entry, await gpu.createComputePipeline(poolCode, { label: `cambi ${entry}`, entryPoint: entry }));
-    }
+    // Dawn compiles pipelines on its own threads: all nine at once, not one after another.
+    const compile = <E extends string>(source: string, entries: readonly E[]): Promise<Map<E, GPUComputePipeline>> => {
+      const code = loadWgsl(source);
+      return Promise.all(entries.map((entry) => gpu.createComputePipeline(code, { label: `cambi ${entry}`, entryPoint: entry })))
+        .then((made) => new Map(entries.map((entry, i) => [entry, made[i]!])));
+    };
+    const [pipelines, poolPipelines] = await Promise.all([
+      compile<Entry>(SOURCE, ['prepare', 'flat', 'mode', 'contrast']),
+      compile<PoolEntry>(POOL_SOURCE, ['hist_pass', 'chunk_pass', 'select_pass', 'sum_pass', 'total_pass']),
+    ]);
     const counter = d.createBuffer({ size: 8, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST, label: 'cambi range counter' });
     const made: CambiPicture[] = [];
     try {

@@ -6,8 +6,8 @@
  * cambi-gpu.ts drives it and reads its 20 accumulators (4 per scale, cambi.cpp's
  * finishStats layout) and, where the host must pool, its c values.
  *
- * A frame costs the main thread few native calls (dawn.node's are microseconds each): 17
- * dispatches in the frame's compute pass (prepare, zeros, flat, mode per scale, contrast
+ * A frame costs the main thread few native calls (dawn.node's are microseconds each): 16
+ * dispatches in the frame's compute pass (prepare, flat, mode per scale, contrast
  * over every scale, then the pooling's eight, each over every scale), their bind groups made
  * once, a pipeline set only where it changes, nothing allocated per frame.
  */
@@ -36,7 +36,7 @@ const RECIPROCALS_AT = 64;
 /** libvmaf's table of reciprocals (cambi.cpp's kReciprocals). */
 export const RECIPROCALS = 4226;
 
-export type Entry = 'prepare' | 'zeros' | 'flat' | 'mode' | 'contrast';
+export type Entry = 'prepare' | 'flat' | 'mode' | 'contrast';
 export type PoolEntry = 'hist_pass' | 'chunk_pass' | 'select_pass' | 'sum_pass' | 'total_pass';
 
 /** What both pictures of an instance measure with (cambi.cpp's Settings, from gpuParams). */
@@ -236,8 +236,7 @@ export class CambiPicture {
         y: tilesOf(Math.max(h, frame.height)),
         dst: a,
       });
-      dispatches.push({ entry: 'zeros', params: uniform({ width: w, height: h }), x: tilesOf(w), y: tilesOf(h), src: a, dst: b });
-      dispatches.push({ entry: 'flat', params: uniform({ width: w, height: h, threshold: g.threshold }), x: tilesOf(w), y: tilesOf(h), src: b, dst: mask });
+      dispatches.push({ entry: 'flat', params: uniform({ width: w, height: h, threshold: g.threshold }), x: tilesOf(w), y: tilesOf(h), src: a, dst: mask });
       const band = { diffs: shared.diffs, lowestLuma: shared.lowestLuma, bandBase: shared.bandBase, bandSize: shared.bandSize };
       let from = a;
       let to = b;
@@ -324,7 +323,7 @@ export class CambiPicture {
   }
 
   /**
-   * Records the per-pixel passes and the pooling into `pass` (17 dispatches; a pipeline is
+   * Records the per-pixel passes and the pooling into `pass` (16 dispatches; a pipeline is
    * set only where it changes, every bind group but prepare's made at creation).
    */
   encodePasses(pass: GPUComputePassEncoder, inputs: GpuExtractorInputs): void {

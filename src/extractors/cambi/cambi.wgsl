@@ -6,8 +6,9 @@
 //            column and row cambi.cpp's nearestPicks gives) and 10 bits, anti-dithered when
 //            the encode had fewer bits (each output averages original samples only:
 //            cambi.cpp's in-place pass reads neighbours it has not rewritten yet)
-//   zeros    pixels equal to their right and lower neighbours (a missing one counts as equal)
-//   flat     the spatial mask: more than `threshold` zero pixels in the clipped 7x7 window
+//   flat     the spatial mask: more than `threshold` zero pixels in the clipped 7x7 window,
+//            a zero pixel being equal to its right and lower neighbours (a missing one
+//            counts as equal)
 //   mode     one scale's picture: the previous scale's kept every `step`-th row and column,
 //            then the separable 3x3 mode filter (first/last rows and columns as cambi.cpp);
 //            and the scale's keys: per pixel its value where it counts (masked, in the
@@ -138,37 +139,77 @@ fn prepare(@builtin(global_invocation_id) id: vec3<u32>) {
   dst[y * w + x] = v;
 }
 
-@compute @workgroup_size(16, 16)
-fn zeros(@builtin(global_invocation_id) id: vec3<u32>) {
-  let x = id.x;
-  let y = id.y;
-  let w = params.width;
-  let h = params.height;
-  if (x >= w || y >= h) {
-    return;
-  }
-  let v = src[y * w + x];
-  let right = x + 1u == w || v == src[y * w + x + 1u];
-  let down = y + 1u == h || v == src[(y + 1u) * w + x];
-  dst[y * w + x] = select(0u, 1u, right && down);
+// flat: a workgroup's 16x16 pixels of the mask. Their 7x7 windows cover a 22x22 region of
+// zero flags, and the flags read one more row and column of samples: the 23x23 samples and
+// the flags are made once per workgroup in its memory, each window's count is 7 row sums of
+// 7 flags (column sums first). Flags outside the picture are 0, as the clipped window leaves
+// them out: the same counts as reading the 49 flags of each window.
+const FLAT_TILE: u32 = 16u;
+const FLAT_REACH: u32 = 3u;
+const FLAT_FLAGS: u32 = FLAT_TILE + 2u * FLAT_REACH;  // 22
+const FLAT_SAMPLES: u32 = FLAT_FLAGS + 1u;  // 23
+var<workgroup> flat_samples: array<u32, FLAT_SAMPLES * FLAT_SAMPLES>;
+var<workgroup> flat_flags: array<u32, FLAT_FLAGS * FLAT_FLAGS>;
+var<workgroup> flat_columns: array<u32, FLAT_FLAGS * FLAT_TILE>;  // 7 flags down, per flag column and output row
+
+fn inside(x: i32, y: i32) -> bool {
+  return x >= 0 && y >= 0 && x < i32(params.width) && y < i32(params.height);
 }
 
 @compute @workgroup_size(16, 16)
-fn flat(@builtin(global_invocation_id) id: vec3<u32>) {
-  let x = id.x;
-  let y = id.y;
+fn flat(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) li: u32) {
   let w = params.width;
   let h = params.height;
-  if (x >= w || y >= h) {
-    return;
-  }
-  var count = 0u;
-  for (var yy = max(i32(y) - 3, 0); yy <= min(i32(y) + 3, i32(h) - 1); yy++) {
-    for (var xx = max(i32(x) - 3, 0); xx <= min(i32(x) + 3, i32(w) - 1); xx++) {
-      count += src[u32(yy) * w + u32(xx)];
+  let x0 = i32(wg.x * FLAT_TILE) - i32(FLAT_REACH);
+  let y0 = i32(wg.y * FLAT_TILE) - i32(FLAT_REACH);
+  for (var i = li; i < FLAT_SAMPLES * FLAT_SAMPLES; i += 256u) {
+    let x = x0 + i32(i % FLAT_SAMPLES);
+    let y = y0 + i32(i / FLAT_SAMPLES);
+    var v = 0u;
+    if (inside(x, y)) {
+      v = src[u32(y) * w + u32(x)];
     }
+    flat_samples[i] = v;
   }
-  dst[y * w + x] = select(0u, 1u, count > params.threshold);
+  workgroupBarrier();
+  // A zero: equal to its right and lower neighbours, a missing one counting as equal; a
+  // present neighbour is always within the samples.
+  for (var i = li; i < FLAT_FLAGS * FLAT_FLAGS; i += 256u) {
+    let tx = i % FLAT_FLAGS;
+    let ty = i / FLAT_FLAGS;
+    let x = x0 + i32(tx);
+    let y = y0 + i32(ty);
+    var zero = 0u;
+    if (inside(x, y)) {
+      let v = flat_samples[ty * FLAT_SAMPLES + tx];
+      let right = x + 1 == i32(w) || v == flat_samples[ty * FLAT_SAMPLES + tx + 1u];
+      let down = y + 1 == i32(h) || v == flat_samples[(ty + 1u) * FLAT_SAMPLES + tx];
+      zero = select(0u, 1u, right && down);
+    }
+    flat_flags[i] = zero;
+  }
+  workgroupBarrier();
+  for (var i = li; i < FLAT_FLAGS * FLAT_TILE; i += 256u) {
+    let tx = i % FLAT_FLAGS;
+    let row = i / FLAT_FLAGS;
+    var sum = 0u;
+    for (var k = 0u; k <= 2u * FLAT_REACH; k++) {
+      sum += flat_flags[(row + k) * FLAT_FLAGS + tx];
+    }
+    flat_columns[i] = sum;
+  }
+  workgroupBarrier();
+  let lx = li % FLAT_TILE;
+  let ly = li / FLAT_TILE;
+  let x = wg.x * FLAT_TILE + lx;
+  let y = wg.y * FLAT_TILE + ly;
+  if (x < w && y < h) {
+    var count = 0u;
+    for (var k = 0u; k <= 2u * FLAT_REACH; k++) {
+      count += flat_columns[ly * FLAT_FLAGS + lx + k];
+    }
+    dst[y * w + x] = select(0u, 1u, count > params.threshold);
+  }
 }
 
 fn mode_of3(a: u32, b: u32, c: u32) -> u32 {
