@@ -134,13 +134,15 @@ export class GpuExtractorSet {
   /** Compiles every instance's kernels (once; later calls share the first). */
   compile(gpu: GpuDevice): Promise<void> {
     this.#compiled ??= (async () => {
-      const reducer = (this.#reducer = await I64Reducer.create(gpu));
+      // The reducer compiles beside the kernels (they only encode with it later).
+      const reducer = (this.#reducer = I64Reducer.compiling(gpu));
       const made = await Promise.allSettled(
         this.#members.map((m) => m.gpu.create({ gpu, options: m.outputs.instance.options, format: this.format, layout: this.layout, reducer })),
       );
       made.forEach((r, i) => {
         if (r.status === 'fulfilled') this.#members[i]!.kernel = r.value;
       });
+      await reducer.ready;
       const failed = made.find((r): r is PromiseRejectedResult => r.status === 'rejected');
       if (failed) throw failed.reason;
       for (const m of this.#members) {

@@ -50,18 +50,32 @@ interface Plan {
 /** Records GPU sums of i64 arrays; plans (bind groups, scratch) are cached per job shape. */
 export class I64Reducer {
   readonly #gpu: GpuDevice;
-  readonly #pipeline: GPUComputePipeline;
+  #pipeline: GPUComputePipeline | undefined;
   readonly #plans = new WeakMap<GPUBuffer, Map<string, Plan>>();
   readonly #allPlans: Plan[] = [];
+  /** Resolves once the pipeline is compiled: nothing may be encoded before. */
+  readonly ready: Promise<void>;
 
-  private constructor(gpu: GpuDevice, pipeline: GPUComputePipeline) {
+  private constructor(gpu: GpuDevice) {
     this.#gpu = gpu;
-    this.#pipeline = pipeline;
+    this.ready = gpu.createComputePipeline(loadWgsl('reduce-i64.wgsl'), { label: 'reduce-i64' }).then((p) => {
+      this.#pipeline = p;
+    });
+    this.ready.catch(() => undefined); // awaited by whoever compiles with it
   }
 
   static async create(gpu: GpuDevice): Promise<I64Reducer> {
-    const pipeline = await gpu.createComputePipeline(loadWgsl('reduce-i64.wgsl'), { label: 'reduce-i64' });
-    return new I64Reducer(gpu, pipeline);
+    const reducer = I64Reducer.compiling(gpu);
+    await reducer.ready;
+    return reducer;
+  }
+
+  /**
+   * A reducer whose pipeline is still compiling (`ready`): kernels may be created with it
+   * meanwhile, so its compilation runs beside theirs.
+   */
+  static compiling(gpu: GpuDevice): I64Reducer {
+    return new I64Reducer(gpu);
   }
 
   /**
@@ -69,9 +83,11 @@ export class I64Reducer {
    * job may be recorded any number of times (each frame, say): its uniforms never change.
    */
   encode(encoder: GPUCommandEncoder, job: ReduceJob): void {
+    const pipeline = this.#pipeline;
+    if (!pipeline) throw new Error('reduce-i64: encoded before its pipeline is ready');
     for (const pass of this.#plan(job).passes) {
       const p = encoder.beginComputePass({ label: 'reduce-i64' });
-      p.setPipeline(this.#pipeline);
+      p.setPipeline(pipeline);
       p.setBindGroup(0, pass.bindGroup);
       p.dispatchWorkgroups(pass.groups, job.segments ?? 1);
       p.end();
@@ -156,7 +172,7 @@ export class I64Reducer {
     if ((outOffset + segments) * 8 > job.output.size) throw new BackendError('E_GPU', `reduce-i64: output holds ${job.output.size / 8} values, the job writes ${outOffset + segments}`);
 
     const d = this.#gpu.device;
-    const layout = this.#pipeline.getBindGroupLayout(0);
+    const layout = this.#pipeline!.getBindGroupLayout(0); // encode checked it
     const owned: GPUBuffer[] = [];
     const passes: Pass[] = [];
     const scratch: (GPUBuffer | undefined)[] = [undefined, undefined];
