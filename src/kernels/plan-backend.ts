@@ -167,6 +167,8 @@ export class PlanBackend implements FeatureBackend {
   readonly kind: BackendKind;
   readonly description: string;
   private readonly hasNative: boolean;
+  /** The gpu extractors prepare() made, compiling, until a stream of their format takes them. */
+  #prepared: { format: FrameFormat; set: GpuExtractorSet } | undefined;
 
   /** `core`: the cpu or gpu backend computing the core instances; undefined when the plan has none. */
   constructor(
@@ -202,11 +204,9 @@ export class PlanBackend implements FeatureBackend {
         keys = this.plan.featureKeys(format);
         // On the gpu backend, instances with a gpu kernel for this format join its command
         // buffers; the others run on the host, and the run says which.
-        const limits = this.gpuCore?.gpu.limits;
-        const parts = this.options.gpuParts;
-        const gpuOutputs = limits && parts ? outputs.filter((o) => parts.for(o.instance, format, limits) !== undefined) : [];
+        const gpuOutputs = this.#gpuOutputs(outputs, format);
         const nativeOutputs = outputs.filter((o: InstanceOutputs) => o.instance.definition.implementation.kind === 'native' && !gpuOutputs.includes(o));
-        if (gpuOutputs.length > 0) onGpu = parts!.set(gpuOutputs, format, limits);
+        if (gpuOutputs.length > 0) onGpu = this.#takePrepared(format) ?? this.options.gpuParts!.set(gpuOutputs, format, this.gpuCore!.gpu.limits);
         if (nativeOutputs.length > 0) native = new NativeExtractors(nativeOutputs, format);
         if (this.kind === 'gpu' && nativeOutputs.length > 0) {
           const names = [...new Set(nativeOutputs.map((o) => o.instance.definition.name))];
@@ -399,11 +399,55 @@ export class PlanBackend implements FeatureBackend {
     return this.core?.coreRuns?.();
   }
 
+  /**
+   * Starts compiling the kernels for frames of this format: the core's, and on the gpu
+   * backend the registered extractors' too, in a set that the first stream of this format
+   * takes over (extractMany), so that their compilation overlaps the device's other start-up
+   * work rather than beginning with the first frame.
+   */
   prepare(format: FrameFormat): void {
     this.core?.prepare?.(format);
+    const gpu = this.gpuDevice();
+    if (this.#prepared || !gpu || !this.gpuCore) return;
+    try {
+      const gpuOutputs = this.#gpuOutputs(this.plan.outputsFor(format), format);
+      if (gpuOutputs.length === 0) return;
+      const set = this.options.gpuParts!.set(gpuOutputs, format, gpu.limits);
+      // A failure is the first frame's to report, from the stream's own compile() of the set.
+      set.compile(gpu).catch(() => undefined);
+      this.#prepared = { format, set };
+    } catch {
+      // options or a size the extractors refuse: the stream makes the set again and says why
+    }
   }
 
   async close(): Promise<void> {
+    const prepared = this.#prepared;
+    this.#prepared = undefined;
+    if (prepared) {
+      await prepared.set.compile(this.gpuDevice()!).catch(() => undefined);
+      prepared.set.destroy();
+    }
     await this.core?.close();
   }
+
+  /** The instances that run inside the gpu backend's command buffers (none on the cpu backend). */
+  #gpuOutputs(outputs: readonly InstanceOutputs[], format: FrameFormat): InstanceOutputs[] {
+    const limits = this.gpuCore?.gpu.limits;
+    const parts = this.options.gpuParts;
+    return limits && parts ? outputs.filter((o) => parts.for(o.instance, format, limits) !== undefined) : [];
+  }
+
+  /** The set prepare() made for this format, once. */
+  #takePrepared(format: FrameFormat): GpuExtractorSet | undefined {
+    const prepared = this.#prepared;
+    if (!prepared || !sameFormat(prepared.format, format)) return undefined;
+    this.#prepared = undefined;
+    return prepared.set;
+  }
+}
+
+/** Formats for which the plan gives the same outputs (the frame rate included). */
+function sameFormat(a: FrameFormat, b: FrameFormat): boolean {
+  return a.width === b.width && a.height === b.height && a.bitDepth === b.bitDepth && a.chroma === b.chroma && a.fps === b.fps;
 }
