@@ -13,7 +13,7 @@ import { BackendError } from '../../errors.js';
 import type { GpuExtractorContext, GpuPicture } from '../../kernels/gpu/gpu-extractor.js';
 import type { StatsSlot } from '../../kernels/gpu/frame-kernel.js';
 import { f32Bits, loadWgsl } from '../../kernels/gpu/wgsl.js';
-import { f32Constants } from '../../kernels/gpu/f32-probe.js';
+import { createF32Pipeline } from '../../kernels/gpu/f32-probe.js';
 import { BindGroupCache, type Bindings, uniformBuffer } from '../../kernels/gpu/bind-groups.js';
 
 export const PARAMS_WORDS = 16;
@@ -121,10 +121,8 @@ export class FloatPasses<E extends string, P extends string> {
         scale: f32Bits(layout.bitDepth === 8 ? 1 : 2 ** -(layout.bitDepth - 8)),
       });
       const code = loadWgsl(spec.source);
-      // lib/f32.wgsl's native paths, unless this adapter's start-up probe found them inexact.
-      const f32 = await f32Constants(gpu);
       const pipelines = await Promise.all(
-        spec.entries.map((entry) => gpu.createComputePipeline(code, { label: `${name} ${entry} ${layout.bitDepth}-bit`, entryPoint: entry, constants: { BIT_DEPTH: layout.bitDepth, ...f32 } })),
+        spec.entries.map((entry) => createF32Pipeline(gpu, code, { label: `${name} ${entry} ${layout.bitDepth}-bit`, entryPoint: entry, constants: { BIT_DEPTH: layout.bitDepth } })),
       );
       return new FloatPasses(spec, d, new Map(spec.entries.map((e, i) => [e, pipelines[i]!] as const)), passes, work, constants);
     } catch (e) {

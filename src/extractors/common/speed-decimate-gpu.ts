@@ -24,7 +24,7 @@
  * two of the layout: speed_chroma's U and V), source s's plane z written as decimated plane
  * s + 2 z; then one local_mean dispatch over every decimated plane.
  */
-import { f32Constants } from '../../kernels/gpu/f32-probe.js';
+import { createF32Pipeline } from '../../kernels/gpu/f32-probe.js';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { BackendError } from '../../errors.js';
@@ -164,17 +164,15 @@ export class SpeedDecimator {
       new Uint32Array(taps.getMappedRange()).set(constants);
       taps.unmap();
       const code = loadWgsl(SOURCE);
-      // lib/f32.wgsl's native paths, unless this adapter's start-up probe found them inexact.
-      const f32 = await f32Constants(gpu);
       const group = aaGroup(gpu.limits);
       const compiled = await Promise.all(
-        ENTRIES.map((entry) => gpu.createComputePipeline(code, {
+        ENTRIES.map((entry) => createF32Pipeline(gpu, code, {
             label: `${name} ${entry} ${layout.bitDepth}-bit${method === 0 ? '' : ' prescaled'}`,
             entryPoint: entry,
             constants:
               entry === 'antialias'
-                ? { BIT_DEPTH: layout.bitDepth, SCALED: method === 0 ? 0 : 1, DIFFERENCE: spec.difference ? 1 : 0, AA_GROUP: group, ...f32 }
-                : { BIT_DEPTH: layout.bitDepth, ...f32 },
+                ? { BIT_DEPTH: layout.bitDepth, SCALED: method === 0 ? 0 : 1, DIFFERENCE: spec.difference ? 1 : 0, AA_GROUP: group }
+                : { BIT_DEPTH: layout.bitDepth },
           }),
         ),
       );

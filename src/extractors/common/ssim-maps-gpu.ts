@@ -20,7 +20,7 @@ import type { GpuExtractorContext, GpuExtractorInputs, GpuExtractorKernel, GpuPi
 import type { StatsSlot } from '../../kernels/gpu/frame-kernel.js';
 import type { GpuDevice } from '../../kernels/gpu/device.js';
 import { f32Bits, loadWgsl, WGSL_ROOT } from '../../kernels/gpu/wgsl.js';
-import { f32Constants } from '../../kernels/gpu/f32-probe.js';
+import { createF32Pipeline } from '../../kernels/gpu/f32-probe.js';
 import { BindGroupCache, type Bindings } from '../../kernels/gpu/bind-groups.js';
 import { SSIM_WINDOW } from './ssim-options.js';
 
@@ -266,8 +266,6 @@ export class SsimMapsKernel implements GpuExtractorKernel {
         counters: scratch('path counters', COUNTER_WORDS * SUMS),
       };
       const code = loadWgsl(SOURCE);
-      // lib/f32.wgsl's native paths, unless this adapter's start-up probe found them inexact.
-      const f32 = await f32Constants(gpu);
       // float_ssim and float_ms_ssim share one set of pipelines per device and depth (they
       // compile slowly on software adapters).
       let cache = PIPELINES.get(gpu);
@@ -278,7 +276,7 @@ export class SsimMapsKernel implements GpuExtractorKernel {
           const key = `${entry},${layout.bitDepth}`;
           let p = shared.get(key);
           if (!p) {
-            p = gpu.createComputePipeline(code, { label: `ssim ${entry} ${layout.bitDepth}-bit`, entryPoint: entry, constants: { BIT_DEPTH: layout.bitDepth, ...f32 } });
+            p = createF32Pipeline(gpu, code, { label: `ssim ${entry} ${layout.bitDepth}-bit`, entryPoint: entry, constants: { BIT_DEPTH: layout.bitDepth } });
             // A failed compilation is not kept: the next kernel tries again (and reports it).
             p.catch(() => shared.delete(key));
             shared.set(key, p);

@@ -21,7 +21,7 @@ import { BackendError } from '../../errors.js';
 import { DEFAULT_BINDING_LIMITS, type GpuExtractorContext, type GpuExtractorInputs, type GpuExtractorKernel, type GpuImplementation, type GpuPicture } from '../../kernels/gpu/gpu-extractor.js';
 import type { StatsSlot } from '../../kernels/gpu/frame-kernel.js';
 import { f32Bits, f64Bits, loadWgsl, WGSL_ROOT } from '../../kernels/gpu/wgsl.js';
-import { f32Constants } from '../../kernels/gpu/f32-probe.js';
+import { createF32Pipeline } from '../../kernels/gpu/f32-probe.js';
 import { loadNative, nativeGeometry } from '../../kernels/native.js';
 import { BindGroupCache, type Bindings } from '../../kernels/gpu/bind-groups.js';
 import type { OptionValues } from '../option.js';
@@ -164,10 +164,8 @@ export class FloatVifKernel implements GpuExtractorKernel {
       const filters = buffer(filterWords.length, 'float_vif filters', GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST);
       d.queue.writeBuffer(filters, 0, filterWords);
       const code = loadWgsl(SOURCE);
-      // lib/f32.wgsl's native paths, unless this adapter's start-up probe found them inexact.
-      const f32 = await f32Constants(gpu);
       const compiled = await Promise.all(
-        ENTRIES.map((entry) => gpu.createComputePipeline(code, { label: `float_vif ${entry} ${layout.bitDepth}-bit`, entryPoint: entry, constants: { BIT_DEPTH: layout.bitDepth, ...f32 } })),
+        ENTRIES.map((entry) => createF32Pipeline(gpu, code, { label: `float_vif ${entry} ${layout.bitDepth}-bit`, entryPoint: entry, constants: { BIT_DEPTH: layout.bitDepth } })),
       );
       const pipelines = new Map(ENTRIES.map((e, i) => [e, compiled[i]!] as const));
       return new FloatVifKernel(d, pipelines, passes, { images, vert, terms, filters }, statsCount);

@@ -17,7 +17,7 @@ import { chromaSize } from '../../decode/frame-layout.js';
 import type { GpuExtractorContext, GpuExtractorInputs, GpuExtractorKernel, GpuImplementation } from '../../kernels/gpu/gpu-extractor.js';
 import type { StatsSlot } from '../../kernels/gpu/frame-kernel.js';
 import { loadWgsl, WGSL_ROOT } from '../../kernels/gpu/wgsl.js';
-import { f32Constants } from '../../kernels/gpu/f32-probe.js';
+import { createF32Pipeline } from '../../kernels/gpu/f32-probe.js';
 import { loadNative, nativeGeometry } from '../../kernels/native.js';
 import { BindGroupCache } from '../../kernels/gpu/bind-groups.js';
 import type { FrameFormat } from '../../types.js';
@@ -90,9 +90,7 @@ class PsnrHvsKernel implements GpuExtractorKernel {
     new Float32Array(weights.getMappedRange()).set(tables); // floats in doubles: exact
     weights.unmap();
     try {
-      // lib/f32.wgsl's native paths, unless this adapter's start-up probe found them inexact.
-      const f32 = await f32Constants(gpu);
-      const pipeline = await gpu.createComputePipeline(loadWgsl(SOURCE), { label: `psnr_hvs ${layout.bitDepth}-bit`, entryPoint: 'block_terms', constants: { BIT_DEPTH: layout.bitDepth, ...f32 } });
+      const pipeline = await createF32Pipeline(gpu, loadWgsl(SOURCE), { label: `psnr_hvs ${layout.bitDepth}-bit`, entryPoint: 'block_terms', constants: { BIT_DEPTH: layout.bitDepth } });
       return new PsnrHvsKernel(d, pipeline, passes, weights, gpu.limits.minStorageBufferOffsetAlignment, word / 2);
     } catch (e) {
       weights.destroy();

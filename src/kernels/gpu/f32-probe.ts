@@ -28,6 +28,25 @@ export async function f32Constants(gpu: GpuDevice): Promise<{ F32_NATIVE: number
   return { F32_NATIVE: (await probe) ? 1 : 0 };
 }
 
+/**
+ * Compiles a kernel that includes lib/f32.wgsl with the F32_NATIVE this device's probe allows.
+ * The native variant (what the probe has found on every adapter measured) starts compiling at
+ * once, beside the probe, rather than after it: the probe is then off a run's start-up path.
+ * Where the probe finds the native paths inexact, the integer-only variant is compiled and
+ * returned instead.
+ */
+export async function createF32Pipeline(
+  gpu: GpuDevice,
+  source: string,
+  options: { label: string; entryPoint?: string; constants?: Record<string, number> },
+): Promise<GPUComputePipeline> {
+  const withNative = (native: number) => ({ ...options, constants: { ...options.constants, F32_NATIVE: native } });
+  const speculative = gpu.createComputePipeline(source, withNative(1));
+  speculative.catch(() => undefined); // awaited below, or not needed
+  const { F32_NATIVE } = await f32Constants(gpu);
+  return F32_NATIVE === 1 ? speculative : gpu.createComputePipeline(source, withNative(0));
+}
+
 const f32 = new Float32Array(1);
 const f32Words = new Uint32Array(f32.buffer);
 const bits = (x: number): number => ((f32[0] = x), f32Words[0]!);
