@@ -13,6 +13,12 @@ import { assertSameFrames, ladderRun, scoreRun, scratchDir } from './helpers/gpu
 import { chromaSize } from '../dist/decode/frame-layout.js';
 import { loadNative } from '../dist/kernels/native.js';
 import { EXTRACTORS } from '../dist/extractors/registry.js';
+import { from, lastValueFrom, toArray } from 'rxjs';
+import { createPlanBackend } from '../dist/kernels/create-backend.js';
+import { planRun } from '../dist/extractors/plan.js';
+import { parseFeatureArg } from '../dist/extractors/request.js';
+import { openFrameSource } from '../dist/decode/open-source.js';
+import { GpuExtractorSet } from '../dist/kernels/gpu/gpu-extractors.js';
 
 const tmp = scratchDir('vmaf-gpu-extractors-');
 
@@ -181,4 +187,61 @@ describe('gpu extractors', function () {
       else assert.ok(!g.warnings.some((w) => /host's cpu/.test(w)), `${what}: ${g.warnings.join('\n')}`);
     }
   });
+
+  it("prepare(): the extractors' set compiles for the reference's format before any frame; a stream of that format takes it, one of another format makes its own; close() releases a set never taken", async function () {
+    const plan = planRun(['float_psnr', 'float_moment'].map(parseFeatureArg));
+    const pairsOf = async (name) => {
+      const clip = goldenClip(name);
+      const read = async (path) => {
+        const source = openFrameSource(path, { poolSlots: 4 });
+        const frames = [];
+        try {
+          for await (const f of source) {
+            frames.push({ index: frames.length, format: f.format, luma: f.luma.slice(), release() {} });
+            f.release();
+          }
+        } finally {
+          await source.close();
+        }
+        return frames;
+      };
+      const [ref, dis] = [await read(clip.ref), await read(clip.dis)];
+      return { format: ref[0].format, groups: ref.map((r, i) => ({ index: i, ref: r, dis: [dis[i]] })) };
+    };
+    const values = (groups) => groups.map((g) => g.renditions[0].features);
+    const extract = (backend, groups) => lastValueFrom(backend.extractMany(from(groups)).pipe(toArray())).then(values);
+    const a = await pairsOf('src01_288x162_8bit');
+    const b = await pairsOf('mandel_213x121_odd');
+    const cpu = await createPlanBackend(plan, 'cpu', { threads: 1 });
+    const want = { a: await extract(cpu, a.groups), b: await extract(cpu, b.groups) };
+    await cpu.close();
+    const warnings = [];
+    // The sets whose kernels were compiled, in order.
+    const compiled = new Set();
+    const compile = GpuExtractorSet.prototype.compile;
+    GpuExtractorSet.prototype.compile = function (...args) {
+      compiled.add(this);
+      return compile.apply(this, args);
+    };
+    const gpu = await createPlanBackend(plan, 'gpu', { threads: 1, onWarning: (w) => warnings.push(w) });
+    try {
+      gpu.prepare(a.format);
+      assert.equal(compiled.size, 1, 'compiling at prepare()');
+      assert.deepEqual(await extract(gpu, b.groups), want.b, 'a stream of another format');
+      assert.equal(compiled.size, 2, 'its own set');
+      assert.deepEqual(await extract(gpu, a.groups), want.a, 'a stream of the prepared format');
+      assert.equal(compiled.size, 2, 'the prepared set');
+      assert.deepEqual(await extract(gpu, a.groups), want.a, 'a second stream of that format');
+      assert.equal(compiled.size, 3, 'a set of its own: the prepared one was taken');
+    } finally {
+      GpuExtractorSet.prototype.compile = compile;
+      await gpu.close();
+    }
+    assert.deepEqual(warnings.filter((w) => /host's cpu/.test(w)), []);
+    // Prepared and closed with no frame: the set (still compiling, or compiled) is released.
+    const idle = await createPlanBackend(plan, 'gpu', { threads: 1 });
+    idle.prepare(b.format);
+    await idle.close();
+  });
 });
+
