@@ -21,10 +21,10 @@ import { UploadRing, UploadSlot, ReadbackRing, ReferenceRing, StagingPool } from
 import { CpuBackend } from '../dist/kernels/cpu-backend.js';
 import { createBackend } from '../dist/kernels/create-backend.js';
 import { loadNative } from '../dist/kernels/native.js';
-import { openFrameSource } from '../dist/decode/open-source.js';
 import { pairFrames } from '../dist/decode/pair-frames.js';
 import { BackendError } from '../dist/errors.js';
 import { goldenClip } from './helpers/golden.mjs';
+import { decodedLumas } from './helpers/decoded-lumas.mjs';
 
 const BIN = fileURLToPath(new URL('../bin/vmaf-stream', import.meta.url));
 const CLIPS = [
@@ -51,20 +51,7 @@ const clipCache = new Map();
 async function loadClip({ name }) {
   if (!clipCache.has(name)) {
     const clip = goldenClip(name);
-    const read = async (path) => {
-      const source = openFrameSource(path, { poolSlots: 4 });
-      const frames = [];
-      try {
-        for await (const f of source) {
-          frames.push({ luma: f.luma.slice(), format: f.format, pts: f.pts });
-          f.release();
-        }
-      } finally {
-        await source.close();
-      }
-      return frames;
-    };
-    clipCache.set(name, { ref: await read(clip.ref), dis: await read(clip.dis) });
+    clipCache.set(name, { ref: await decodedLumas(clip.ref), dis: await decodedLumas(clip.dis) });
   }
   return clipCache.get(name);
 }

@@ -17,7 +17,7 @@ import { from, lastValueFrom, toArray } from 'rxjs';
 import { createPlanBackend } from '../dist/kernels/create-backend.js';
 import { planRun } from '../dist/extractors/plan.js';
 import { parseFeatureArg } from '../dist/extractors/request.js';
-import { openFrameSource } from '../dist/decode/open-source.js';
+import { decodedLumas } from './helpers/decoded-lumas.mjs';
 import { GpuExtractorSet } from '../dist/kernels/gpu/gpu-extractors.js';
 
 const tmp = scratchDir('vmaf-gpu-extractors-');
@@ -192,19 +192,7 @@ describe('gpu extractors', function () {
     const plan = planRun(['float_psnr', 'float_moment'].map(parseFeatureArg));
     const pairsOf = async (name) => {
       const clip = goldenClip(name);
-      const read = async (path) => {
-        const source = openFrameSource(path, { poolSlots: 4 });
-        const frames = [];
-        try {
-          for await (const f of source) {
-            frames.push({ index: frames.length, format: f.format, luma: f.luma.slice(), release() {} });
-            f.release();
-          }
-        } finally {
-          await source.close();
-        }
-        return frames;
-      };
+      const read = async (path) => (await decodedLumas(path)).map((f, index) => ({ index, format: f.format, luma: f.luma, release() {} }));
       const [ref, dis] = [await read(clip.ref), await read(clip.dis)];
       return { format: ref[0].format, groups: ref.map((r, i) => ({ index: i, ref: r, dis: [dis[i]] })) };
     };
