@@ -5,7 +5,7 @@
 # built outside the repository by ../shared/tools/build-libvmaf.sh and never committed.
 #
 #   LIBVMAF=dir with vmaf-cpu, vmaf-cpu17, vmaf-cuda   OUT=results dir   CLIPS=clip dir
-#   PARTS="v0 v0x4k v1 feat float float4k startup tenbit compressed parity"   RUNS=3
+#   PARTS="v0 v0x4k v1 feat float float4k startup tenbit ladder compressed parity"   RUNS=3
 #   bash bench/side-by-side.sh
 # Writes $OUT/times.ndjson (one line per timed command) and $OUT/parity.ndjson.
 set -uo pipefail
@@ -79,6 +79,26 @@ for part in $PARTS; do
       time_it "v0 1080p600 10-bit libvmaf cuda" "$cuda $(io c1080p10) -q --json -o /tmp/o.json"
       time_it "v0 1080p600 10-bit ours gpu" "$ours $(io c1080p10) --backend gpu -q --json -o /tmp/o.json"
       time_it "v0 1080p600 10-bit ours cpu$T" "$ours $(io c1080p10) --backend cpu --threads $T -q --json -o /tmp/o.json" ;;
+    ladder) make_clip 1920 1080 600 c1080
+      # One reference against 4 renditions in one run, against 4 runs of one rendition each (ours
+      # and libvmaf CUDA's). The renditions: the distorted, the reference itself, and both one
+      # frame later (split.py-like cuts made here), all 1080p y4m.
+      for f in ref dis; do [ -f "$CLIPS/c1080/$f-s1.y4m" ] || python3 - "$CLIPS/c1080/$f.y4m" "$CLIPS/c1080/$f-s1.y4m" <<'PY'
+import sys
+src, dst = open(sys.argv[1], 'rb'), open(sys.argv[2], 'wb')
+hdr = src.readline(); dst.write(hdr); t = dict((x[:1], x[1:]) for x in hdr.split()[1:])
+w, h = int(t[b'W']), int(t[b'H']); n = 6 + w * h + 2 * ((w + 1) // 2) * ((h + 1) // 2)
+src.read(n)
+while (frame := src.read(n)): dst.write(frame)
+PY
+      done
+      R="$CLIPS/c1080/dis.y4m $CLIPS/c1080/ref.y4m $CLIPS/c1080/dis-s1.y4m $CLIPS/c1080/ref-s1.y4m"
+      lad=""; k=0; for d in $R; do k=$((k+1)); lad="$lad -d name=r$k:path=$d"; done
+      echo "for d in $R; do $ours -r $CLIPS/c1080/ref.y4m -d \$d --frame_cnt 300 --backend gpu -q --json -o /tmp/o.json; done" > /tmp/four-ours.sh
+      echo "for d in $R; do $cuda -r $CLIPS/c1080/ref.y4m -d \$d --frame_cnt 300 -q --json -o /tmp/o.json; done" > /tmp/four-cuda.sh
+      one="$ours -r $CLIPS/c1080/ref.y4m $lad --frame_cnt 300 --backend gpu -q --json -o /tmp/o-{name}.json"
+      time_it "ladder of 4, 1080p300, ours gpu vs 4 runs of ours (paired)" "$one" "bash /tmp/four-ours.sh"
+      time_it "ladder of 4, 1080p300, ours gpu vs 4 runs of libvmaf cuda (paired)" "$one" "bash /tmp/four-cuda.sh" ;;
     compressed) make_clip 1920 1080 600 c1080  # needs the bundled ffmpeg packed (PACK_FFMPEG=1)
       ff=node_modules/@ffmpeg-installer/linux-x64/ffmpeg
       for f in ref dis; do [ -f "$CLIPS/c1080/$f.mp4" ] || $ff -v error -i "$CLIPS/c1080/$f.y4m" -c:v libx264 -preset veryfast -crf 18 -g 60 "$CLIPS/c1080/$f.mp4"; done
