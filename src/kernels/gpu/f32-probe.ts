@@ -4,11 +4,12 @@
  * Those paths take the GPU's own float *, + and - where Vulkan's rules make them correctly
  * rounded (normal inputs and result), and rely on no contraction reaching a product (f32.wgsl
  * explains the guard). A driver that rounds differently (another rounding mode, a fused
- * product) would change last bits silently, so before the first float kernel is compiled on a
- * device, one small dispatch compares the native paths with the integer-only ones on ties,
- * products and sums at the subnormal and overflow edges, cancellations and random operands.
- * Any difference turns the native paths off on that device (F32_NATIVE = 0 for every float
- * kernel): slower, the same bits. Runs once per device, only where a float kernel is created.
+ * product) would change last bits silently, so before a float kernel is used on a device, one
+ * small dispatch compares the native paths with the integer-only ones on ties, products and
+ * sums at the subnormal and overflow edges, cancellations and random operands. Any difference
+ * turns the native paths off on that device (F32_NATIVE = 0 for every float kernel): slower,
+ * the same bits. Runs once per device, only where a float kernel is created
+ * (createF32Pipeline, which compiles the likely variant meanwhile).
  */
 import type { GpuDevice } from './device.js';
 import { loadWgsl } from './wgsl.js';
