@@ -19,6 +19,11 @@ export interface FrameLayout {
   frameBytes: number;
 }
 
+/** Whether two formats are the same in every field, the frame rate included. */
+export function sameFormat(a: FrameFormat, b: FrameFormat): boolean {
+  return a.width === b.width && a.height === b.height && a.bitDepth === b.bitDepth && a.chroma === b.chroma && a.fps === b.fps;
+}
+
 /** Horizontal and vertical chroma decimation. */
 export function chromaDecimation(chroma: ChromaSubsampling): [number, number] | undefined {
   switch (chroma) {

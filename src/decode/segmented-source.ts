@@ -28,6 +28,7 @@ import { resolveFfmpegPath } from './ffmpeg-path.js';
 import { indexWithFfmpeg, keyframeAt, keyframeTimeAfterSeek, type InputIndex } from './input-index.js';
 import { DEFAULT_POOL_SLOTS } from './stream-frame-source.js';
 import { autoDecoders } from './decoder-options.js';
+import { sameFormat } from './frame-layout.js';
 
 // Its home moved so that openFrameSource resolves decoders: 'auto' without loading this module.
 export { autoDecoders };
@@ -382,10 +383,6 @@ export class SegmentedFfmpegSource implements FrameSource {
       clearTimeout(timer);
     }
   }
-}
-
-function sameFormat(a: FrameFormat, b: FrameFormat): boolean {
-  return a.width === b.width && a.height === b.height && a.bitDepth === b.bitDepth && a.chroma === b.chroma && a.fps === b.fps;
 }
 
 function describe(f: FrameFormat): string {

@@ -26,6 +26,7 @@ import type { GpuExtractorSet, GpuParts } from './gpu/gpu-extractors.js';
 import type { GpuBindingLimits } from './gpu/gpu-extractor.js';
 import { orderedMergeMap } from '../pipeline/ordered-merge-map.js';
 import { VmafError } from '../errors.js';
+import { sameFormat } from '../decode/frame-layout.js';
 import type { GpuDevice } from './gpu/device.js';
 import type { CoreRuns } from './core-parts.js';
 
@@ -445,9 +446,4 @@ export class PlanBackend implements FeatureBackend {
     this.#prepared = undefined;
     return prepared.set;
   }
-}
-
-/** Formats for which the plan gives the same outputs (the frame rate included). */
-function sameFormat(a: FrameFormat, b: FrameFormat): boolean {
-  return a.width === b.width && a.height === b.height && a.bitDepth === b.bitDepth && a.chroma === b.chroma && a.fps === b.fps;
 }
