@@ -4,6 +4,8 @@
  * when the consumer calls the Frame's release(). Memory therefore stays at
  * slots × samples × bytes-per-sample however long or fast the input is. A slot holds the
  * luma plane alone, or every plane of a frame (luma, Cb, Cr back to back) in one allocation.
+ * Slots are SharedArrayBuffers, so that a frame can be handed to another thread (the gpu
+ * backend's, kernels/gpu-thread) without copying its samples.
  */
 import type { BitDepth, Frame, FrameFormat, PlaneSize } from '../types.js';
 
@@ -100,7 +102,8 @@ export class FramePool {
     if (this.closed || this.out.size >= this.slots) return undefined;
     let buffer = this.free.pop();
     if (!buffer) {
-      buffer = this.bitDepth > 8 ? new Uint16Array(this.samples) : new Uint8Array(this.samples);
+      const memory = new SharedArrayBuffer(this.bytesPerSlot);
+      buffer = this.bitDepth > 8 ? new Uint16Array(memory) : new Uint8Array(memory);
       this.allocatedCount++;
     }
     this.out.add(buffer);

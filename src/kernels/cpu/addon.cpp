@@ -63,6 +63,7 @@
 #include "motion.h"
 #include "plane.h"
 #include "thread-pool.h"
+#include "typed-data.h"
 #include "vif.h"
 
 namespace vmafs {
@@ -172,9 +173,7 @@ Napi::TypedArray typedArg(const Napi::CallbackInfo& info, size_t i, const char* 
                        typedArrayName(arr.TypedArrayType()) + " of " +
                        std::to_string(arr.ElementLength()) + " elements");
   }
-  // Asking for the buffer also moves a small on-heap typed array off the V8 heap, so the
-  // pointer below stays valid while we hold a reference.
-  if (length > 0 && arr.ArrayBuffer().Data() == nullptr) {
+  if (length > 0 && vmafs::typedBytes(arr) == nullptr) {
     throwType(env, std::string(fn) + ": " + name + "'s buffer is detached");
   }
   return arr;
@@ -182,8 +181,7 @@ Napi::TypedArray typedArg(const Napi::CallbackInfo& info, size_t i, const char* 
 
 template <typename T>
 T* dataOf(const Napi::TypedArray& arr) {
-  return static_cast<T*>(
-      static_cast<void*>(static_cast<uint8_t*>(arr.ArrayBuffer().Data()) + arr.ByteOffset()));
+  return static_cast<T*>(static_cast<void*>(vmafs::typedBytes(arr)));
 }
 
 Napi::TypedArray lumaArg(const Napi::CallbackInfo& info, size_t i, const char* fn,
@@ -626,10 +624,8 @@ Napi::Value CopyBytes(const Napi::CallbackInfo& info) {
       throwType(env, std::string(fn) + ": src has " + std::to_string(srcBytes) +
                          " bytes, dst only " + std::to_string(dstBytes));
     }
-    // Asking for the buffers also moves small on-heap typed arrays off the V8 heap, so the
-    // pointers stay valid while the worker holds references.
-    if (dstBytes > 0 && dst.ArrayBuffer().Data() == nullptr) throwType(env, std::string(fn) + ": dst's buffer is detached");
-    if (srcBytes > 0 && src.ArrayBuffer().Data() == nullptr) throwType(env, std::string(fn) + ": src's buffer is detached");
+    if (dstBytes > 0 && vmafs::typedBytes(dst) == nullptr) throwType(env, std::string(fn) + ": dst's buffer is detached");
+    if (srcBytes > 0 && vmafs::typedBytes(src) == nullptr) throwType(env, std::string(fn) + ": src's buffer is detached");
   }
   CopyWorker* worker = new CopyWorker(env);
   for (size_t i = 0; i < info.Length(); i += 2) {

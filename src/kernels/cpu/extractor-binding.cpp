@@ -28,6 +28,7 @@
 
 #include "extractor.h"
 #include "thread-pool.h"
+#include "typed-data.h"
 
 namespace vmafs {
 namespace {
@@ -109,10 +110,9 @@ Picture pictureArg(Napi::Env env, Napi::Value value, const Handle& h, const std:
                          std::to_string(w) + "x" + std::to_string(hh) + " samples");
     }
     Napi::TypedArray t = v.As<Napi::TypedArray>();
-    // Asking for the buffer moves a small on-heap typed array off the V8 heap: the pointer stays valid.
-    uint8_t* base = static_cast<uint8_t*>(t.ArrayBuffer().Data());
+    uint8_t* base = vmafs::typedBytes(t);
     if (base == nullptr && w * hh > 0) typeError(env, "runExtractor: " + what + "'s buffer is detached");
-    pic.plane[p] = PlaneView{base + t.ByteOffset(), w, hh};
+    pic.plane[p] = PlaneView{base, w, hh};
     holds.push_back(Napi::Persistent(static_cast<Napi::Object>(t)));
   }
   return pic;
@@ -206,7 +206,7 @@ Napi::Value FinishExtractor(const Napi::CallbackInfo& info) {
     typeError(env, "finishExtractor: stats must be a BigUint64Array of " + std::to_string(count) + " values for " + h.name);
   }
   Napi::TypedArray t = info[1].As<Napi::TypedArray>();
-  const uint64_t* stats = reinterpret_cast<const uint64_t*>(static_cast<uint8_t*>(t.ArrayBuffer().Data()) + t.ByteOffset());
+  const uint64_t* stats = reinterpret_cast<const uint64_t*>(vmafs::typedBytes(t));
   std::vector<double> out(h.extractor->outputCount(), 0.0);
   try {
     h.extractor->finishStats(stats, out.data());
@@ -233,7 +233,7 @@ Napi::Value FinishExtractorAsync(const Napi::CallbackInfo& info) {
     typeError(env, "finishExtractorAsync: stats must be a BigUint64Array of " + std::to_string(count) + " values for " + handle->name);
   }
   Napi::TypedArray t = info[1].As<Napi::TypedArray>();
-  const uint64_t* stats = reinterpret_cast<const uint64_t*>(static_cast<uint8_t*>(t.ArrayBuffer().Data()) + t.ByteOffset());
+  const uint64_t* stats = reinterpret_cast<const uint64_t*>(vmafs::typedBytes(t));
   return runOnPool(
       env, "finishExtractorAsync", {static_cast<Napi::Object>(t)},
       [handle, stats]() {
