@@ -33,7 +33,10 @@ const ownUrls = {
 
 await rm(out, { recursive: true, force: true });
 const result = await build({
-  entryPoints: { main: join(dist, 'cli', 'main.js') },
+  // The gpu thread's module too (kernels/gpu-thread): a worker thread loads its modules afresh.
+  entryPoints: { main: join(dist, 'cli', 'main.js'), 'gpu-thread-worker': join(dist, 'kernels', 'gpu-thread', 'gpu-thread-worker.js') },
+  // gpu-thread-backend.ts starts the bundled worker where this is defined (its import.meta.url is dist's, see above).
+  define: { VMAF_STREAM_BUNDLED_WORKER: JSON.stringify(relative(join(dist, 'kernels', 'gpu-thread'), join(out, 'gpu-thread-worker.js')).split('\\').join('/')) },
   bundle: true,
   splitting: true,
   format: 'esm',

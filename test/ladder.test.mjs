@@ -176,10 +176,13 @@ describe('ladder', function () {
         return write.call(this, regions, copy);
       };
       let gpuRun;
+      // The staging ring counted here is this thread's: the backend stays on it (no gpu thread).
+      process.env.VMAF_STREAM_GPU_THREAD = '0';
       try {
         gpuRun = await lastValueFrom(scoreLadder(source, renditions, { ...options, backend: 'gpu' }).pipe(toArray()));
       } finally {
         UploadSlot.prototype.writeRegionsAsync = write;
+        delete process.env.VMAF_STREAM_GPU_THREAD;
       }
       assert.equal(uploads, 6 * (1 + 3) + 4, 'the reference is uploaded once per frame, not once per rendition');
       assert.equal(slotWrites, 6, "a frame's pictures share one staging slot");

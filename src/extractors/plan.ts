@@ -36,6 +36,8 @@ export interface InstanceOutputs {
 
 export interface RunPlan {
   readonly instances: readonly ExtractorInstance[];
+  /** The requests the plan was made from, as given: planRun(requests) makes the same plan again (on another thread). */
+  readonly requests: readonly ExtractorRequest[];
   /** Planes the frames must carry. */
   readonly planes: PlaneNeed;
   /** The most any instance needs of neighbouring frames. */
@@ -86,7 +88,7 @@ export function planRun(requests: readonly ExtractorRequest[]): RunPlan {
     const pick = (wantLate: boolean): string[] => all.flatMap((o) => o.keys.filter((_, i) => late(o, o.outputs[i]!) === wantLate));
     return [...new Set([...pick(false), ...pick(true)])];
   };
-  return { instances, planes, neighbours, outputsFor, featureKeys };
+  return { instances, requests: [...requests], planes, neighbours, outputsFor, featureKeys };
 }
 
 function delayedOutputs(instance: ExtractorInstance): readonly string[] {

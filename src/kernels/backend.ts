@@ -39,6 +39,8 @@ export interface FeatureBackend {
   gpuDevice?(): GpuDevice | undefined;
   /** How often each core part was computed (undefined without a core): a diagnostic, for tests. */
   coreRuns?(): CoreRuns | undefined;
+  /** The fault tests' hooks (pipeline/backend-fault.ts) where the device is on another thread. */
+  testFault?(fault: 'lose' | 'hang'): void;
 }
 
 /** A pair as a group of one. */

@@ -19,6 +19,11 @@ export interface BackendOptions {
   parts?: CoreParts;
   /** The gpu backend's bound on one wait for the GPU, in ms (GpuBackendOptions.fenceTimeoutMs). */
   gpuTimeoutMs?: number;
+  /**
+   * createPlanBackend: whether a GPU run's backend runs on a thread of its own
+   * (gpu-thread/gpu-thread-backend.ts). Default: yes, unless VMAF_STREAM_GPU_THREAD=0.
+   */
+  gpuThread?: boolean;
 }
 
 /**
@@ -79,6 +84,15 @@ export async function createPlanBackend(plan: RunPlan, kind: BackendKind | 'auto
   // On the gpu backend, extractors with gpu kernels run in its command buffers: it opens for
   // them even without core instances (and then runs no VIF, ADM or motion).
   const gpuKernels = kind === 'gpu' && gpuKernelsIn(plan);
+  const mayOpenGpu = (needsCore && (kind === 'gpu' || (kind === 'auto' && mayHaveHardwareGpu()))) || gpuKernels;
+  if (mayOpenGpu && gpuThreadWanted(options)) {
+    const thread = await import('./gpu-thread/gpu-thread-backend.js');
+    if (thread.planGoesToThread(plan)) {
+      const opened = await thread.openGpuThread(plan, kind, options);
+      if (opened) return opened;
+      kind = 'cpu'; // 'auto', and the thread found no GPU to use: not worth a second look
+    }
+  }
   let core: FeatureBackend | undefined;
   if (needsCore) {
     // Without an egl_1 ADM instance the cpu backend computes ADM's default variant alone.
@@ -98,6 +112,11 @@ export async function createPlanBackend(plan: RunPlan, kind: BackendKind | 'auto
     }
   }
   return new PlanBackend(plan, core, core?.kind ?? (kind === 'gpu' ? 'gpu' : 'cpu'), { threads: options.threads, onWarning: options.onWarning, onAggregate: options.onAggregate, gpuParts });
+}
+
+/** Whether a GPU run's backend goes on a thread of its own (BackendOptions.gpuThread). */
+function gpuThreadWanted(options: BackendOptions): boolean {
+  return options.gpuThread ?? !/^(0|false|no)$/i.test(process.env.VMAF_STREAM_GPU_THREAD ?? '');
 }
 
 /** Whether some instance of the plan is of an extractor with a gpu part. */

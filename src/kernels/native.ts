@@ -154,6 +154,8 @@ export interface NativeAddon {
   copyBytes?(dst: Uint8Array, src: Uint8Array | Uint16Array, ...more: Array<Uint8Array | Uint16Array>): Promise<void>;
   /** True where copyBytes takes several (dst, src) pairs in one call (one pool hop for them all). */
   copyBytesPairs?: boolean;
+  /** Ends the process with this status at once (_exit): no exit handlers, no thread joined. Optional, as copyBytes. */
+  exitNow?(code: number): never;
   /** The exp table of pipeline/model/exp.ts (expTableWords, flattened), for rbfSum. */
   setExpTable?(words: Uint32Array): void;
   /** The SVM's RBF sum (pipeline/model/svm.ts): model [-gamma, dim, count, coefs, vectors], x of dim values. */

@@ -48,10 +48,12 @@ export function testDeviceHangStage(): 'device' | 'compile' | undefined {
 
 /** The test hook's device loss: destroys the gpu backend's device (nothing on other backends). */
 export function loseDevice(backend: FeatureBackend): void {
-  backend.gpuDevice?.()?.device.destroy();
+  if (backend.testFault) backend.testFault('lose');
+  else backend.gpuDevice?.()?.device.destroy();
 }
 
 /** The test hook's hang: the GPU's answers are no longer seen (GpuDevice.hangForTest). */
 export function hangDevice(backend: FeatureBackend): void {
-  backend.gpuDevice?.()?.hangForTest();
+  if (backend.testFault) backend.testFault('hang');
+  else backend.gpuDevice?.()?.hangForTest();
 }

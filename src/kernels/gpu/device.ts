@@ -7,7 +7,8 @@
  * native code while adapters are enumerated, are kept out of stderr unless asked for
  * (showDawnDiagnostics, VMAF_STREAM_VERBOSE=1).
  */
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, writeSync } from 'node:fs';
+import { isMainThread } from 'node:worker_threads';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BackendError } from '../../errors.js';
@@ -136,6 +137,15 @@ export function showDawnDiagnostics(show: boolean): void {
   dawnDiagnosticsShown = show;
 }
 
+/** Whether Dawn's stderr lines are shown (the gpu thread is told the main thread's choice). */
+export function dawnDiagnosticsShownNow(): boolean {
+  return dawnDiagnosticsShown;
+}
+
+// Dawn's notices, as it prints them; any other line written to fd 2 while it was captured is
+// another thread's (the main thread runs on while the gpu thread opens Dawn) and is written again.
+const DAWN_LINE = /^Warning: /;
+
 /** Runs a synchronous Dawn call with its stderr lines captured, unless they are to be shown. */
 function quietDawn<T>(call: () => T): T {
   if (dawnDiagnosticsShown) return call();
@@ -145,7 +155,13 @@ function quietDawn<T>(call: () => T): T {
   } catch {
     capture = undefined; // no addon: Dawn's lines show, nothing worse
   }
-  return capture ? capture(call).value : call();
+  if (!capture) return call();
+  const { value, text } = capture(call);
+  if (!isMainThread) {
+    const foreign = text.split('\n').filter((line) => line !== '' && !DAWN_LINE.test(line));
+    if (foreign.length > 0) writeSync(2, `${foreign.join('\n')}\n`);
+  }
+  return value;
 }
 
 /** Mesa's Vulkan drivers complain without XDG_RUNTIME_DIR; give them a private one. */
