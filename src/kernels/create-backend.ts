@@ -21,7 +21,8 @@ export interface BackendOptions {
   gpuTimeoutMs?: number;
   /**
    * createPlanBackend: whether a GPU run's backend runs on a thread of its own
-   * (gpu-thread/gpu-thread-backend.ts). Default: yes, unless VMAF_STREAM_GPU_THREAD=0.
+   * (gpu-thread/gpu-thread-backend.ts; pipeline/short-run.ts says when it pays). Default no.
+   * VMAF_STREAM_GPU_THREAD=1 or 0, where set, decides instead (for measurements).
    */
   gpuThread?: boolean;
 }
@@ -116,7 +117,9 @@ export async function createPlanBackend(plan: RunPlan, kind: BackendKind | 'auto
 
 /** Whether a GPU run's backend goes on a thread of its own (BackendOptions.gpuThread). */
 function gpuThreadWanted(options: BackendOptions): boolean {
-  return options.gpuThread ?? !/^(0|false|no)$/i.test(process.env.VMAF_STREAM_GPU_THREAD ?? '');
+  const forced = process.env.VMAF_STREAM_GPU_THREAD;
+  if (forced !== undefined && forced !== '') return !/^(0|false|no)$/i.test(forced);
+  return options.gpuThread === true;
 }
 
 /** Whether some instance of the plan is of an extractor with a gpu part. */

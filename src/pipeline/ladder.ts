@@ -33,7 +33,7 @@ import { backendErrorAt, hangDevice, loseDevice, testDeviceHangAt, testDeviceLos
 import type { FeatureBackend } from '../kernels/backend.js';
 import { createPlanBackend } from '../kernels/create-backend.js';
 import { resolveRun } from './run-plan.js';
-import { autoRunsOnCpu } from './short-run.js';
+import { autoRunsOnCpu, gpuThreadPays } from './short-run.js';
 import { loadNative } from '../kernels/native.js';
 import { checkFrameMemory, slotBytes } from '../pool/memory-budget.js';
 import { asTranscodeInput, isFluentCommand, isTranscodeInput, type FluentCommand, type TranscodeInput } from '../decode/fluent-command.js';
@@ -190,9 +190,12 @@ export function runLadder(reference: FrameInput, renditions: readonly ResolvedRe
       const opening = (async () => {
         let kind = options.backend ?? 'auto';
         // A run the cpu backend finishes before the GPU would be open never opens it (short-run.ts).
-        if (kind === 'auto' && (await autoRunsOnCpu(plan, reference, () => reading.format(), { frameCnt: options.frameCnt, frameSkipRef: options.frameSkipRef, renditions: renditions.length, threads }))) kind = 'cpu';
+        const length = { frameCnt: options.frameCnt, frameSkipRef: options.frameSkipRef, renditions: renditions.length };
+        if (kind === 'auto' && (await autoRunsOnCpu(plan, reference, () => reading.format(), { ...length, threads }))) kind = 'cpu';
+        const gpuThread = kind !== 'cpu' && (await gpuThreadPays(plan, reference, () => reading.format(), length));
         return createPlanBackend(plan, kind, {
           threads,
+          gpuThread,
           gpuAdapter: options.gpuAdapter,
           ...(options.gpuTimeoutMs !== undefined ? { gpuTimeoutMs: options.gpuTimeoutMs } : {}),
           onWarning,

@@ -20,6 +20,8 @@ import { showDawnDiagnostics } from '../gpu/device.js';
 import { toWireError, unwireGroup, type FromThread, type ThreadInit, type ToThread } from './wire.js';
 
 const port = parentPort!;
+// This thread's environment is its own copy: a forced VMAF_STREAM_GPU_THREAD=1 must not start another thread from here.
+process.env.VMAF_STREAM_GPU_THREAD = '0';
 const init = workerData as ThreadInit;
 const post = (message: FromThread): void => port.postMessage(message);
 
@@ -116,7 +118,7 @@ try {
     ...(init.gpuTimeoutMs !== undefined ? { gpuTimeoutMs: init.gpuTimeoutMs } : {}),
     onWarning: (message) => post({ type: 'warning', message }),
     ...(init.aggregates ? { onAggregate: (rendition: number, metrics: Record<string, number>) => post({ type: 'aggregate', rendition, metrics }) } : {}),
-    gpuThread: false,
+    gpuThread: false, // this is the thread
   });
   post({ type: 'ready', kind: backend.kind, description: backend.description });
   const queued = early;
