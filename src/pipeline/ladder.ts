@@ -193,6 +193,8 @@ export function runLadder(reference: FrameInput, renditions: readonly ResolvedRe
         const length = { frameCnt: options.frameCnt, frameSkipRef: options.frameSkipRef, renditions: renditions.length };
         if (kind === 'auto' && (await autoRunsOnCpu(plan, reference, () => reading.format(), { ...length, threads }))) kind = 'cpu';
         const gpuThread = kind !== 'cpu' && (await gpuThreadPays(plan, reference, () => reading.format(), length));
+        // A thread the command line started early and this run does not take: ended now (prestart.ts).
+        if (!gpuThread) (await import('../kernels/gpu-thread/prestart.js')).discardGpuThread();
         return createPlanBackend(plan, kind, {
           threads,
           gpuThread,

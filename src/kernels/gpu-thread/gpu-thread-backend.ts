@@ -18,7 +18,8 @@
  * copied once into shared memory and released at once). The pool's bound holds as before:
  * a frame is out until the gpu thread is done with it.
  */
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
+import { takeGpuThread } from './prestart.js';
 import { Observable, type Subscriber } from '../../rx.js';
 import type { Frame, FrameFeatures, FrameFormat, FrameGroup, FramePair, GroupFeatures } from '../../types.js';
 import { BackendError } from '../../errors.js';
@@ -29,6 +30,7 @@ import type { RunPlan } from '../../extractors/plan.js';
 import { extractorByName } from '../../extractors/registry.js';
 import { dawnDiagnosticsShownNow } from '../gpu/device.js';
 import { loadNative } from '../native.js';
+import { mark } from '../../trace.js';
 import { fromWireError, sharedPlanes, wireGroup, type FromThread, type ThreadInit, type ToThread, type WireFrame } from './wire.js';
 
 /** Whether every extractor of the plan is a registered one, which the gpu thread can plan again by name. */
@@ -51,7 +53,10 @@ export async function openGpuThread(plan: RunPlan, kind: BackendKind | 'auto', o
     aggregates: options.onAggregate !== undefined,
     dawnDiagnostics: dawnDiagnosticsShownNow(),
   };
-  const worker = new Worker(workerModule(), { workerData: init });
+  // A thread the command line started early (prestart.ts) if there is one: it has its modules loaded.
+  const worker = takeGpuThread();
+  worker.postMessage({ type: 'init', init } satisfies ToThread);
+  mark('gpu thread taken');
   const backend = new GpuThreadBackend(worker, options);
   await backend.opened;
   if (backend.kind !== 'gpu') {
@@ -59,15 +64,6 @@ export async function openGpuThread(plan: RunPlan, kind: BackendKind | 'auto', o
     return undefined;
   }
   return backend;
-}
-
-/** Defined in the bundled command line (scripts/bundle-cli.mjs): its bundled worker, relative to this module's place in dist/. */
-declare const VMAF_STREAM_BUNDLED_WORKER: string | undefined;
-
-/** The gpu thread's module: the bundled one under the bundled command line (fewer files to load), else dist's. */
-function workerModule(): URL {
-  const bundled = typeof VMAF_STREAM_BUNDLED_WORKER === 'string' ? VMAF_STREAM_BUNDLED_WORKER : undefined;
-  return new URL(bundled ?? './gpu-thread-worker.js', import.meta.url);
 }
 
 /** Gpu threads running in this process. */

@@ -8,7 +8,7 @@
  * Frames come in as views of their shared memory (wire.ts) and go back as ids once the
  * backend has released them; features, warnings, aggregates and errors go back as messages.
  */
-import { parentPort, workerData } from 'node:worker_threads';
+import { parentPort } from 'node:worker_threads';
 import { Subject, type Subscription } from '../../rx.js';
 import type { FrameGroup } from '../../types.js';
 import type { FeatureBackend } from '../backend.js';
@@ -17,12 +17,13 @@ import { planRun } from '../../extractors/plan.js';
 import { extractorByName } from '../../extractors/registry.js';
 import { hangDevice, loseDevice } from '../../pipeline/backend-fault.js';
 import { showDawnDiagnostics } from '../gpu/device.js';
+import { mark } from '../../trace.js';
 import { toWireError, unwireGroup, type FromThread, type ThreadInit, type ToThread } from './wire.js';
 
+mark('modules loaded');
 const port = parentPort!;
 // This thread's environment is its own copy: a forced VMAF_STREAM_GPU_THREAD=1 must not start another thread from here.
 process.env.VMAF_STREAM_GPU_THREAD = '0';
-const init = workerData as ThreadInit;
 const post = (message: FromThread): void => port.postMessage(message);
 
 // Released frame ids go back together, once per turn of this thread's microtasks.
@@ -98,11 +99,16 @@ function handle(message: ToThread): void {
   }
 }
 
+// The run comes first ('init'): the thread may have been started before the run knew it wanted it (prestart.ts).
+let started!: (init: ThreadInit) => void;
+const initialized = new Promise<ThreadInit>((resolve) => (started = resolve));
 port.on('message', (message: ToThread) => {
-  if (early) early.push(message);
+  if (message.type === 'init') started(message.init);
+  else if (early) early.push(message);
   else handle(message);
 });
 
+const init = await initialized;
 showDawnDiagnostics(init.dawnDiagnostics);
 try {
   const plan = planRun(

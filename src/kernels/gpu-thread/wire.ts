@@ -12,7 +12,7 @@ import type { BackendKind } from '../backend.js';
 import type { CoreRuns } from '../core-parts.js';
 import type { OptionValues } from '../../extractors/option.js';
 
-/** What the gpu thread is started with (workerData). */
+/** What the gpu thread's run is (its first message, 'init'). */
 export interface ThreadInit {
   /** The run plan's requests, by extractor name: the thread plans them again (planRun). */
   requests: Array<{ name: string; options: OptionValues }>;
@@ -54,6 +54,7 @@ export interface WireError {
 }
 
 export type ToThread =
+  | { type: 'init'; init: ThreadInit }
   | { type: 'extract'; stream: number }
   | { type: 'group'; stream: number; group: WireGroup }
   | { type: 'end'; stream: number }

@@ -1,0 +1,63 @@
+/**
+ * Starting the gpu thread before the run knows whether it wants it. A worker's own start (a
+ * Node environment and its modules: about 85 ms on the H100 machine) would otherwise come
+ * after the run's plan, on the way to the device; started when the command line has read its
+ * arguments, it overlaps the run's modules, the models and the reference's header.
+ *
+ * A prestarted thread loads its modules and waits for its run ('init', wire.ts): it touches
+ * no GPU until then, so one the run does not take (a short run on the cpu backend, a run the
+ * thread does not pay for) is ended at no risk. It holds the process open for no one (unref).
+ * This module imports almost nothing else of vmaf-stream's, so that it costs nothing to load early.
+ */
+import { Worker } from 'node:worker_threads';
+import { mark } from '../../trace.js';
+
+/** Defined in the bundled command line (scripts/bundle-cli.mjs): its bundled worker, relative to this module's place in dist/. */
+declare const VMAF_STREAM_BUNDLED_WORKER: string | undefined;
+
+/** The gpu thread's module: the bundled one under the bundled command line (fewer files to load), else dist's. */
+function workerModule(): URL {
+  const bundled = typeof VMAF_STREAM_BUNDLED_WORKER === 'string' ? VMAF_STREAM_BUNDLED_WORKER : undefined;
+  return new URL(bundled ?? './gpu-thread-worker.js', import.meta.url);
+}
+
+let spare: Worker | undefined;
+
+/** A gpu thread waiting for its run (its 'init' message). */
+export function startGpuThread(): Worker {
+  return new Worker(workerModule());
+}
+
+/**
+ * Starts a gpu thread for a run to come that may open a GPU, unless the thread is turned off
+ * (VMAF_STREAM_GPU_THREAD=0) or one is waiting already.
+ */
+export function prestartGpuThread(): void {
+  if (spare) return;
+  if (/^(0|false|no)$/i.test(process.env.VMAF_STREAM_GPU_THREAD ?? '')) return;
+  const worker = startGpuThread();
+  mark('gpu thread started');
+  worker.unref();
+  worker.on('error', () => undefined); // a thread nobody took: its failure is nobody's
+  worker.once('exit', () => {
+    if (spare === worker) spare = undefined;
+  });
+  spare = worker;
+}
+
+/** The prestarted thread, for a run to take (once), or a new one. */
+export function takeGpuThread(): Worker {
+  const worker = spare;
+  spare = undefined;
+  if (!worker) return startGpuThread();
+  worker.removeAllListeners('error');
+  worker.ref(); // the run waits on it now
+  return worker;
+}
+
+/** Ends the prestarted thread if no run took it (the run is not a threaded gpu run). */
+export function discardGpuThread(): void {
+  const worker = spare;
+  spare = undefined;
+  void worker?.terminate();
+}
