@@ -152,15 +152,16 @@ describe('gpu backend on a thread of its own', function () {
 
 describe('when a gpu run takes the thread (short-run.ts)', function () {
   const format = (width, height) => () => Promise.resolve({ width, height, bitDepth: 8, chroma: '420', fps: 25 });
-  it('runs with gpu extractor kernels of 400 1080p frames or more, or of unknown length; never v0.6.1 alone', async () => {
+  it('runs with gpu extractor kernels of 150 1080p frames or more, or of unknown length; never v0.6.1 alone', async () => {
     const v0 = (await resolveRun({})).plan;
     const v1 = (await resolveRun({ models: [V1] })).plan;
     const sized = (frameCnt) => ({ frameCnt, renditions: 1 });
     assert.equal(await gpuThreadPays(v0, 'ref.mp4', format(1920, 1080), sized(10000)), false);
     assert.equal(await gpuThreadPays(v1, 'ref.mp4', format(1920, 1080), sized(100)), false);
-    assert.equal(await gpuThreadPays(v1, 'ref.mp4', format(1920, 1080), sized(400)), true);
-    assert.equal(await gpuThreadPays(v1, 'ref.mp4', format(3840, 2160), sized(100)), true);
-    assert.equal(await gpuThreadPays(v1, 'ref.mp4', format(1920, 1080), { renditions: 4, frameCnt: 100 }), true);
+    assert.equal(await gpuThreadPays(v1, 'ref.mp4', format(1920, 1080), sized(149)), false);
+    assert.equal(await gpuThreadPays(v1, 'ref.mp4', format(1920, 1080), sized(150)), true);
+    assert.equal(await gpuThreadPays(v1, 'ref.mp4', format(3840, 2160), sized(40)), true);
+    assert.equal(await gpuThreadPays(v1, 'ref.mp4', format(1920, 1080), { renditions: 4, frameCnt: 40 }), true);
     assert.equal(await gpuThreadPays(v1, 'live.mp4', format(1920, 1080), { renditions: 1 }), true);
   });
 });

@@ -98,15 +98,15 @@ function sizedExtension(file: string): boolean {
 
 /**
  * Whether a gpu run's backend goes on a thread of its own (kernels/gpu-thread), where the
- * main thread keeps reading, pairing, the models and the writers. Measured on the H100 (1080p,
- * whole runs, paired with the same build on one thread): VMAF v1 (registered extractors with
- * gpu kernels: CAMBI's sixteen dispatches a frame) 600 frames 0.90x the time, 100 frames 1.12x;
- * v0 600 frames 0.96x, 100 frames 1.13x, 2160p 200 frames 1.07x. The thread's own start
- * (about 0.1 s: a Node environment and its modules) is paid back only by long runs with much
- * host work a frame. So: runs with gpu extractor kernels whose length is unknown (a live or
- * compressed input) or at least GPU_THREAD_FRAMES 1080p frames over every rendition.
+ * main thread keeps reading, pairing, the models and the writers. Measured on the H100
+ * (1080p, whole runs, paired with the same build on one thread, the thread started early by
+ * the command line): VMAF v1 (registered extractors with gpu kernels: CAMBI's sixteen
+ * dispatches a frame) 600 frames 0.90x the time, 100 frames 0.99x; v0 600 frames 1.00x, 100
+ * frames 1.04x, 2160p 200 frames 1.05x, a ladder of 4 renditions 0.96x. So: runs with gpu
+ * extractor kernels whose length is unknown (a live or compressed input) or at least
+ * GPU_THREAD_FRAMES 1080p frames over every rendition; v0's host work a frame is too little.
  */
-export const GPU_THREAD_FRAMES = 400;
+export const GPU_THREAD_FRAMES = 150;
 
 export async function gpuThreadPays(
   plan: RunPlan,
