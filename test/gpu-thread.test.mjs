@@ -11,6 +11,7 @@ import { lastValueFrom, toArray } from 'rxjs';
 import { score, scoreLadder } from '../dist/index.js';
 import { resolveRun } from '../dist/pipeline/run-plan.js';
 import { gpuThreadPays } from '../dist/pipeline/short-run.js';
+import { mayTakeGpuThread } from '../dist/kernels/gpu-thread/prestart.js';
 import { goldenClip } from './helpers/golden.mjs';
 import { backendsUnderTest } from './helpers/env.mjs';
 
@@ -163,5 +164,13 @@ describe('when a gpu run takes the thread (short-run.ts)', function () {
     assert.equal(await gpuThreadPays(v1, 'ref.mp4', format(3840, 2160), sized(40)), true);
     assert.equal(await gpuThreadPays(v1, 'ref.mp4', format(1920, 1080), { renditions: 4, frameCnt: 40 }), true);
     assert.equal(await gpuThreadPays(v1, 'live.mp4', format(1920, 1080), { renditions: 1 }), true);
+  });
+
+  it('the command line starts the thread early for runs that may take it: not for libvmaf\'s v0 models alone', () => {
+    assert.equal(mayTakeGpuThread(undefined, undefined), false);
+    assert.equal(mayTakeGpuThread(['version=vmaf_v0.6.1:name=v0', 'version=vmaf_4k_v0.6.1', 'version=vmaf_v0.6.1neg'], []), false);
+    assert.equal(mayTakeGpuThread(['version=vmaf_v1.0.16_3d0h'], undefined), true);
+    assert.equal(mayTakeGpuThread(['path=model.json'], undefined), true);
+    assert.equal(mayTakeGpuThread(undefined, ['cambi']), true);
   });
 });

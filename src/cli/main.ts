@@ -64,9 +64,11 @@ export async function main(argv: string[], options: { exitAfterRun?: boolean } =
         if (command.args.verbose) (await import('../kernels/gpu/device.js')).showDawnDiagnostics(true);
         logsToStdout = command.args.output === '-';
         // A run that may score on the GPU starts the gpu thread now, beside the run's modules (prestart.ts).
-        const backend = command.args.score.backend ?? 'auto';
-        if (command.args.score.queue === undefined && (backend === 'gpu' || (backend === 'auto' && (await import('../kernels/gpu-presence.js')).mayHaveHardwareGpu()))) {
-          (await import('../kernels/gpu-thread/prestart.js')).prestartGpuThread();
+        const { score } = command.args;
+        const backend = score.backend ?? 'auto';
+        if (score.queue === undefined && (backend === 'gpu' || (backend === 'auto' && (await import('../kernels/gpu-presence.js')).mayHaveHardwareGpu()))) {
+          const thread = await import('../kernels/gpu-thread/prestart.js');
+          if (thread.mayTakeGpuThread(score.models, score.features)) thread.prestartGpuThread();
         }
         const outcome = await run(command.args, options.exitAfterRun ? { exitAfterRun: true } : {});
         mark('run done');

@@ -29,6 +29,16 @@ export function startGpuThread(): Worker {
 }
 
 /**
+ * Whether a run of these model and feature arguments may take the gpu thread (short-run.ts
+ * gives it to runs with gpu extractor kernels): not one of libvmaf's v0 models alone, the
+ * default included, whose run would only end the thread again.
+ */
+export function mayTakeGpuThread(models: ReadonlyArray<string | object> | undefined, features: ReadonlyArray<string | object> | undefined): boolean {
+  if (features !== undefined && features.length > 0) return true;
+  return (models ?? []).some((m) => typeof m !== 'string' || !/^(.*:)?version=vmaf_(4k_|b_)?v0\.[0-9.a-z_]*(:.*)?$/.test(m));
+}
+
+/**
  * Starts a gpu thread for a run to come that may open a GPU, unless the thread is turned off
  * (VMAF_STREAM_GPU_THREAD=0) or one is waiting already.
  */
