@@ -68,7 +68,9 @@ export async function main(argv: string[], options: { exitAfterRun?: boolean } =
         const backend = score.backend ?? 'auto';
         if (score.queue === undefined && (backend === 'gpu' || (backend === 'auto' && (await import('../kernels/gpu-presence.js')).mayHaveHardwareGpu()))) {
           const thread = await import('../kernels/gpu-thread/prestart.js');
-          if (thread.mayTakeGpuThread(score.models, score.features)) thread.prestartGpuThread();
+          if (thread.mayTakeGpuThread(score.models, score.features)) {
+            thread.prestartGpuThread({ kind: backend, gpuAdapter: score.gpuAdapter, gpuTimeoutMs: score.gpuTimeoutMs, dawnDiagnostics: command.args.verbose === true });
+          }
         }
         const outcome = await run(command.args, options.exitAfterRun ? { exitAfterRun: true } : {});
         mark('run done');

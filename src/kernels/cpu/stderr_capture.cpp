@@ -10,6 +10,7 @@
 #include "stderr_capture.h"
 
 #include <cstdio>
+#include <mutex>
 #include <string>
 
 #ifndef _WIN32
@@ -30,6 +31,14 @@ Napi::Object Result(Napi::Env env, Napi::Value value, const std::string& text) {
 
 }  // namespace
 
+// fd 2 is the process's, not a thread's: two threads capturing at once (the gpu thread opening
+// Dawn while the main thread does) would save each other's sink as "the" stderr and leave fd 2
+// pointing at a dead sink. One capture at a time, process-wide; nested ones on one thread stack.
+std::recursive_mutex& captureLock() {
+  static std::recursive_mutex lock;
+  return lock;
+}
+
 Napi::Value CaptureStderr(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   if (info.Length() < 1 || !info[0].IsFunction()) {
@@ -39,6 +48,7 @@ Napi::Value CaptureStderr(const Napi::CallbackInfo& info) {
 #ifdef _WIN32
   return Result(env, fn.Call({}), "");
 #else
+  std::lock_guard<std::recursive_mutex> hold(captureLock());
   std::fflush(stderr);
   FILE* sink = std::tmpfile();
   int saved = sink != nullptr ? dup(STDERR_FILENO) : -1;

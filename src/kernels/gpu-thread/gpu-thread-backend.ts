@@ -29,7 +29,6 @@ import type { CoreRuns } from '../core-parts.js';
 import type { RunPlan } from '../../extractors/plan.js';
 import { extractorByName } from '../../extractors/registry.js';
 import { dawnDiagnosticsShownNow } from '../gpu/device.js';
-import { loadNative } from '../native.js';
 import { mark } from '../../trace.js';
 import { fromWireError, sharedPlanes, wireGroup, type FromThread, type ThreadInit, type ToThread, type WireFrame } from './wire.js';
 
@@ -66,33 +65,6 @@ export async function openGpuThread(plan: RunPlan, kind: BackendKind | 'auto', o
   return backend;
 }
 
-/** Gpu threads running in this process. */
-let running = 0;
-let exitHooked = false;
-
-/**
- * While a gpu thread runs, the process ends with _exit once its 'exit' listeners have run.
- * process.exit() (and a natural end) would first have each worker thread tear its environment
- * down, and the gpu thread's teardown destroys Dawn's device object by object (about 0.2 s on
- * the H100), aborting the process where a Dawn promise is still pending (a kernel compiling);
- * the kernel reclaims it all at once. The listeners registered after this one run first, as
- * they would have. Standard streams are synchronous on Linux: nothing written is lost.
- */
-function hookExit(): void {
-  if (exitHooked) return;
-  const native = loadNative();
-  if (!native.exitNow) return; // an addon without it: the slower, safe-when-idle teardown
-  exitHooked = true;
-  const onExit = (code: number): void => {
-    if (running === 0) return;
-    const listeners = process.listeners('exit');
-    for (const listener of listeners.slice(listeners.indexOf(onExit) + 1)) listener.call(process, code);
-    const status = process.exitCode ?? code;
-    native.exitNow!(typeof status === 'number' ? status : Number(status) || 0);
-  };
-  process.on('exit', onExit);
-}
-
 interface Stream {
   subscriber: Subscriber<GroupFeatures>;
   /** Stops reading the groups (the stream has ended on the gpu thread, or was torn down). */
@@ -121,8 +93,6 @@ export class GpuThreadBackend implements FeatureBackend {
   constructor(worker: Worker, options: BackendOptions) {
     this.#worker = worker;
     this.#options = options;
-    running++;
-    hookExit();
     let ready!: () => void;
     let failed!: (error: Error) => void;
     this.opened = new Promise<void>((resolve, reject) => {
@@ -152,7 +122,6 @@ export class GpuThreadBackend implements FeatureBackend {
     });
     this.#exited = new Promise<void>((resolve) => {
       worker.once('exit', (code) => {
-        running--;
         const broken = new BackendError('E_GPU', `the gpu thread ended (exit code ${code})`);
         failed(broken);
         this.#fail(broken);

@@ -7,8 +7,9 @@
  *
  * Frames come in as views of their shared memory (wire.ts) and go back as ids once the
  * backend has released them; features, warnings, aggregates and errors go back as messages.
+ * Started before its run (prestart.ts), it opens the device its run will ask for meanwhile.
  */
-import { parentPort } from 'node:worker_threads';
+import { parentPort, workerData } from 'node:worker_threads';
 import { Subject, type Subscription } from '../../rx.js';
 import type { FrameGroup } from '../../types.js';
 import type { FeatureBackend } from '../backend.js';
@@ -16,9 +17,10 @@ import { createPlanBackend } from '../create-backend.js';
 import { planRun } from '../../extractors/plan.js';
 import { extractorByName } from '../../extractors/registry.js';
 import { hangDevice, loseDevice } from '../../pipeline/backend-fault.js';
-import { showDawnDiagnostics } from '../gpu/device.js';
+import { discardPreopenedDevice, hasHardwareAdapter, showDawnDiagnostics } from '../gpu/device.js';
+import { GpuBackend } from '../gpu/gpu-backend.js';
 import { mark } from '../../trace.js';
-import { toWireError, unwireGroup, type FromThread, type ThreadInit, type ToThread } from './wire.js';
+import { toWireError, unwireGroup, type FromThread, type ThreadInit, type ThreadStart, type ToThread } from './wire.js';
 
 mark('modules loaded');
 const port = parentPort!;
@@ -99,16 +101,36 @@ function handle(message: ToThread): void {
   }
 }
 
+/**
+ * Started ahead of its run: opens the device the run's backend will ask for (GpuBackend.open's
+ * options for this backend kind; `auto` only where a hardware adapter exists, as
+ * openHardwareGpu decides), while the run reads its inputs. Its errors are the run's, later.
+ */
+async function preopen(start: ThreadStart): Promise<void> {
+  showDawnDiagnostics(start.dawnDiagnostics);
+  const options = { adapter: start.gpuAdapter, ...(start.gpuTimeoutMs !== undefined ? { fenceTimeoutMs: start.gpuTimeoutMs } : {}) };
+  if (start.kind === 'gpu') GpuBackend.preopen(options);
+  else if (start.kind === 'auto' && (start.gpuAdapter === undefined || start.gpuAdapter === '') && (await hasHardwareAdapter())) {
+    GpuBackend.preopen({ ...options, requireHardware: true });
+  }
+}
+const start = workerData as ThreadStart | null;
+const preopening = start ? preopen(start).catch(() => undefined) : Promise.resolve();
+
 // The run comes first ('init'): the thread may have been started before the run knew it wanted it (prestart.ts).
 let started!: (init: ThreadInit) => void;
 const initialized = new Promise<ThreadInit>((resolve) => (started = resolve));
 port.on('message', (message: ToThread) => {
   if (message.type === 'init') started(message.init);
-  else if (early) early.push(message);
+  else if (message.type === 'discard') {
+    // No run for this thread: its device closed, it ends (nothing of Dawn's left pending).
+    void preopening.then(discardPreopenedDevice).finally(() => process.exit(0));
+  } else if (early) early.push(message);
   else handle(message);
 });
 
 const init = await initialized;
+await preopening;
 showDawnDiagnostics(init.dawnDiagnostics);
 try {
   const plan = planRun(
@@ -126,6 +148,7 @@ try {
     ...(init.aggregates ? { onAggregate: (rendition: number, metrics: Record<string, number>) => post({ type: 'aggregate', rendition, metrics }) } : {}),
     gpuThread: false, // this is the thread
   });
+  await discardPreopenedDevice(); // one the run did not ask for (other options than the command line's)
   post({ type: 'ready', kind: backend.kind, description: backend.description });
   const queued = early;
   early = undefined;

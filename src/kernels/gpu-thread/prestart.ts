@@ -4,13 +4,25 @@
  * after the run's plan, on the way to the device; started when the command line has read its
  * arguments, it overlaps the run's modules, the models and the reference's header.
  *
- * A prestarted thread loads its modules and waits for its run ('init', wire.ts): it touches
- * no GPU until then, so one the run does not take (a short run on the cpu backend, a run the
- * thread does not pay for) is ended at no risk. It holds the process open for no one (unref).
- * This module imports almost nothing else of vmaf-stream's, so that it costs nothing to load early.
+ * A prestarted thread loads its modules and opens the GPU device the run will ask for (the
+ * command line knows the backend, adapter and timeout), then waits for its run ('init',
+ * wire.ts). A thread the run does not take (a short run on the cpu backend, a run the thread
+ * does not pay for) is told to close that device and end ('discard'). It holds the process
+ * open for no one (unref). This module imports almost nothing else of vmaf-stream's, so that
+ * it costs nothing to load early.
+ *
+ * The process ends with _exit while a gpu thread runs, once its 'exit' listeners have run:
+ * process.exit() (and a natural end) would first have each worker thread tear its environment
+ * down, and the gpu thread's teardown destroys Dawn's device object by object (about 0.2 s on
+ * the H100), aborting the process where a Dawn promise is still pending (a kernel compiling,
+ * a device opening); the kernel reclaims it all at once. The listeners registered after this
+ * one run first, as they would have. Standard streams are synchronous on Linux: nothing
+ * written is lost.
  */
 import { Worker } from 'node:worker_threads';
 import { mark } from '../../trace.js';
+import { loadNative } from '../native.js';
+import type { ThreadStart } from './wire.js';
 
 /** Defined in the bundled command line (scripts/bundle-cli.mjs): its bundled worker, relative to this module's place in dist/. */
 declare const VMAF_STREAM_BUNDLED_WORKER: string | undefined;
@@ -22,10 +34,38 @@ function workerModule(): URL {
 }
 
 let spare: Worker | undefined;
+/** Gpu threads running in this process. */
+let running = 0;
+let exitHooked = false;
 
-/** A gpu thread waiting for its run (its 'init' message). */
-export function startGpuThread(): Worker {
-  return new Worker(workerModule());
+function hookExit(): void {
+  if (exitHooked) return;
+  exitHooked = true;
+  const onExit = (code: number): void => {
+    if (running === 0) return;
+    // The addon is loaded here, not at start-up: a gpu run's main thread needs it for nothing else.
+    let exitNow: ((code: number) => never) | undefined;
+    try {
+      exitNow = loadNative().exitNow;
+    } catch {
+      exitNow = undefined;
+    }
+    if (!exitNow) return; // no addon, or one without it: the slower teardown
+    const listeners = process.listeners('exit');
+    for (const listener of listeners.slice(listeners.indexOf(onExit) + 1)) listener.call(process, code);
+    const status = process.exitCode ?? code;
+    exitNow(typeof status === 'number' ? status : Number(status) || 0);
+  };
+  process.on('exit', onExit);
+}
+
+/** A gpu thread waiting for its run (its 'init' message), opening `start`'s device meanwhile. */
+export function startGpuThread(start?: ThreadStart): Worker {
+  const worker = new Worker(workerModule(), { workerData: start ?? null });
+  running++;
+  hookExit();
+  worker.once('exit', () => running--);
+  return worker;
 }
 
 /**
@@ -39,13 +79,13 @@ export function mayTakeGpuThread(models: ReadonlyArray<string | object> | undefi
 }
 
 /**
- * Starts a gpu thread for a run to come that may open a GPU, unless the thread is turned off
- * (VMAF_STREAM_GPU_THREAD=0) or one is waiting already.
+ * Starts a gpu thread for a run to come that may open a GPU, opening the device `start` says,
+ * unless the thread is turned off (VMAF_STREAM_GPU_THREAD=0) or one is waiting already.
  */
-export function prestartGpuThread(): void {
+export function prestartGpuThread(start: ThreadStart): void {
   if (spare) return;
   if (/^(0|false|no)$/i.test(process.env.VMAF_STREAM_GPU_THREAD ?? '')) return;
-  const worker = startGpuThread();
+  const worker = startGpuThread(start);
   mark('gpu thread started');
   worker.unref();
   worker.on('error', () => undefined); // a thread nobody took: its failure is nobody's
@@ -65,9 +105,9 @@ export function takeGpuThread(): Worker {
   return worker;
 }
 
-/** Ends the prestarted thread if no run took it (the run is not a threaded gpu run). */
+/** Ends the prestarted thread if no run took it (the run is not a threaded gpu run): it closes its device and ends. */
 export function discardGpuThread(): void {
   const worker = spare;
   spare = undefined;
-  void worker?.terminate();
+  worker?.postMessage({ type: 'discard' });
 }

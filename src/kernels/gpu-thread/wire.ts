@@ -12,6 +12,14 @@ import type { BackendKind } from '../backend.js';
 import type { CoreRuns } from '../core-parts.js';
 import type { OptionValues } from '../../extractors/option.js';
 
+/** What a gpu thread started before its run opens meanwhile (workerData): the device the run will ask for. */
+export interface ThreadStart {
+  kind: BackendKind | 'auto';
+  gpuAdapter: string | undefined;
+  gpuTimeoutMs: number | undefined;
+  dawnDiagnostics: boolean;
+}
+
 /** What the gpu thread's run is (its first message, 'init'). */
 export interface ThreadInit {
   /** The run plan's requests, by extractor name: the thread plans them again (planRun). */
@@ -55,6 +63,7 @@ export interface WireError {
 
 export type ToThread =
   | { type: 'init'; init: ThreadInit }
+  | { type: 'discard' }
   | { type: 'extract'; stream: number }
   | { type: 'group'; stream: number; group: WireGroup }
   | { type: 'end'; stream: number }

@@ -242,11 +242,21 @@ function infoIsSoftware(info: GPUAdapterInfo, name: string): boolean {
     isSoftwareName(`${name} ${info.description} ${info.device} ${info.vendor}`);
 }
 
+/** hasHardwareAdapter's answers, per flag set: asked again (the gpu thread's preopen, then its run), it answers at once. */
+const hardwareAnswers = new Map<string, Promise<boolean>>();
+
 /** Whether a hardware (non-software) WebGPU adapter exists: `--backend auto` picks gpu then. */
-export async function hasHardwareAdapter(dawnFlags: readonly string[] = []): Promise<boolean> {
+export function hasHardwareAdapter(dawnFlags: readonly string[] = []): Promise<boolean> {
+  const key = dawnFlags.join('\n');
+  let answer = hardwareAnswers.get(key);
+  if (!answer) hardwareAnswers.set(key, (answer = findHardwareAdapter(dawnFlags)));
+  return answer;
+}
+
+async function findHardwareAdapter(dawnFlags: readonly string[]): Promise<boolean> {
   try {
     // Dawn's own pick prefers hardware: a software pick means there is none (no listing needed).
-    const preferred = await preferredAdapter(dawnFlags);
+    const preferred = await preferredAdapter(dawnFlags, true);
     if (preferred) return !preferred.isSoftware;
   } catch {
     // fall back to the listing
@@ -273,10 +283,21 @@ interface PreferredAdapter {
 }
 
 /** The adapter Dawn picks by itself on the default instance for these flags; null when none. */
-async function preferredAdapter(dawnFlags: readonly string[]): Promise<PreferredAdapter | null> {
+/**
+ * The adapter hasHardwareAdapter found, per flag set, kept for the device `auto` then opens
+ * (requestAdapter takes 70-90 ms on the H100 machine: once is enough). An adapter opens one device.
+ */
+const keptAdapters = new Map<string, PreferredAdapter>();
+
+async function preferredAdapter(dawnFlags: readonly string[], keep = false): Promise<PreferredAdapter | null> {
   const { create } = await loadWebGpu();
   const flags = dawnFlags.filter((f) => !f.startsWith('adapter='));
   const key = flags.join('\n');
+  const kept = keptAdapters.get(key);
+  if (kept) {
+    keptAdapters.delete(key);
+    if (!keep) return kept;
+  }
   let gpu = defaultInstances.get(key);
   if (!gpu) defaultInstances.set(key, (gpu = quietDawn(() => create(flags))));
   mark('dawn instance');
@@ -286,7 +307,9 @@ async function preferredAdapter(dawnFlags: readonly string[]): Promise<Preferred
   if (!adapter) return null;
   const info = adapter.info;
   const name = info.device || adapterId(info.description || info.vendor || 'unknown adapter');
-  return { gpu: instance, adapter, name, isSoftware: infoIsSoftware(info, name) };
+  const preferred = { gpu: instance, adapter, name, isSoftware: infoIsSoftware(info, name) };
+  if (keep) keptAdapters.set(key, preferred);
+  return preferred;
 }
 
 function describe(list: readonly GpuAdapterEntry[]): string {
@@ -611,7 +634,47 @@ function hungForTest<T>(): Promise<T> {
  * which), or the one `adapter` names. Throws BackendError('E_GPU') with the adapters
  * seen when none fits.
  */
+/** A device opened ahead of its run (preopenGpuDevice), by its options, until openGpuDevice takes it. */
+let preopened: { key: string; device: Promise<GpuDevice> } | undefined;
+
+function optionsKey(options: OpenGpuOptions): string {
+  const { adapter, requireHardware, minimumLimits, dawnFlags, label, timeoutMs } = options;
+  return JSON.stringify([adapter ?? '', requireHardware === true, minimumLimits ?? {}, dawnFlags ?? [], label ?? '', timeoutMs ?? DEFAULT_GPU_TIMEOUT_MS]);
+}
+
+/**
+ * Starts opening the device that openGpuDevice(options) will be asked for (the gpu thread,
+ * started before its run: kernels/gpu-thread), so that Dawn's adapter and device (0.15-0.2 s,
+ * synchronous in Dawn) are done while the run reads its inputs' headers. The first
+ * openGpuDevice call with equal options takes it (or its error); discardPreopenedDevice
+ * closes one never taken.
+ */
+export function preopenGpuDevice(options: OpenGpuOptions): void {
+  if (preopened) return;
+  const device = openDevice(options);
+  device.catch(() => undefined);
+  preopened = { key: optionsKey(options), device };
+}
+
+/** Closes a device preopenGpuDevice opened and no run took; resolves once it is closed (or failed to open). */
+export async function discardPreopenedDevice(): Promise<void> {
+  const held = preopened;
+  preopened = undefined;
+  if (!held) return;
+  const device = await held.device.catch(() => undefined);
+  device?.destroy();
+}
+
 export async function openGpuDevice(options: OpenGpuOptions = {}): Promise<GpuDevice> {
+  if (preopened && preopened.key === optionsKey(options)) {
+    const { device } = preopened;
+    preopened = undefined;
+    return device;
+  }
+  return openDevice(options);
+}
+
+async function openDevice(options: OpenGpuOptions): Promise<GpuDevice> {
   const { create } = await loadWebGpu();
   const flags = (options.dawnFlags ?? []).filter((f) => !f.startsWith('adapter='));
   const named = options.adapter !== undefined && options.adapter !== '';

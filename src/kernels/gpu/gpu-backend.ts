@@ -19,7 +19,7 @@ import { orderedMergeMap } from '../../pipeline/ordered-merge-map.js';
 import { withGroupMotion } from '../../pipeline/motion-finish.js';
 import { DEFAULT_MOTION_INSTANCE, type MotionInstance } from '../../extractors/integer_motion/motion-options.js';
 import { DEFAULT_FENCE_TIMEOUT_MS, DEFAULT_STAGING_DEPTH } from '../../pool/staging-ring.js';
-import { openGpuDevice, type GpuDevice } from './device.js';
+import { openGpuDevice, preopenGpuDevice, type GpuDevice, type OpenGpuOptions } from './device.js';
 import type { FrameGeometry, FrameKernel } from './frame-kernel.js';
 import type { GpuExtractorSet } from './gpu-extractors.js';
 import { withExtractorLookahead } from './extractor-lookahead.js';
@@ -175,21 +175,31 @@ export class GpuBackend implements FeatureBackend, StreamBackend {
   }
 
   /** Opens the device (and checks the native addon, whose finish step the features need). */
-  static async open(options: GpuBackendOptions = {}): Promise<GpuBackend> {
-    const native = loadNative();
+  /** The device open() asks for with these options (preopen starts opening the same one early). */
+  static deviceOptions(options: GpuBackendOptions): OpenGpuOptions {
     // VMAF_STREAM_DAWN_FLAGS: extra Dawn options for measurements (space-separated, as dawnFlags takes them).
     const fromEnv = (process.env.VMAF_STREAM_DAWN_FLAGS ?? '').split(/\s+/).filter((f) => f !== '');
     const dawnFlags = [...(options.dawnFlags ?? []), ...fromEnv];
     // Dawn rounds timestamps to 100 us unless told otherwise: too coarse for per-stage times.
     if (options.timing) dawnFlags.push('disable-dawn-features=timestamp_quantization');
-    const gpu = await openGpuDevice({
+    return {
       adapter: options.adapter,
       requireHardware: options.requireHardware,
       dawnFlags,
       label: 'vmaf-stream gpu backend',
       // --gpu-timeout bounds opening the device and compiling the kernels too, not only the fences.
       ...(options.fenceTimeoutMs !== undefined ? { timeoutMs: options.fenceTimeoutMs } : {}),
-    });
+    };
+  }
+
+  /** Starts opening the device a later open() with these options takes (device.ts preopenGpuDevice). */
+  static preopen(options: GpuBackendOptions = {}): void {
+    preopenGpuDevice(GpuBackend.deviceOptions(options));
+  }
+
+  static async open(options: GpuBackendOptions = {}): Promise<GpuBackend> {
+    const native = loadNative();
+    const gpu = await openGpuDevice(GpuBackend.deviceOptions(options));
     try {
       const backend = new GpuBackend(gpu, native, options);
       if (gpu.isSoftware) {
