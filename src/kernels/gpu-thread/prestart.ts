@@ -70,14 +70,13 @@ export function startGpuThread(start?: ThreadStart): Worker {
 
 /**
  * Whether a run of these model and feature arguments may take the gpu thread (short-run.ts
- * gpuThreadPays): every run but one of libvmaf's 4K v0 models alone (a v0 run above 1080p
- * stays on the main thread), whose run would only end the thread again.
+ * gpuThreadPays gives it to runs with gpu extractor kernels): not one of libvmaf's v0 models
+ * alone, the default included, whose run would only end the thread again.
  */
 export function mayTakeGpuThread(models: ReadonlyArray<string | object> | undefined, features: ReadonlyArray<string | object> | undefined): boolean {
   if (/^(1|true|yes)$/i.test(process.env.VMAF_STREAM_GPU_THREAD ?? '')) return true; // forced on (create-backend.ts)
   if (features !== undefined && features.length > 0) return true;
-  if (models === undefined || models.length === 0) return true; // the default model, v0.6.1
-  return models.some((m) => typeof m !== 'string' || !/^(.*:)?version=vmaf_4k_v0\.[0-9.a-z_]*(:.*)?$/.test(m));
+  return (models ?? []).some((m) => typeof m !== 'string' || !/^(.*:)?version=vmaf_(4k_|b_)?v0\.[0-9.a-z_]*(:.*)?$/.test(m));
 }
 
 /**
