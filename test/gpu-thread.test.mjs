@@ -153,14 +153,14 @@ describe('gpu backend on a thread of its own', function () {
 
 describe('when a gpu run takes the thread (short-run.ts)', function () {
   const format = (width, height) => () => Promise.resolve({ width, height, bitDepth: 8, chroma: '420', fps: 25 });
-  it('runs with gpu extractor kernels (v1) of 50 1080p frames or more, or of unknown length; never v0.6.1 alone', async () => {
+  it('runs with gpu extractor kernels (v1) of 300 1080p frames or more, or of unknown length; never v0.6.1 alone', async () => {
     const v0 = (await resolveRun({})).plan;
     const v1 = (await resolveRun({ models: [V1] })).plan;
     const sized = (frameCnt, renditions = 1) => ({ frameCnt, renditions });
-    assert.equal(await gpuThreadPays(v1, 'ref.mp4', format(1920, 1080), sized(49)), false);
-    assert.equal(await gpuThreadPays(v1, 'ref.mp4', format(1920, 1080), sized(50)), true);
-    assert.equal(await gpuThreadPays(v1, 'ref.mp4', format(3840, 2160), sized(13)), true);
-    assert.equal(await gpuThreadPays(v1, 'ref.mp4', format(1920, 1080), sized(13, 4)), true);
+    assert.equal(await gpuThreadPays(v1, 'ref.mp4', format(1920, 1080), sized(299)), false);
+    assert.equal(await gpuThreadPays(v1, 'ref.mp4', format(1920, 1080), sized(300)), true);
+    assert.equal(await gpuThreadPays(v1, 'ref.mp4', format(3840, 2160), sized(75)), true);
+    assert.equal(await gpuThreadPays(v1, 'ref.mp4', format(1920, 1080), sized(75, 4)), true);
     assert.equal(await gpuThreadPays(v1, 'live.mp4', format(1920, 1080), { renditions: 1 }), true);
     assert.equal(await gpuThreadPays(v0, 'ref.mp4', format(1920, 1080), sized(10000)), false);
     assert.equal(await gpuThreadPays(v0, 'live.mp4', format(1920, 1080), { renditions: 1 }), false);
@@ -172,5 +172,7 @@ describe('when a gpu run takes the thread (short-run.ts)', function () {
     assert.equal(mayTakeGpuThread(['version=vmaf_v1.0.16_3d0h'], undefined), true);
     assert.equal(mayTakeGpuThread(['path=model.json'], undefined), true);
     assert.equal(mayTakeGpuThread(undefined, ['cambi']), true);
+    assert.equal(mayTakeGpuThread(['version=vmaf_v1.0.16_3d0h'], undefined, 100), false);
+    assert.equal(mayTakeGpuThread(['version=vmaf_v1.0.16_3d0h'], undefined, 300), true);
   });
 });

@@ -68,7 +68,7 @@ export async function main(argv: string[], options: { exitAfterRun?: boolean } =
         const backend = score.backend ?? 'auto';
         if (score.queue === undefined && (backend === 'gpu' || (backend === 'auto' && (await import('../kernels/gpu-presence.js')).mayHaveHardwareGpu()))) {
           const thread = await import('../kernels/gpu-thread/prestart.js');
-          if (thread.mayTakeGpuThread(score.models, score.features)) {
+          if (thread.mayTakeGpuThread(score.models, score.features, score.frameCnt)) {
             thread.prestartGpuThread({ kind: backend, gpuAdapter: score.gpuAdapter, gpuTimeoutMs: score.gpuTimeoutMs, dawnDiagnostics: command.args.verbose === true });
           }
         }

@@ -20,6 +20,7 @@ import { frameLayout } from '../decode/frame-layout.js';
 import type { RunPlan } from '../extractors/plan.js';
 import { integerVif } from '../extractors/integer_vif/integer_vif.js';
 import { floatVif } from '../extractors/float_vif/float_vif.js';
+import { V1_THREAD_FRAMES } from '../kernels/gpu-thread/prestart.js';
 
 /** 1080p frames (over every rendition) one cpu thread scores in about the time the GPU takes to open. */
 export const CPU_FRAMES_PER_THREAD = { withVif: 6, withoutVif: 16 } as const;
@@ -102,7 +103,7 @@ function sizedExtension(file: string): boolean {
  * (whole runs, paired with the same build on one thread, the thread started and its device
  * opened while the command line reads its inputs; several leases, so a range):
  *   - VMAF v1 (registered extractors with gpu kernels: CAMBI's sixteen dispatches a frame,
- *     much host work a frame) 1080p: 100 frames 0.84-1.05x the time, 600 frames 0.90-0.98x;
+ *     much host work a frame) 1080p: 600 frames 0.90-0.98x the time, 100 frames 0.84-1.11x;
  *   - v0 1080p: 600 frames 0.85-1.00x, 100 frames 0.99-1.08x; 2160p 200 frames 1.02-1.07x;
  *     a ladder of 4 v0 renditions, 300 frames 0.96-1.06x. And the thread has to be started
  *     before the run knows its length to gain at all: a short v0 run then pays for a thread
@@ -111,7 +112,6 @@ function sizedExtension(file: string): boolean {
  * frames (over every rendition) or of unknown length (a live or compressed input); v0 runs
  * stay on the main thread.
  */
-export const V1_THREAD_FRAMES = 50;
 
 export async function gpuThreadPays(
   plan: RunPlan,

@@ -68,13 +68,18 @@ export function startGpuThread(start?: ThreadStart): Worker {
   return worker;
 }
 
+/** 1080p frames (over every rendition) from which a run with gpu extractor kernels takes the thread (short-run.ts gpuThreadPays). */
+export const V1_THREAD_FRAMES = 300;
+
 /**
  * Whether a run of these model and feature arguments may take the gpu thread (short-run.ts
- * gpuThreadPays gives it to runs with gpu extractor kernels): not one of libvmaf's v0 models
- * alone, the default included, whose run would only end the thread again.
+ * gpuThreadPays gives it to long runs with gpu extractor kernels): not one of libvmaf's v0
+ * models alone, the default included, nor one whose --frame_cnt makes it short; such a run
+ * would only end the thread again.
  */
-export function mayTakeGpuThread(models: ReadonlyArray<string | object> | undefined, features: ReadonlyArray<string | object> | undefined): boolean {
+export function mayTakeGpuThread(models: ReadonlyArray<string | object> | undefined, features: ReadonlyArray<string | object> | undefined, frameCnt?: number): boolean {
   if (/^(1|true|yes)$/i.test(process.env.VMAF_STREAM_GPU_THREAD ?? '')) return true; // forced on (create-backend.ts)
+  if (frameCnt !== undefined && frameCnt < V1_THREAD_FRAMES) return false;
   if (features !== undefined && features.length > 0) return true;
   return (models ?? []).some((m) => typeof m !== 'string' || !/^(.*:)?version=vmaf_(4k_|b_)?v0\.[0-9.a-z_]*(:.*)?$/.test(m));
 }
