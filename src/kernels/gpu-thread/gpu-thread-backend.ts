@@ -24,13 +24,21 @@ import { Observable, type Subscriber } from '../../rx.js';
 import type { Frame, FrameFeatures, FrameFormat, FrameGroup, FramePair, GroupFeatures } from '../../types.js';
 import { BackendError } from '../../errors.js';
 import { extractPairs, type BackendKind, type FeatureBackend } from '../backend.js';
-import type { BackendOptions } from '../create-backend.js';
 import type { CoreRuns } from '../core-parts.js';
 import type { RunPlan } from '../../extractors/plan.js';
 import { extractorByName } from '../../extractors/registry.js';
 import { dawnDiagnosticsShownNow } from '../gpu/device.js';
 import { mark } from '../../trace.js';
 import { fromWireError, sharedPlanes, wireGroup, type FromThread, type ThreadInit, type ToThread, type WireFrame } from './wire.js';
+
+/** What the thread's backend is opened with: createPlanBackend's options, those that cross to the thread. */
+export interface GpuThreadOptions {
+  threads: number;
+  gpuAdapter?: string | undefined;
+  gpuTimeoutMs?: number | undefined;
+  onWarning?: ((message: string) => void) | undefined;
+  onAggregate?: ((k: number, metrics: Record<string, number>) => void) | undefined;
+}
 
 /** Whether every extractor of the plan is a registered one, which the gpu thread can plan again by name. */
 export function planGoesToThread(plan: RunPlan): boolean {
@@ -42,7 +50,7 @@ export function planGoesToThread(plan: RunPlan): boolean {
  * the thread found no GPU to use (the caller opens the cpu backend here instead); rejects as
  * createPlanBackend would.
  */
-export async function openGpuThread(plan: RunPlan, kind: BackendKind | 'auto', options: BackendOptions): Promise<GpuThreadBackend | undefined> {
+export async function openGpuThread(plan: RunPlan, kind: BackendKind | 'auto', options: GpuThreadOptions): Promise<GpuThreadBackend | undefined> {
   const init: ThreadInit = {
     requests: plan.requests.map((r) => ({ name: r.definition.name, options: r.options })),
     kind,
@@ -78,7 +86,7 @@ export class GpuThreadBackend implements FeatureBackend {
   readonly opened: Promise<void>;
 
   readonly #worker: Worker;
-  readonly #options: BackendOptions;
+  readonly #options: GpuThreadOptions;
   /** Frames the gpu thread holds, by id. */
   readonly #frames = new Map<number, Frame>();
   readonly #streams = new Map<number, Stream>();
@@ -90,7 +98,7 @@ export class GpuThreadBackend implements FeatureBackend {
   #closing: Promise<void> | undefined;
   #exited: Promise<void>;
 
-  constructor(worker: Worker, options: BackendOptions) {
+  constructor(worker: Worker, options: GpuThreadOptions) {
     this.#worker = worker;
     this.#options = options;
     let ready!: () => void;
