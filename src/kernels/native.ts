@@ -194,9 +194,11 @@ export interface NativeAddon {
   /**
    * Calls fn() synchronously with file descriptor 2 captured, and returns its value and
    * what native code wrote to stderr meanwhile (the gpu backend keeps Dawn's own lines out
-   * of the CLI's messages). Optional: an addon built before it existed lacks it.
+   * of the CLI's messages). With keepPrefix, the lines that do not start with it (another
+   * thread's, written meanwhile) are written back to fd 2 before it returns. Optional: an
+   * addon built before it existed lacks it.
    */
-  captureStderr?<T>(fn: () => T): { value: T; text: string };
+  captureStderr?<T>(fn: () => T, keepPrefix?: string): { value: T; text: string };
 }
 
 /** The geometry a native extractor instance is built for; chroma 0 x 0 for gray input. */

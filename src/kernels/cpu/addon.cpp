@@ -790,6 +790,8 @@ Napi::Value SetCpuMask(const Napi::CallbackInfo& info) {
 // at once when the process ends. For the CLI, after its logs are closed and stdout drained.
 Napi::Value ExitNow(const Napi::CallbackInfo& info) {
   const int code = info.Length() > 0 && info[0].IsNumber() ? info[0].As<Napi::Number>().Int32Value() : 0;
+  // A capture of fd 2 under way on the gpu thread holds this thread's last lines: let it end.
+  waitForStderrCaptures(2000);
   std::_Exit(code);
 }
 

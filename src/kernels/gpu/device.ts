@@ -7,7 +7,7 @@
  * native code while adapters are enumerated, are kept out of stderr unless asked for
  * (showDawnDiagnostics, VMAF_STREAM_VERBOSE=1).
  */
-import { mkdirSync, writeSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { isMainThread } from 'node:worker_threads';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -144,7 +144,7 @@ export function dawnDiagnosticsShownNow(): boolean {
 
 // Dawn's notices, as it prints them; any other line written to fd 2 while it was captured is
 // another thread's (the main thread runs on while the gpu thread opens Dawn) and is written again.
-const DAWN_LINE = /^Warning: /;
+const DAWN_LINE_PREFIX = 'Warning: ';
 
 /** Runs a synchronous Dawn call with its stderr lines captured, unless they are to be shown. */
 function quietDawn<T>(call: () => T): T {
@@ -156,12 +156,9 @@ function quietDawn<T>(call: () => T): T {
     capture = undefined; // no addon: Dawn's lines show, nothing worse
   }
   if (!capture) return call();
-  const { value, text } = capture(call);
-  if (!isMainThread) {
-    const foreign = text.split('\n').filter((line) => line !== '' && !DAWN_LINE.test(line));
-    if (foreign.length > 0) writeSync(2, `${foreign.join('\n')}\n`);
-  }
-  return value;
+  // Off the main thread, the main thread's own lines written meanwhile go back out (the addon
+  // writes every line not of Dawn's before the capture ends: before exitNow can end the process).
+  return (isMainThread ? capture(call) : capture(call, DAWN_LINE_PREFIX)).value;
 }
 
 /** Mesa's Vulkan drivers complain without XDG_RUNTIME_DIR; give them a private one. */
