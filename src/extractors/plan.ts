@@ -91,6 +91,11 @@ export function planRun(requests: readonly ExtractorRequest[]): RunPlan {
   return { instances, requests: [...requests], planes, neighbours, outputsFor, featureKeys };
 }
 
+/** Whether some instance of the plan is of an extractor with a gpu part (which runs in the gpu backend's command buffers). */
+export function planHasGpuKernels(plan: RunPlan): boolean {
+  return plan.instances.some((x) => x.definition.implementation.kind === 'native' && x.definition.implementation.gpu !== undefined);
+}
+
 function delayedOutputs(instance: ExtractorInstance): readonly string[] {
   const delayed = instance.definition.delayedOutputs;
   return typeof delayed === 'function' ? delayed(instance.options) : delayed ?? [];

@@ -1,7 +1,8 @@
 import { mayHaveHardwareGpu } from './gpu-presence.js';
 import type { BackendKind, FeatureBackend } from './backend.js';
 import { PlanBackend } from './plan-backend.js';
-import type { RunPlan } from '../extractors/plan.js';
+import { planHasGpuKernels, type RunPlan } from '../extractors/plan.js';
+import { gpuThreadForced } from './gpu-thread/prestart.js';
 import { integerMotion } from '../extractors/integer_motion/integer_motion.js';
 import { motionInstance, type MotionInstance } from '../extractors/integer_motion/motion-options.js';
 import { NO_CORE_PARTS, planAdmEgl1, planCoreParts, type CoreParts } from './core-parts.js';
@@ -84,7 +85,7 @@ export async function createPlanBackend(plan: RunPlan, kind: BackendKind | 'auto
   const needsCore = plan.instances.some((x) => x.definition.implementation.kind === 'core');
   // On the gpu backend, extractors with gpu kernels run in its command buffers: it opens for
   // them even without core instances (and then runs no VIF, ADM or motion).
-  const gpuKernels = kind === 'gpu' && gpuKernelsIn(plan);
+  const gpuKernels = kind === 'gpu' && planHasGpuKernels(plan);
   const mayOpenGpu = (needsCore && (kind === 'gpu' || (kind === 'auto' && mayHaveHardwareGpu()))) || gpuKernels;
   if (mayOpenGpu && gpuThreadWanted(options)) {
     const thread = await import('./gpu-thread/gpu-thread-backend.js');
@@ -104,7 +105,7 @@ export async function createPlanBackend(plan: RunPlan, kind: BackendKind | 'auto
     core = await GpuBackend.open({ adapter: options.gpuAdapter, onWarning: options.onWarning, parts: NO_CORE_PARTS, ...gpuTimeoutOf(options) });
   }
   let gpuParts: GpuParts | undefined;
-  if (core?.kind === 'gpu' && gpuKernelsIn(plan)) {
+  if (core?.kind === 'gpu' && planHasGpuKernels(plan)) {
     try {
       gpuParts = await loadGpuParts(plan);
     } catch (error) {
@@ -117,14 +118,7 @@ export async function createPlanBackend(plan: RunPlan, kind: BackendKind | 'auto
 
 /** Whether a GPU run's backend goes on a thread of its own (BackendOptions.gpuThread). */
 function gpuThreadWanted(options: BackendOptions): boolean {
-  const forced = process.env.VMAF_STREAM_GPU_THREAD;
-  if (forced !== undefined && forced !== '') return !/^(0|false|no)$/i.test(forced);
-  return options.gpuThread === true;
-}
-
-/** Whether some instance of the plan is of an extractor with a gpu part. */
-function gpuKernelsIn(plan: RunPlan): boolean {
-  return plan.instances.some((x) => x.definition.implementation.kind === 'native' && x.definition.implementation.gpu !== undefined);
+  return gpuThreadForced() ?? options.gpuThread === true;
 }
 
 /** The gpu parts of the plan's extractors, their modules (and gpu-extractors.ts) loaded only by gpu runs that have some. */

@@ -17,10 +17,10 @@ import path from 'node:path';
 import type { FrameFormat } from '../types.js';
 import type { FrameInput } from '../decode/open-source.js';
 import { frameLayout } from '../decode/frame-layout.js';
-import type { RunPlan } from '../extractors/plan.js';
+import { planHasGpuKernels, type RunPlan } from '../extractors/plan.js';
 import { integerVif } from '../extractors/integer_vif/integer_vif.js';
 import { floatVif } from '../extractors/float_vif/float_vif.js';
-import { V1_THREAD_FRAMES } from '../kernels/gpu-thread/prestart.js';
+import { V1_THREAD_FRAMES, gpuThreadForced } from '../kernels/gpu-thread/prestart.js';
 
 /** 1080p frames (over every rendition) one cpu thread scores in about the time the GPU takes to open. */
 export const CPU_FRAMES_PER_THREAD = { withVif: 6, withoutVif: 16 } as const;
@@ -119,10 +119,9 @@ export async function gpuThreadPays(
   formatOf: () => Promise<FrameFormat>,
   run: { frameCnt?: number | undefined; frameSkipRef?: number | undefined; renditions: number },
 ): Promise<boolean> {
-  const forced = process.env.VMAF_STREAM_GPU_THREAD;
-  if (forced !== undefined && forced !== '') return !/^(0|false|no)$/i.test(forced); // for measurements (create-backend.ts)
-  const gpuExtractors = plan.instances.some((x) => x.definition.implementation.kind === 'native' && x.definition.implementation.gpu !== undefined);
-  if (!gpuExtractors) return false;
+  const forced = gpuThreadForced();
+  if (forced !== undefined) return forced;
+  if (!planHasGpuKernels(plan)) return false;
   if (!runLengthKnowable(reference, run.frameCnt)) return true;
   const format = formatOf();
   const frames = await knownRunFrames(reference, format, run);

@@ -68,6 +68,12 @@ export function startGpuThread(start?: ThreadStart): Worker {
   return worker;
 }
 
+/** VMAF_STREAM_GPU_THREAD=1 or 0, where set (for measurements): the gpu thread forced on or off; undefined otherwise. */
+export function gpuThreadForced(): boolean | undefined {
+  const forced = process.env.VMAF_STREAM_GPU_THREAD;
+  return forced === undefined || forced === '' ? undefined : !/^(0|false|no)$/i.test(forced);
+}
+
 /** 1080p frames (over every rendition) from which a run with gpu extractor kernels takes the thread (short-run.ts gpuThreadPays). */
 export const V1_THREAD_FRAMES = 300;
 
@@ -78,7 +84,8 @@ export const V1_THREAD_FRAMES = 300;
  * would only end the thread again.
  */
 export function mayTakeGpuThread(models: ReadonlyArray<string | object> | undefined, features: ReadonlyArray<string | object> | undefined, frameCnt?: number): boolean {
-  if (/^(1|true|yes)$/i.test(process.env.VMAF_STREAM_GPU_THREAD ?? '')) return true; // forced on (create-backend.ts)
+  const forced = gpuThreadForced();
+  if (forced !== undefined) return forced;
   if (frameCnt !== undefined && frameCnt < V1_THREAD_FRAMES) return false;
   if (features !== undefined && features.length > 0) return true;
   return (models ?? []).some((m) => typeof m !== 'string' || !/^(.*:)?version=vmaf_(4k_|b_)?v0\.[0-9.a-z_]*(:.*)?$/.test(m));
@@ -89,8 +96,7 @@ export function mayTakeGpuThread(models: ReadonlyArray<string | object> | undefi
  * unless the thread is turned off (VMAF_STREAM_GPU_THREAD=0) or one is waiting already.
  */
 export function prestartGpuThread(start: ThreadStart): void {
-  if (spare) return;
-  if (/^(0|false|no)$/i.test(process.env.VMAF_STREAM_GPU_THREAD ?? '')) return;
+  if (spare || gpuThreadForced() === false) return;
   const worker = startGpuThread(start);
   mark('gpu thread started');
   worker.unref();

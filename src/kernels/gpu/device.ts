@@ -279,13 +279,16 @@ interface PreferredAdapter {
   isSoftware: boolean;
 }
 
-/** The adapter Dawn picks by itself on the default instance for these flags; null when none. */
 /**
  * The adapter hasHardwareAdapter found, per flag set, kept for the device `auto` then opens
  * (requestAdapter takes 70-90 ms on the H100 machine: once is enough). An adapter opens one device.
  */
 const keptAdapters = new Map<string, PreferredAdapter>();
 
+/**
+ * The adapter Dawn picks by itself on the default instance for these flags; null when none.
+ * `keep`: kept for the next call (keptAdapters), which takes it instead of asking again.
+ */
 async function preferredAdapter(dawnFlags: readonly string[], keep = false): Promise<PreferredAdapter | null> {
   const { create } = await loadWebGpu();
   const flags = dawnFlags.filter((f) => !f.startsWith('adapter='));
@@ -626,11 +629,6 @@ function hungForTest<T>(): Promise<T> {
   return new Promise<T>(() => {});
 }
 
-/**
- * Opens a device: hardware adapters first, software as the fallback (isSoftware says
- * which), or the one `adapter` names. Throws BackendError('E_GPU') with the adapters
- * seen when none fits.
- */
 /** A device opened ahead of its run (preopenGpuDevice), by its options, until openGpuDevice takes it. */
 let preopened: { key: string; device: Promise<GpuDevice> } | undefined;
 
@@ -662,6 +660,11 @@ export async function discardPreopenedDevice(): Promise<void> {
   device?.destroy();
 }
 
+/**
+ * Opens a device: hardware adapters first, software as the fallback (isSoftware says
+ * which), or the one `adapter` names. Throws BackendError('E_GPU') with the adapters
+ * seen when none fits.
+ */
 export async function openGpuDevice(options: OpenGpuOptions = {}): Promise<GpuDevice> {
   if (preopened && preopened.key === optionsKey(options)) {
     const { device } = preopened;

@@ -174,7 +174,6 @@ export class GpuBackend implements FeatureBackend, StreamBackend {
     if (tracing()) process.once('exit', () => mark(`submits: ${this.#submits.submits} for ${this.#submits.groups} groups`));
   }
 
-  /** Opens the device (and checks the native addon, whose finish step the features need). */
   /** The device open() asks for with these options (preopen starts opening the same one early). */
   static deviceOptions(options: GpuBackendOptions): OpenGpuOptions {
     // VMAF_STREAM_DAWN_FLAGS: extra Dawn options for measurements (space-separated, as dawnFlags takes them).
@@ -197,6 +196,7 @@ export class GpuBackend implements FeatureBackend, StreamBackend {
     preopenGpuDevice(GpuBackend.deviceOptions(options));
   }
 
+  /** Opens the device (and checks the native addon, whose finish step the features need). */
   static async open(options: GpuBackendOptions = {}): Promise<GpuBackend> {
     const native = loadNative();
     const gpu = await openGpuDevice(GpuBackend.deviceOptions(options));
