@@ -34,7 +34,8 @@ const ownUrls = {
 await rm(out, { recursive: true, force: true });
 const result = await build({
   // The gpu thread's module too (kernels/gpu-thread): a worker thread loads its modules afresh.
-  entryPoints: { main: join(dist, 'cli', 'main.js'), 'gpu-thread-worker': join(dist, 'kernels', 'gpu-thread', 'gpu-thread-worker.js') },
+  // And the early start of that thread, which bin/vmaf-stream loads before everything else.
+  entryPoints: { main: join(dist, 'cli', 'main.js'), 'early-gpu-thread': join(dist, 'cli', 'early-gpu-thread.js'), 'gpu-thread-worker': join(dist, 'kernels', 'gpu-thread', 'gpu-thread-worker.js') },
   // gpu-thread-backend.ts starts the bundled worker where this is defined (its import.meta.url is dist's, see above).
   define: { VMAF_STREAM_BUNDLED_WORKER: JSON.stringify(relative(join(dist, 'kernels', 'gpu-thread'), join(out, 'gpu-thread-worker.js')).split('\\').join('/')) },
   bundle: true,

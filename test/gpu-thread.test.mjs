@@ -11,7 +11,9 @@ import { lastValueFrom, toArray } from 'rxjs';
 import { score, scoreLadder } from '../dist/index.js';
 import { resolveRun } from '../dist/pipeline/run-plan.js';
 import { gpuThreadPays } from '../dist/pipeline/short-run.js';
-import { mayTakeGpuThread } from '../dist/kernels/gpu-thread/prestart.js';
+import { discardGpuThread, hasPrestartedGpuThread, prestartGpuThread } from '../dist/kernels/gpu-thread/prestart.js';
+import { earlyStartFor } from '../dist/cli/early-gpu-thread.js';
+import { loadNative } from '../dist/kernels/native.js';
 import { goldenClip } from './helpers/golden.mjs';
 import { backendsUnderTest } from './helpers/env.mjs';
 
@@ -153,7 +155,7 @@ describe('gpu backend on a thread of its own', function () {
 
 describe('when a gpu run takes the thread (short-run.ts)', function () {
   const format = (width, height) => () => Promise.resolve({ width, height, bitDepth: 8, chroma: '420', fps: 25 });
-  it('runs with gpu extractor kernels (v1) of 300 1080p frames or more, or of unknown length; never v0.6.1 alone', async () => {
+  it('without a thread started early: runs with gpu extractor kernels (v1) of 300 1080p frames or more, or of unknown length; never v0.6.1 alone', async () => {
     const v0 = (await resolveRun({})).plan;
     const v1 = (await resolveRun({ models: [V1] })).plan;
     const sized = (frameCnt, renditions = 1) => ({ frameCnt, renditions });
@@ -166,13 +168,50 @@ describe('when a gpu run takes the thread (short-run.ts)', function () {
     assert.equal(await gpuThreadPays(v0, 'live.mp4', format(1920, 1080), { renditions: 1 }), false);
   });
 
-  it('the command line starts the thread early for runs that may take it: not for libvmaf\'s v0 models alone', () => {
-    assert.equal(mayTakeGpuThread(undefined, undefined), false);
-    assert.equal(mayTakeGpuThread(['version=vmaf_v0.6.1:name=v0', 'version=vmaf_4k_v0.6.1', 'version=vmaf_v0.6.1neg'], []), false);
-    assert.equal(mayTakeGpuThread(['version=vmaf_v1.0.16_3d0h'], undefined), true);
-    assert.equal(mayTakeGpuThread(['path=model.json'], undefined), true);
-    assert.equal(mayTakeGpuThread(undefined, ['cambi']), true);
-    assert.equal(mayTakeGpuThread(['version=vmaf_v1.0.16_3d0h'], undefined, 100), false);
-    assert.equal(mayTakeGpuThread(['version=vmaf_v1.0.16_3d0h'], undefined, 300), true);
+  it('a run takes a thread started early for it, v0 included, and the rule above applies only without one', async () => {
+    const v0 = (await resolveRun({})).plan;
+    prestartGpuThread({ kind: 'cpu', gpuAdapter: undefined, gpuTimeoutMs: undefined, dawnDiagnostics: false });
+    try {
+      assert.equal(hasPrestartedGpuThread(), true);
+      assert.equal(await gpuThreadPays(v0, 'ref.mp4', format(1920, 1080), { frameCnt: 10, renditions: 1 }), true);
+    } finally {
+      discardGpuThread();
+    }
+    assert.equal(hasPrestartedGpuThread(), false);
+    assert.equal(await gpuThreadPays(v0, 'ref.mp4', format(1920, 1080), { frameCnt: 10, renditions: 1 }), false);
+  });
+
+  it('the command line starts the driver and the thread early for runs that may score on the GPU (early-gpu-thread.ts)', () => {
+    const sizes = new Map([['short.y4m', 100 * 3110400], ['long.y4m', 300 * 3110400]]);
+    const probe = (hardware) => ({ mayHaveHardwareGpu: () => hardware, fileSize: (path) => sizes.get(path), threadForced: undefined, threadFrames: 300 });
+    const start = (argv, hardware = true) => {
+      const s = earlyStartFor(argv, probe(hardware));
+      return s.thread ? `thread ${s.thread.kind}${s.thread.gpuTimeoutMs ? ` ${s.thread.gpuTimeoutMs}` : ''}` : s.prewarm ? 'prewarm' : 'none';
+    };
+    // --backend gpu: always, whatever the length; auto: only with a hardware GPU and a run not short by its arguments.
+    assert.equal(start(['-r', 'short.y4m', '-d', 'd.y4m', '--backend', 'gpu', '--gpu-timeout', '2']), 'thread gpu 2000');
+    assert.equal(start(['-r', 'short.y4m', '-d', 'd.y4m', '--backend', 'gpu'], false), 'thread gpu');
+    assert.equal(start(['-r', 'long.y4m', '-d', 'd.y4m']), 'thread auto');
+    assert.equal(start(['-r', 'ref.mp4', '-d', 'd.mp4']), 'thread auto');
+    assert.equal(start(['-r', 'long.y4m', '-d', 'd.y4m'], false), 'none');
+    assert.equal(start(['-r', 'short.y4m', '-d', 'd.y4m']), 'none');
+    assert.equal(start(['-r', 'ref.mp4', '-d', 'd.mp4', '--frame_cnt', '299']), 'none');
+    assert.equal(start(['-r', 'ref.mp4', '-d', 'd.mp4', '--frame_cnt', '300']), 'thread auto');
+    // Nothing for the cpu backend, the queue, help, or a command line the full parse rejects.
+    assert.equal(start(['-r', 'long.y4m', '-d', 'd.y4m', '--backend', 'cpu']), 'none');
+    assert.equal(start(['-r', 'long.y4m', '-d', 'd.y4m', '--queue', 'redis://x']), 'none');
+    assert.equal(start(['worker', '--queue', 'redis://x']), 'none');
+    assert.equal(start(['--help']), 'none');
+    assert.equal(start(['-r', 'long.y4m', '--no-such-option']), 'none');
+    assert.equal(start(['-r', 'long.y4m', '-d', 'd.y4m', '--backend', 'gpu', '--gpu-timeout', 'soon']), 'none');
+  });
+  it('the addon loads the GPU driver on a thread of its own, once, and waits for it (prewarmVulkan)', () => {
+    const native = loadNative();
+    native.prewarmVulkan();
+    native.prewarmVulkan();
+    const started = performance.now();
+    native.awaitVulkanPrewarm();
+    assert.ok(performance.now() - started < 2500);
+    native.awaitVulkanPrewarm();
   });
 });

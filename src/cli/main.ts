@@ -13,6 +13,7 @@ import type { NdjsonWriter } from '../pipeline/writers/formats.js';
 import { UsageError, VmafError } from '../errors.js';
 import { VERSION, LIBVMAF_VERSION } from '../version.js';
 import { mark } from '../trace.js';
+import { discardUnusedGpuThread, startGpuEarly } from './early-gpu-thread.js';
 
 /** The log's version field: libvmaf's schema version, and who wrote it. */
 const LOG_VERSION = `${LIBVMAF_VERSION}+vmaf-stream.${VERSION}`;
@@ -42,6 +43,8 @@ interface RunOutcome {
 export async function main(argv: string[], options: { exitAfterRun?: boolean } = {}): Promise<number> {
   mark('modules loaded');
   watchStandardStreams();
+  // Where bin/vmaf-stream has not already (a caller of main()): a run that may score on the GPU starts its thread now.
+  await startGpuEarly(argv);
   let logsToStdout = false;
   try {
     if (argv[0] !== undefined && QUEUE_COMMANDS.includes(argv[0])) {
@@ -63,15 +66,6 @@ export async function main(argv: string[], options: { exitAfterRun?: boolean } =
         // The GPU stack's module, loaded here only when asked for (the gpu backend loads it itself).
         if (command.args.verbose) (await import('../kernels/gpu/device.js')).showDawnDiagnostics(true);
         logsToStdout = command.args.output === '-';
-        // A run that may score on the GPU starts the gpu thread now, beside the run's modules (prestart.ts).
-        const { score } = command.args;
-        const backend = score.backend ?? 'auto';
-        if (score.queue === undefined && (backend === 'gpu' || (backend === 'auto' && (await import('../kernels/gpu-presence.js')).mayHaveHardwareGpu()))) {
-          const thread = await import('../kernels/gpu-thread/prestart.js');
-          if (thread.mayTakeGpuThread(score.models, score.features, score.frameCnt)) {
-            thread.prestartGpuThread({ kind: backend, gpuAdapter: score.gpuAdapter, gpuTimeoutMs: score.gpuTimeoutMs, dawnDiagnostics: command.args.verbose === true });
-          }
-        }
         const outcome = await run(command.args, options.exitAfterRun ? { exitAfterRun: true } : {});
         mark('run done');
         return outcome.interruptedBy ? EXIT_STATUS[outcome.interruptedBy] : EXIT_STATUS.done;
@@ -93,6 +87,9 @@ export async function main(argv: string[], options: { exitAfterRun?: boolean } =
     }
     process.stderr.write(`vmaf-stream: internal error: ${(error as Error)?.stack ?? String(error)}\n`);
     return EXIT_STATUS.error;
+  } finally {
+    // A thread started for a run that never took it (a usage error, a failure before the backend).
+    discardUnusedGpuThread();
   }
 }
 

@@ -3,6 +3,7 @@
  * command) and run-args.ts (a scoring command's checks) share.
  */
 import { parseArgs } from 'node:util';
+import { UsageError } from '../errors.js';
 
 const OPTIONS = {
   reference: { type: 'string', short: 'r' },
@@ -65,3 +66,10 @@ export function parseValues(argv: string[]) {
   return parseArgs({ args: argv, options: OPTIONS, strict: true, allowPositionals: false }).values;
 }
 
+
+/** A positive number of seconds (--gpu-timeout, --stall-timeout). */
+export function parseSeconds(text: string, flag: string): number {
+  const value = /^\d+(\.\d+)?$/.test(text) ? Number(text) : NaN;
+  if (!(value > 0) || !Number.isFinite(value)) throw new UsageError(`${flag} needs a positive number of seconds, not "${text}"`);
+  return value;
+}

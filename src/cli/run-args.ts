@@ -13,7 +13,7 @@ import { resolveRenditions, type LadderOptions } from '../pipeline/ladder.js';
 import type { Span } from '../pipeline/windows.js';
 import type { AlertSpec } from '../pipeline/alerts.js';
 import type { AlignMode } from '../align/align-pairs.js';
-import type { CliValues } from './options.js';
+import { parseSeconds, type CliValues } from './options.js';
 
 /** One -d: a distorted input (a rendition of the reference). */
 export interface CliRendition {
@@ -220,12 +220,6 @@ function parseProtocols(text: string): string[] {
 }
 
 /** A positive number of seconds. */
-function parseSeconds(text: string, flag: string): number {
-  const value = /^\d+(\.\d+)?$/.test(text) ? Number(text) : NaN;
-  if (!(value > 0) || !Number.isFinite(value)) throw new UsageError(`${flag} needs a positive number of seconds, not "${text}"`);
-  return value;
-}
-
 /** A libvmaf bit mask: decimal or 0x hexadecimal, as strtol with base 0 reads it. */
 function parseMask(text: string, flag: string): number {
   const value = /^0x[0-9a-f]+$/i.test(text) ? parseInt(text.slice(2), 16) : /^\d+$/.test(text) ? Number(text) : NaN;

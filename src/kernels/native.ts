@@ -154,6 +154,14 @@ export interface NativeAddon {
   copyBytes?(dst: Uint8Array, src: Uint8Array | Uint16Array, ...more: Array<Uint8Array | Uint16Array>): Promise<void>;
   /** True where copyBytes takes several (dst, src) pairs in one call (one pool hop for them all). */
   copyBytesPairs?: boolean;
+  /**
+   * Loads the GPU driver (a Vulkan instance, kept for the process's life) on a thread of its
+   * own, so that Dawn's first adapter finds it loaded (cli/early-gpu-thread.ts). Does nothing
+   * where there is no Vulkan loader. Optional, as copyBytes.
+   */
+  prewarmVulkan?(): void;
+  /** Waits (at most 2 s) for prewarmVulkan's thread to finish: before the process exits. */
+  awaitVulkanPrewarm?(): void;
   /** Ends the process with this status at once (_exit): no exit handlers, no thread joined. Optional, as copyBytes. */
   exitNow?(code: number): never;
   /** The exp table of pipeline/model/exp.ts (expTableWords, flattened), for rbfSum. */

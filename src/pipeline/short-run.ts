@@ -20,7 +20,7 @@ import { frameLayout } from '../decode/frame-layout.js';
 import { planHasGpuKernels, type RunPlan } from '../extractors/plan.js';
 import { integerVif } from '../extractors/integer_vif/integer_vif.js';
 import { floatVif } from '../extractors/float_vif/float_vif.js';
-import { V1_THREAD_FRAMES, gpuThreadForced } from '../kernels/gpu-thread/prestart.js';
+import { THREAD_FRAMES, gpuThreadForced, hasPrestartedGpuThread } from '../kernels/gpu-thread/prestart.js';
 
 /** 1080p frames (over every rendition) one cpu thread scores in about the time the GPU takes to open. */
 export const CPU_FRAMES_PER_THREAD = { withVif: 6, withoutVif: 16 } as const;
@@ -99,20 +99,17 @@ function sizedExtension(file: string): boolean {
 
 /**
  * Whether a gpu run's backend goes on a thread of its own (kernels/gpu-thread), where the
- * main thread keeps reading, pairing, the models and the writers. Measured on the H100
- * (whole runs, paired with the same build on one thread, the thread started and its device
- * opened while the command line reads its inputs; several leases, so a range):
- *   - VMAF v1 (registered extractors with gpu kernels: CAMBI's sixteen dispatches a frame,
- *     much host work a frame) 1080p: 600 frames 0.90-0.98x the time, 100 frames 0.84-1.11x;
- *   - v0 1080p: 600 frames 0.85-1.00x, 100 frames 0.99-1.08x; 2160p 200 frames 1.02-1.07x;
- *     a ladder of 4 v0 renditions, 300 frames 0.96-1.06x. And the thread has to be started
- *     before the run knows its length to gain at all: a short v0 run then pays for a thread
- *     it ends unused (30 frames under auto 1.14x, 100 frames 1.07x).
- * So the thread takes runs with gpu extractor kernels of at least V1_THREAD_FRAMES 1080p
- * frames (over every rendition) or of unknown length (a live or compressed input); v0 runs
- * stay on the main thread.
+ * main thread keeps reading, pairing, the models and the writers. The thread pays only where
+ * it is started before the run knows its length, overlapping the run's start
+ * (cli/early-gpu-thread.ts: at the process's start, with the GPU driver loaded beside it).
+ * Measured on the H100 (whole runs, paired with the same build on one thread, one lease):
+ * v0 1080p 600 frames 0.91x the time, 100 frames 0.92x; VMAF v1 600 frames 0.90x, 100 frames
+ * 0.94x; v0 2160p 200 frames 1.00x. So a run takes a thread started early for it; without one
+ * (the library's runs), starting it at the backend's opening pays only for runs with gpu
+ * extractor kernels (v1's CAMBI: sixteen dispatches a frame, much host work a frame) of at
+ * least THREAD_FRAMES 1080p frames over every rendition, or of unknown length (a live or
+ * compressed input): v1 600 frames 0.90-0.96x, v0 100 frames 1.13x, 2160p 1.07x.
  */
-
 export async function gpuThreadPays(
   plan: RunPlan,
   reference: FrameInput,
@@ -121,11 +118,12 @@ export async function gpuThreadPays(
 ): Promise<boolean> {
   const forced = gpuThreadForced();
   if (forced !== undefined) return forced;
+  if (hasPrestartedGpuThread()) return true;
   if (!planHasGpuKernels(plan)) return false;
   if (!runLengthKnowable(reference, run.frameCnt)) return true;
   const format = formatOf();
   const frames = await knownRunFrames(reference, format, run);
   const f = await format.catch(() => undefined);
   if (frames === undefined || !f) return true;
-  return frames * f.width * f.height * run.renditions >= V1_THREAD_FRAMES * 1920 * 1080;
+  return frames * f.width * f.height * run.renditions >= THREAD_FRAMES * 1920 * 1080;
 }

@@ -61,6 +61,7 @@
 #include "adm.h"
 #include "cpu_features.h"
 #include "stderr_capture.h"
+#include "vulkan_prewarm.h"
 #include "motion.h"
 #include "plane.h"
 #include "thread-pool.h"
@@ -818,6 +819,8 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("limitIsa", Napi::Function::New(env, LimitIsa, "limitIsa"));
   exports.Set("probePoolConcurrency", Napi::Function::New(env, ProbePoolConcurrency, "probePoolConcurrency"));
   exports.Set("captureStderr", Napi::Function::New(env, CaptureStderr, "captureStderr"));
+  exports.Set("prewarmVulkan", Napi::Function::New(env, PrewarmVulkan, "prewarmVulkan"));
+  exports.Set("awaitVulkanPrewarm", Napi::Function::New(env, AwaitVulkanPrewarm, "awaitVulkanPrewarm"));
   return exports;
 }
 

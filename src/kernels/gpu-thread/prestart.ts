@@ -74,21 +74,16 @@ export function gpuThreadForced(): boolean | undefined {
   return forced === undefined || forced === '' ? undefined : !/^(0|false|no)$/i.test(forced);
 }
 
-/** 1080p frames (over every rendition) from which a run with gpu extractor kernels takes the thread (short-run.ts gpuThreadPays). */
-export const V1_THREAD_FRAMES = 300;
-
 /**
- * Whether a run of these model and feature arguments may take the gpu thread (short-run.ts
- * gpuThreadPays gives it to long runs with gpu extractor kernels): not one of libvmaf's v0
- * models alone, the default included, nor one whose --frame_cnt makes it short; such a run
- * would only end the thread again.
+ * 1080p frames (over every rendition) from which a run takes the gpu thread where none was
+ * started early (short-run.ts gpuThreadPays), and from which `auto` starts it early
+ * (cli/early-gpu-thread.ts).
  */
-export function mayTakeGpuThread(models: ReadonlyArray<string | object> | undefined, features: ReadonlyArray<string | object> | undefined, frameCnt?: number): boolean {
-  const forced = gpuThreadForced();
-  if (forced !== undefined) return forced;
-  if (frameCnt !== undefined && frameCnt < V1_THREAD_FRAMES) return false;
-  if (features !== undefined && features.length > 0) return true;
-  return (models ?? []).some((m) => typeof m !== 'string' || !/^(.*:)?version=vmaf_(4k_|b_)?v0\.[0-9.a-z_]*(:.*)?$/.test(m));
+export const THREAD_FRAMES = 300;
+
+/** Whether a prestarted thread waits for a run to take it. */
+export function hasPrestartedGpuThread(): boolean {
+  return spare !== undefined;
 }
 
 /**
