@@ -280,6 +280,28 @@ describe('y4m reader', () => {
     assertError(s.error, 'E_INPUT_TRUNCATED', /cuthdr: frame 2: /, /FRAME header/);
   });
 
+  it('frames of a megabyte and more (planes \'all\'): the file\'s bytes; a cut inside one is found, with the bytes missing', async () => {
+    const width = 1280;
+    const height = 720;
+    const g = makeY4m({ header: `YUV4MPEG2 W${width} H${height} F25:1 C420jpeg`, width, height, bits: 8, dec: [2, 2], frames: 3 });
+    assert.equal(g.frameBytes, 1382400);
+    const file = writeTmp('big.y4m', g.buf);
+    const { data } = frameData({ width, height, bits: 8, dec: [2, 2], frames: 3 });
+    const same = [];
+    const source = openFrameSource(file, { planes: 'all' });
+    for await (const f of source) {
+      const planes = [f.luma, ...f.chroma].map((p) => Buffer.from(p.buffer, p.byteOffset, p.byteLength));
+      same.push(Buffer.concat(planes).equals(data[f.index]));
+      f.release();
+    }
+    assert.deepEqual(same, [true, true, true]);
+    // Cut inside the last frame's data, past its FRAME line.
+    const cut = writeTmp('big-cut.y4m', g.buf.subarray(0, g.buf.length - 700000));
+    const { frames, error } = await readUntilError(openFrameSource(cut, { planes: 'all' }));
+    assert.deepEqual(frames, [0, 1]);
+    assertError(error, 'E_INPUT_TRUNCATED', /big-cut\.y4m: frame 2: /, /700000 of its 1382400 bytes are missing/);
+  });
+
   it('a missing FRAME marker: E_INPUT_FORMAT naming the frame', async () => {
     const g = makeY4m({ header: 'YUV4MPEG2 W7 H5 F25:1', width: 7, height: 5, bits: 8, dec: [2, 2], frames: 3 });
     const buf = Buffer.from(g.buf);
