@@ -16,11 +16,8 @@
  * ended by the run (prestart.ts discardGpuThread).
  */
 import { statSync } from 'node:fs';
-import { parseSeconds, parseValues, type CliValues } from './options.js';
+import { parseSeconds, parseValues, QUEUE_COMMANDS, type CliValues } from './options.js';
 import type { ThreadStart } from '../kernels/gpu-thread/wire.js';
-
-/** The queue's subcommands (main.ts): they run no scoring of their own here. */
-const SUBCOMMANDS = new Set(['worker', 'submit', 'status']);
 
 /** What a command line starts early: nothing, the driver's loading, or that and the gpu thread. */
 export interface EarlyStart {
@@ -54,7 +51,7 @@ function fileSize(path: string): number | undefined {
  * parse will reject).
  */
 function gpuRunValues(argv: readonly string[]): CliValues | undefined {
-  if (argv[0] !== undefined && SUBCOMMANDS.has(argv[0])) return undefined;
+  if (argv[0] !== undefined && QUEUE_COMMANDS.includes(argv[0])) return undefined; // they score nothing here
   let values: CliValues;
   try {
     values = parseValues([...argv]);

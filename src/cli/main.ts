@@ -14,6 +14,7 @@ import { UsageError, VmafError } from '../errors.js';
 import { VERSION, LIBVMAF_VERSION } from '../version.js';
 import { mark } from '../trace.js';
 import { discardUnusedGpuThread, startGpuEarly } from './early-gpu-thread.js';
+import { QUEUE_COMMANDS } from './options.js';
 
 /** The log's version field: libvmaf's schema version, and who wrote it. */
 const LOG_VERSION = `${LIBVMAF_VERSION}+vmaf-stream.${VERSION}`;
@@ -118,8 +119,6 @@ function watchStandardStreams(): void {
   process.stderr.on('error', () => {});
 }
 
-/** Subcommands: the queue's worker, a catalogue's submission, the queue's status. */
-const QUEUE_COMMANDS = ['worker', 'submit', 'status'];
 
 
 /**

@@ -59,6 +59,9 @@ const OPTIONS = {
   segment: { type: 'string' },
 } as const;
 
+/** Subcommands: the queue's worker, a catalogue's submission, the queue's status. */
+export const QUEUE_COMMANDS: readonly string[] = ['worker', 'submit', 'status'];
+
 /** The parsed options, before a scoring command's are validated (run-args.ts). */
 export type CliValues = ReturnType<typeof parseValues>;
 
