@@ -77,21 +77,26 @@ export function shortByArguments(values: CliValues, probe: EarlyProbe): boolean 
   return size !== undefined && size < frames * 1920 * 1080 * 1.5;
 }
 
+const NONE: EarlyStart = Object.freeze({ prewarm: false, thread: undefined });
+
 /** What these arguments start early. */
 export function earlyStartFor(argv: readonly string[], probe: EarlyProbe): EarlyStart {
-  const none: EarlyStart = { prewarm: false, thread: undefined };
   const values = gpuRunValues(argv);
-  if (!values) return none;
+  return values ? startFor(values, probe) : NONE;
+}
+
+/** What a scoring command's options (gpuRunValues: already parsed) start early. */
+function startFor(values: CliValues, probe: EarlyProbe): EarlyStart {
   const backend = values.backend ?? 'auto';
-  if (backend !== 'gpu' && !(backend === 'auto' && probe.mayHaveHardwareGpu())) return none;
+  if (backend !== 'gpu' && !(backend === 'auto' && probe.mayHaveHardwareGpu())) return NONE;
   // A short `auto` run starts nothing: it may well end on the cpu backend, and a driver it
   // loaded for nothing costs it more than the GPU's start it would save (its exit among it).
-  if (backend === 'auto' && shortByArguments(values, probe)) return none;
+  if (backend === 'auto' && shortByArguments(values, probe)) return NONE;
   let gpuTimeoutMs: number | undefined;
   try {
     gpuTimeoutMs = values['gpu-timeout'] !== undefined ? parseSeconds(values['gpu-timeout'], '--gpu-timeout') * 1000 : undefined;
   } catch {
-    return none;
+    return NONE;
   }
   const thread = probe.threadForced ?? true;
   return { prewarm: true, thread: thread ? { kind: backend, gpuAdapter: values['gpu-adapter'], gpuTimeoutMs, dawnDiagnostics: values.verbose === true } : undefined };
@@ -107,13 +112,14 @@ let prestarted: typeof import('../kernels/gpu-thread/prestart.js') | undefined;
  * --help and usage errors load none).
  */
 export async function startGpuEarly(argv: readonly string[]): Promise<void> {
-  if (!gpuRunValues(argv)) return;
+  const values = gpuRunValues(argv);
+  if (!values) return;
   const [presence, prestart, { loadNative }] = await Promise.all([
     import('../kernels/gpu-presence.js'),
     import('../kernels/gpu-thread/prestart.js'),
     import('../kernels/native.js'),
   ]);
-  const start = earlyStartFor(argv, { mayHaveHardwareGpu: presence.mayHaveHardwareGpu, fileSize, threadForced: prestart.gpuThreadForced(), threadFrames: prestart.THREAD_FRAMES });
+  const start = startFor(values, { mayHaveHardwareGpu: presence.mayHaveHardwareGpu, fileSize, threadForced: prestart.gpuThreadForced(), threadFrames: prestart.THREAD_FRAMES });
   if (start.prewarm && !prewarming) {
     prewarming = true;
     try {

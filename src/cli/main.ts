@@ -119,8 +119,6 @@ function watchStandardStreams(): void {
   process.stderr.on('error', () => {});
 }
 
-
-
 /**
  * What a scoring run needs beyond this module (the pipeline, with its decoders, models and
  * backends, and the log writers): loaded once a run is asked for, so --help, --version, --list

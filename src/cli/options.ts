@@ -69,7 +69,6 @@ export function parseValues(argv: string[]) {
   return parseArgs({ args: argv, options: OPTIONS, strict: true, allowPositionals: false }).values;
 }
 
-
 /** A positive number of seconds (--gpu-timeout, --stall-timeout). */
 export function parseSeconds(text: string, flag: string): number {
   const value = /^\d+(\.\d+)?$/.test(text) ? Number(text) : NaN;

@@ -219,7 +219,6 @@ function parseProtocols(text: string): string[] {
   return names;
 }
 
-/** A positive number of seconds. */
 /** A libvmaf bit mask: decimal or 0x hexadecimal, as strtol with base 0 reads it. */
 function parseMask(text: string, flag: string): number {
   const value = /^0x[0-9a-f]+$/i.test(text) ? parseInt(text.slice(2), 16) : /^\d+$/.test(text) ? Number(text) : NaN;

@@ -1,8 +1,9 @@
 /**
  * Starting the gpu thread before the run knows whether it wants it. A worker's own start (a
- * Node environment and its modules: about 85 ms on the H100 machine) would otherwise come
- * after the run's plan, on the way to the device; started when the command line has read its
- * arguments, it overlaps the run's modules, the models and the reference's header.
+ * Node environment and its modules: about 85-110 ms on the H100 machine) would otherwise come
+ * after the run's plan, on the way to the device; started from the raw arguments as the
+ * process starts (cli/early-gpu-thread.ts), it overlaps the command line's modules, the
+ * models and the reference's header.
  *
  * A prestarted thread loads its modules and opens the GPU device the run will ask for (the
  * command line knows the backend, adapter and timeout), then waits for its run ('init',
