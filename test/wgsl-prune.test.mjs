@@ -37,6 +37,11 @@ describe('pruneWgsl', () => {
     assert.ok(withOverride.has('OTHER') && !withOverride.has('other'));
   });
 
+  it('splits at the ends of bodies and statements exactly: a struct keeps a ";" after blank space, a module-scope array constant is one declaration', () => {
+    const code = 'struct A { x: u32 }\n  ;\nfn f() -> u32 { return 1u; }   \n@compute @workgroup_size(1) fn main() { let a = A(f()); }\nconst Z = array<u32, 2>(1u, 2u);';
+    assert.equal(pruneWgsl(code, 'main'), 'struct A { x: u32 }\n  ;\nfn f() -> u32 { return 1u; }\n@compute @workgroup_size(1) fn main() { let a = A(f()); }');
+  });
+
   it('prunes per entry point', () => {
     const names = declared(pruneWgsl(SOURCE, 'other'));
     assert.deepEqual([...names].sort(), ['OTHER', 'Pair', 'UNUSED_CONST', 'other', 'out', 'unusedHelper', 'unusedInput']);

@@ -165,6 +165,7 @@ export class GpuThreadBackend implements FeatureBackend {
         next: (group) => {
           if (!live) return releaseGroup(group);
           this.#post({ type: 'group', stream, group: wireGroup(group, (frame) => this.#share(frame)) });
+          if (group.index % 10 === 0) mark(`group ${group.index} posted`);
         },
         error: (error: unknown) => {
           end(true);

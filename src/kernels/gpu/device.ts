@@ -495,15 +495,20 @@ export class GpuDevice {
     // module's compilation info (a module with errors makes it reject, and the errors below
     // are what is reported).
     const entryPoint = options.entryPoint ?? 'main';
+    const t0 = tracing() ? performance.now() : 0;
     const code = pruneWgsl(source, entryPoint, Object.keys(options.constants ?? {}));
+    const t1 = tracing() ? performance.now() : 0;
     d.pushErrorScope('validation');
     const module = d.createShaderModule({ code, label: options.label });
     const scope = d.popErrorScope();
+    const t2 = tracing() ? performance.now() : 0;
     const pipeline = d.createComputePipelineAsync({
       label: options.label,
       layout: 'auto',
       compute: { module, entryPoint, ...(options.constants ? { constants: options.constants } : {}) },
     });
+    // What the calling thread spends on each (Dawn parses and validates the module there).
+    if (tracing()) mark(`pipeline call: ${options.label}: prune ${(t1 - t0).toFixed(1)} ms, module ${(t2 - t1).toFixed(1)} ms, pipeline ${(performance.now() - t2).toFixed(1)} ms`);
     pipeline.catch(() => undefined);
     if (tracing()) void pipeline.then(() => mark(`pipeline ready: ${options.label} (${code.length} characters)`), () => undefined);
     const [info, scopeError] = await this.guard(Promise.all([module.getCompilationInfo(), scope]), `compiling the ${options.label} kernel`);

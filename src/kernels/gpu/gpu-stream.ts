@@ -108,7 +108,7 @@ import type { GpuExtractorInputs } from './gpu-extractor.js';
 import type { GroupOwnValues } from './extractor-lookahead.js';
 import { pictureLayout, planesOf, type PictureLayout } from './picture-planes.js';
 import type { CoreParts, CoreRuns } from '../core-parts.js';
-import { mark } from '../../trace.js';
+import { mark, tracing } from '../../trace.js';
 
 /** The kernels of the core parts that run (the others absent). */
 export interface CoreKernels {
@@ -286,6 +286,7 @@ export class GpuStream {
   async run(job: Job): Promise<ReadGroup> {
     this.#waiting.delete(job);
     if (job.group.index === 0) mark('first group in');
+    else if (job.group.index % 10 === 0) mark(`group ${job.group.index} in`);
     // Slots and copies (steps 1-2) start as soon as the previous group has its slots, so the
     // copies of several groups overlap; encode and submit (steps 3-4) stay in frame order.
     const staged = this.#stageChain.then(() => this.#stage(job));
@@ -304,6 +305,7 @@ export class GpuStream {
     try {
       const [frames, gpuError] = await done;
       if (s.index === 0) mark('first readback');
+      else if (s.index % 10 === 0) mark(`group ${s.index} read`);
       const bytes = frames[s.at]!;
       if (gpuError) {
         throw new BackendError('E_GPU', `${this.#gpu.adapterName}: frame ${s.index}: ${gpuError.constructor?.name ?? 'GPUError'}: ${gpuError.message}`);
@@ -702,6 +704,7 @@ export class GpuStream {
         }
         d.queue.submit([enc.finish()]);
         if (!this.#submitted) mark('first submit');
+        else if (tracing()) for (const { job } of batch) if (job.group.index % 10 === 0) mark(`group ${job.group.index} submitted (batch of ${batch.length})`);
         this.#submitted = true;
         this.#backend.countSubmit(batch.length);
       } finally {

@@ -19,8 +19,14 @@ interface Declaration {
   text: string;
   /** The name it declares; undefined for a directive. */
   name: string | undefined;
-  /** Every identifier in it. */
-  uses: Set<string>;
+  /** Every identifier in it: found when the declaration is first reached (usesOf). */
+  uses: Set<string> | undefined;
+}
+
+/** d's identifiers; only the declarations an entry point reaches are ever scanned for them. */
+function usesOf(d: Declaration): Set<string> {
+  d.uses ??= new Set(d.text.match(IDENTIFIER));
+  return d.uses;
 }
 
 const DECLARED = /^(?:@[A-Za-z_]\w*(?:\s*\([^)]*\))?\s*)*(?:fn|struct|alias|const|override|var(?:\s*<[^>]*>)?|let)\s+([A-Za-z_]\w*)/;
@@ -67,6 +73,11 @@ function stripComments(code: string): string | undefined {
   return kept.join('');
 }
 
+/** The characters that open, close or end a declaration. */
+const STRUCTURE = /[()[\]{};]/g;
+/** The next character above ' ' (what follows a closing brace). */
+const NOT_SPACE = /[^\x00-\x20]/g;
+
 /** Module-scope declarations in order, or undefined where the brackets do not balance. */
 function declarations(code: string): Declaration[] | undefined {
   const out: Declaration[] = [];
@@ -79,9 +90,14 @@ function declarations(code: string): Declaration[] | undefined {
     braced = false;
     if (text.length === 0 || text === ';') return;
     const name = DIRECTIVE.test(text) ? undefined : DECLARED.exec(text)?.[1];
-    out.push({ text, name, uses: new Set(text.match(IDENTIFIER)) });
+    out.push({ text, name, uses: undefined });
   };
-  for (let i = 0; i < code.length; i++) {
+  // The regex steps from one bracket or ';' to the next: at start-up this runs before the
+  // code is optimised, where a loop over every character of a kernel and its libraries
+  // (hundreds of KiB in all) took tens of milliseconds on the way to the first frame.
+  STRUCTURE.lastIndex = 0;
+  for (let m = STRUCTURE.exec(code); m !== null; m = STRUCTURE.exec(code)) {
+    const i = m.index;
     const c = code.charCodeAt(i);
     if (c === OPEN_PAREN || c === OPEN_BRACKET || c === OPEN_BRACE) {
       if (c === OPEN_BRACE && depth === 0) braced = true;
@@ -91,14 +107,14 @@ function declarations(code: string): Declaration[] | undefined {
       if (depth < 0) return undefined;
       if (c === CLOSE_BRACE && depth === 0 && braced) {
         // A function or struct body ends the declaration (a struct may add a ';').
-        let j = i + 1;
-        while (j < code.length && code.charCodeAt(j) <= SPACE) j++;
-        const end = code.charCodeAt(j) === SEMICOLON ? j + 1 : i + 1;
+        NOT_SPACE.lastIndex = i + 1;
+        const next = NOT_SPACE.exec(code);
+        const end = next !== null && code.charCodeAt(next.index) === SEMICOLON ? next.index + 1 : i + 1;
         close(end);
-        i = end - 1;
+        STRUCTURE.lastIndex = end;
       }
-    } else if (c === SEMICOLON && depth === 0) {
-      close(i + 1);
+    } else if (depth === 0) {
+      close(i + 1); // ';'
     }
   }
   if (depth !== 0) return undefined;
@@ -106,8 +122,8 @@ function declarations(code: string): Declaration[] | undefined {
   return out;
 }
 
-const [OPEN_PAREN, CLOSE_PAREN, OPEN_BRACKET, CLOSE_BRACKET, OPEN_BRACE, CLOSE_BRACE, SEMICOLON, SPACE] =
-  ['(', ')', '[', ']', '{', '}', ';', ' '].map((c) => c.charCodeAt(0)) as [number, number, number, number, number, number, number, number];
+const [OPEN_PAREN, CLOSE_PAREN, OPEN_BRACKET, CLOSE_BRACKET, OPEN_BRACE, CLOSE_BRACE, SEMICOLON] =
+  ['(', ')', '[', ']', '{', '}', ';'].map((c) => c.charCodeAt(0)) as [number, number, number, number, number, number, number];
 
 // A source is often compiled once per entry point (ssim, cambi): split it once.
 const parsed = new Map<string, Declaration[] | undefined>();
@@ -145,7 +161,7 @@ export function pruneWgsl(code: string, entryPoint: string, constants: readonly 
     const d = pending.pop()!;
     if (kept.has(d)) continue;
     kept.add(d);
-    for (const id of d.uses) {
+    for (const id of usesOf(d)) {
       const used = byName.get(id);
       if (used && !kept.has(used)) pending.push(used);
     }
