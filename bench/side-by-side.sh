@@ -5,7 +5,7 @@
 # built outside the repository by ../shared/tools/build-libvmaf.sh and never committed.
 #
 #   LIBVMAF=dir with vmaf-cpu, vmaf-cpu17, vmaf-cuda   OUT=results dir   CLIPS=clip dir
-#   PARTS="v0 v0x4k v1 feat float float4k startup tenbit ladder compressed parity"   RUNS=3
+#   PARTS="v0 v0x4k v1 long feat float float4k startup tenbit ladder compressed parity"   RUNS=3
 #   bash bench/side-by-side.sh
 # Writes $OUT/times.ndjson (one line per timed command) and $OUT/parity.ndjson.
 set -uo pipefail
@@ -57,6 +57,12 @@ for part in $PARTS; do
       b="-m version=vmaf_v0.6.1:name=v0 -m version=vmaf_v1.0.16_3d0h:name=v1"
       time_it "v0+v1 1080p600 libvmaf cpu$T" "$cpu $(io c1080) $b --threads $T -q --json -o /tmp/o.json"
       time_it "v0+v1 1080p600 ours gpu vs v1 alone (paired)" "$ours $(io c1080) $b --backend gpu -q --json -o /tmp/o.json" "$ours $(io c1080) $m --backend gpu -q --json -o /tmp/o.json" ;;
+    long) make_clip 1920 1080 1500 c1500; m="-m version=vmaf_v1.0.16_3d0h"
+      # Issue 9's clip length, and its "at most 3 CPU cores" (taskset holds our process to 3;
+      # libvmaf's CUDA path runs as users run it).
+      time_it "v0 1080p1500 ours gpu vs libvmaf cuda (paired)" "$ours $(io c1500) --backend gpu -q --json -o /tmp/o.json" "$cuda $(io c1500) -q --json -o /tmp/o.json"
+      time_it "v0 1080p1500 ours gpu on 3 cores vs libvmaf cuda (paired)" "taskset -c 0-2 $ours $(io c1500) --backend gpu -q --json -o /tmp/o.json" "$cuda $(io c1500) -q --json -o /tmp/o.json"
+      time_it "v1 1080p1500 ours gpu vs libvmaf cpu$T (paired)" "$ours $(io c1500) $m --backend gpu -q --json -o /tmp/o.json" "$cpu $(io c1500) $m --threads $T -q --json -o /tmp/o.json" ;;
     feat) make_clip 1920 1080 600 c1080; f="--frame_cnt 200 --feature psnr --feature float_ssim --feature float_ms_ssim"
       time_it "psnr+ssim+ms_ssim 1080p200 libvmaf cpu$T" "$cpu $(io c1080) $f --threads $T -q --json -o /tmp/o.json"
       time_it "psnr+ssim+ms_ssim 1080p200 ours gpu" "$ours $(io c1080) $f --backend gpu -q --json -o /tmp/o.json" ;;
