@@ -188,6 +188,11 @@ describe('when a gpu run takes the thread (short-run.ts)', function () {
       const s = earlyStartFor(argv, probe(hardware));
       return s.thread ? `thread ${s.thread.kind}${s.thread.gpuTimeoutMs ? ` ${s.thread.gpuTimeoutMs}` : ''}` : s.prewarm ? 'prewarm' : 'none';
     };
+    // Dawn's own lines: --verbose, or VMAF_STREAM_VERBOSE=1 (the thread opens its device before the run's options reach it).
+    const diagnostics = (argv, verboseByEnvironment) => earlyStartFor(argv, { ...probe(true), verboseByEnvironment }).thread.dawnDiagnostics;
+    assert.equal(diagnostics(['-r', 'long.y4m', '-d', 'd.y4m'], false), false);
+    assert.equal(diagnostics(['-r', 'long.y4m', '-d', 'd.y4m', '--verbose'], false), true);
+    assert.equal(diagnostics(['-r', 'long.y4m', '-d', 'd.y4m'], true), true);
     // --backend gpu: always, whatever the length; auto: only with a hardware GPU and a run not short by its arguments.
     assert.equal(start(['-r', 'short.y4m', '-d', 'd.y4m', '--backend', 'gpu', '--gpu-timeout', '2']), 'thread gpu 2000');
     assert.equal(start(['-r', 'short.y4m', '-d', 'd.y4m', '--backend', 'gpu'], false), 'thread gpu');

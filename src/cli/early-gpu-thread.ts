@@ -34,6 +34,11 @@ export interface EarlyProbe {
   threadForced: boolean | undefined;
   /** prestart.ts THREAD_FRAMES. */
   threadFrames: number;
+  /**
+   * VMAF_STREAM_VERBOSE=1 in the environment: Dawn's own lines shown, as --verbose does. The
+   * thread opens its device before the run's options reach it, so it must know from the start.
+   */
+  verboseByEnvironment?: boolean;
 }
 
 function fileSize(path: string): number | undefined {
@@ -99,7 +104,7 @@ function startFor(values: CliValues, probe: EarlyProbe): EarlyStart {
     return NONE;
   }
   const thread = probe.threadForced ?? true;
-  return { prewarm: true, thread: thread ? { kind: backend, gpuAdapter: values['gpu-adapter'], gpuTimeoutMs, dawnDiagnostics: values.verbose === true } : undefined };
+  return { prewarm: true, thread: thread ? { kind: backend, gpuAdapter: values['gpu-adapter'], gpuTimeoutMs, dawnDiagnostics: values.verbose === true || probe.verboseByEnvironment === true } : undefined };
 }
 
 let prewarming = false;
@@ -119,7 +124,14 @@ export async function startGpuEarly(argv: readonly string[]): Promise<void> {
     import('../kernels/gpu-thread/prestart.js'),
     import('../kernels/native.js'),
   ]);
-  const start = startFor(values, { mayHaveHardwareGpu: presence.mayHaveHardwareGpu, fileSize, threadForced: prestart.gpuThreadForced(), threadFrames: prestart.THREAD_FRAMES });
+  const start = startFor(values, {
+    mayHaveHardwareGpu: presence.mayHaveHardwareGpu,
+    fileSize,
+    threadForced: prestart.gpuThreadForced(),
+    threadFrames: prestart.THREAD_FRAMES,
+    // As kernels/gpu/device.ts reads it (not imported here: it loads the GPU's modules).
+    verboseByEnvironment: /^(1|true|yes)$/i.test(process.env.VMAF_STREAM_VERBOSE ?? ''),
+  });
   if (start.prewarm && !prewarming) {
     prewarming = true;
     try {
