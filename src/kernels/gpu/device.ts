@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { BackendError } from '../../errors.js';
 import { testDeviceHangStage } from '../../pipeline/backend-fault.js';
 import { loadNative } from '../native.js';
-import { pruneWgsl } from './wgsl-prune.js';
+import { cachedPruneWgsl } from './startup-cache.js';
 import { mark, tracing } from '../../trace.js';
 
 /** One adapter Dawn can see. */
@@ -475,8 +475,9 @@ export class GpuDevice {
   }
 
   /**
-   * Compiles a compute shader's entry point (only what it reaches: wgsl-prune.ts); WGSL
-   * errors come back as BackendError with line numbers of the compiled text.
+   * Compiles a compute shader's entry point (only what it reaches: wgsl-prune.ts, kept between
+   * runs by startup-cache.ts); WGSL errors come back as BackendError with line numbers of the
+   * compiled text.
    */
   async createComputePipeline(source: string, options: { label: string; entryPoint?: string; constants?: Record<string, number> }): Promise<GPUComputePipeline> {
     const paced = paceDawnPolling();
@@ -496,7 +497,7 @@ export class GpuDevice {
     // are what is reported).
     const entryPoint = options.entryPoint ?? 'main';
     const t0 = tracing() ? performance.now() : 0;
-    const code = pruneWgsl(source, entryPoint, Object.keys(options.constants ?? {}));
+    const code = cachedPruneWgsl(source, entryPoint, Object.keys(options.constants ?? {}));
     const t1 = tracing() ? performance.now() : 0;
     d.pushErrorScope('validation');
     const module = d.createShaderModule({ code, label: options.label });

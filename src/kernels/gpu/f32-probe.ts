@@ -9,9 +9,16 @@
  * sums at the subnormal and overflow edges, cancellations and random operands. Any difference
  * turns the native paths off on that device (F32_NATIVE = 0 for every float kernel): slower,
  * the same bits. Runs once per device, only where a float kernel is created
- * (createF32Pipeline, which compiles the likely variant meanwhile).
+ * (createF32Pipeline, which compiles the likely variant meanwhile). Its verdict is kept
+ * between runs (startup-cache.ts) for the same adapter and driver (the adapter's info, its
+ * description naming the driver's version), the same Dawn, and this very probe.
  */
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { GpuDevice } from './device.js';
+import { fileDigest, keepValue, keptValue, startupCacheDir } from './startup-cache.js';
 import { loadWgsl } from './wgsl.js';
 
 const CASES = 4096;
@@ -21,7 +28,7 @@ const probes = new WeakMap<GpuDevice, Promise<boolean>>();
 export async function f32Constants(gpu: GpuDevice): Promise<{ F32_NATIVE: number }> {
   let probe = probes.get(gpu);
   if (!probe) {
-    probe = nativeFloatsExact(gpu);
+    probe = keptVerdict(gpu);
     probes.set(gpu, probe);
     // A failed probe (a lost device) is not kept: the error goes to this caller, a later one tries again.
     probe.catch(() => probes.delete(gpu));
@@ -101,6 +108,35 @@ export function probeCases(n = CASES): Uint32Array {
     out.set([a, b, c], 3 * i);
   }
   return out;
+}
+
+/** The probe's verdict for `gpu`: kept from an earlier run on the same adapter, driver and Dawn, or found now (and kept). */
+async function keptVerdict(gpu: GpuDevice): Promise<boolean> {
+  const key = startupCacheDir() === null ? undefined : probeKey(gpu);
+  const kept = key === undefined ? undefined : keptValue('f32-probe', key);
+  if (kept === 'exact' || kept === 'inexact') return kept === 'exact';
+  const exact = await nativeFloatsExact(gpu);
+  if (key !== undefined) keepValue('f32-probe', key, exact ? 'exact' : 'inexact');
+  return exact;
+}
+
+/**
+ * What the verdict depends on: the adapter and its driver (the info's description names the
+ * driver's version), Dawn's release (the webgpu package's version) and this probe's own code
+ * (its cases and its kernel); undefined where one of them cannot be read.
+ */
+function probeKey(gpu: GpuDevice): string | undefined {
+  const own = fileDigest(fileURLToPath(import.meta.url));
+  let dawn: string | undefined;
+  try {
+    const entry = createRequire(import.meta.url).resolve('webgpu');
+    dawn = (JSON.parse(readFileSync(join(dirname(entry), 'package.json'), 'utf8')) as { version?: string }).version;
+  } catch {
+    dawn = undefined;
+  }
+  if (own === undefined || dawn === undefined) return undefined;
+  const { vendor, architecture, device, description } = gpu.adapterInfo;
+  return JSON.stringify({ vendor, architecture, device, description, dawn, probe: own, kernel: loadWgsl('f32-probe.wgsl') });
 }
 
 /** Whether every native path gives the integer path's bits on the probe's cases. */
