@@ -1,5 +1,6 @@
 // Mocha's spec reporter plus the plain closing line "N passed, N failed" that CI reads.
-// VMAF_TEST_TIMES=FILE also writes each test file's wall time (its hooks included), slowest
+// VMAF_TEST_TIMES=FILE (with --no-parallel: in parallel a file's events come replayed, without its
+// name) also writes each test file's wall time (its hooks included), slowest
 // first, so the suite's time can be found where it goes.
 const fs = require('node:fs');
 const Mocha = require('mocha');

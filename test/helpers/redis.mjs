@@ -23,17 +23,34 @@ async function freePort() {
   });
 }
 
-async function waitForPort(port, child) {
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`redis-server exited with ${child.exitCode}`);
-    const ok = await new Promise((resolve) => {
-      const socket = net.connect(port, '127.0.0.1', () => {
-        socket.end();
-        resolve(true);
-      });
-      socket.once('error', () => resolve(false));
+/** The process id of the Redis answering at `port` (its INFO), or undefined where none answers yet. */
+function redisPid(port) {
+  return new Promise((resolve) => {
+    let text = '';
+    const socket = net.connect(port, '127.0.0.1', () => socket.write('INFO server\r\n'));
+    socket.setEncoding('utf8');
+    socket.on('data', (d) => {
+      text += d;
+      const m = /process_id:(\d+)/.exec(text);
+      if (m) {
+        socket.destroy();
+        resolve(Number(m[1]));
+      }
     });
-    if (ok) return;
+    socket.once('error', () => resolve(undefined));
+    socket.once('close', () => resolve(undefined));
+  });
+}
+
+/**
+ * Whether `child` came up at `port`: false where it exited first (the port was taken meanwhile,
+ * by another test file's server when files run in parallel) or another server answers there.
+ */
+async function cameUp(port, child) {
+  for (;;) {
+    if (child.exitCode !== null) return false;
+    const pid = await redisPid(port);
+    if (pid !== undefined) return pid === child.pid;
     await new Promise((r) => setTimeout(r, 50));
   }
 }
@@ -41,11 +58,18 @@ async function waitForPort(port, child) {
 /** Starts redis-server; `persist`: append-only file, fsync'd at every write, so a restart keeps the queue. */
 export async function startRedis({ persist = false, port, dir } = {}) {
   const where = dir ?? mkdtempSync(join(tmpdir(), 'vmaf-redis-'));
-  const at = port ?? (await freePort());
-  const args = ['--port', String(at), '--bind', '127.0.0.1', '--dir', where, '--save', ''];
-  args.push(...(persist ? ['--appendonly', 'yes', '--appendfsync', 'always'] : ['--appendonly', 'no']));
-  const child = spawn(REDIS_SERVER, args, { stdio: 'ignore' });
-  await waitForPort(at, child);
+  let at;
+  let child;
+  // A free port may be taken before the server binds it: another port then (a given port: no retry).
+  for (let attempt = 1; ; attempt++) {
+    at = port ?? (await freePort());
+    const args = ['--port', String(at), '--bind', '127.0.0.1', '--dir', where, '--save', ''];
+    args.push(...(persist ? ['--appendonly', 'yes', '--appendfsync', 'always'] : ['--appendonly', 'no']));
+    child = spawn(REDIS_SERVER, args, { stdio: 'ignore' });
+    if (await cameUp(at, child)) break;
+    child.kill('SIGKILL');
+    if (port !== undefined || attempt === 5) throw new Error(`redis-server did not come up on port ${at} (exit ${child.exitCode})`);
+  }
   return {
     port: at,
     dir: where,
