@@ -8,16 +8,8 @@
 // what it finds next to itself (WGSL, the built-in models, the addon, package.json) is found
 // from the bundle as from dist/. dist/cli-bundle/modules.json lists the dist/ modules each
 // chunk holds (tests map what a run loaded back to modules).
-//
-// rxjs is the one package bundled in (inlineRxjs): dist/rx.js loads each rxjs value from its
-// CommonJS module, about a hundred files that each start-up would resolve, read and compile
-// on the main thread and again on the gpu thread; the bundles take the same modules' ES
-// builds instead, concatenated (measured on 2 cores: the gpu thread's modules in ~160 ms
-// against ~230). The library (dist/) keeps the installed rxjs, so that its Observables are
-// its callers' own.
 import { build } from 'esbuild';
 import { readFile, rm, writeFile } from 'node:fs/promises';
-import { createRequire } from 'node:module';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -40,32 +32,6 @@ const ownUrls = (dir) => ({
   },
 });
 
-const rxModule = join(dist, 'rx.js');
-const fromRx = createRequire(rxModule);
-const rxjsEsm = join(dirname(fromRx.resolve('rxjs/package.json')), 'dist', 'esm', 'internal');
-const tslibEsm = join(dirname(createRequire(rxjsEsm + '/').resolve('tslib/package.json')), 'tslib.es6.mjs');
-
-/**
- * dist/rx.js, whose values are `load('<path under rxjs/internal>', '<name>')` calls, becomes
- * the same names re-exported from rxjs's ES modules (and their tslib helpers), which esbuild
- * then bundles. A build fails if the calls cannot all be read.
- */
-const inlineRxjs = {
-  name: 'inline-rxjs',
-  setup(b) {
-    b.onResolve({ filter: /^tslib$/ }, () => ({ path: tslibEsm }));
-    b.onLoad({ filter: /[\\/]dist[\\/]rx\.js$/ }, async (args) => {
-      if (args.path !== rxModule) return undefined;
-      const text = await readFile(rxModule, 'utf8');
-      const loads = [...text.matchAll(/^export const (\w+) = load\('([\w/]+)', '(\w+)'\);$/gm)];
-      const exported = text.match(/^export const /gm)?.length ?? 0;
-      if (loads.length === 0 || loads.length !== exported) throw new Error(`bundle-cli: dist/rx.js has ${exported} exports, ${loads.length} of them load() calls it can read`);
-      const contents = loads.map(([, name, path, exportName]) => `export { ${exportName} as ${name} } from ${JSON.stringify(join(rxjsEsm, `${path}.js`))};`).join('\n');
-      return { contents, loader: 'js', resolveDir: dirname(rxModule) };
-    });
-  },
-};
-
 /** One esbuild pass: `entryPoints` into `dir`, dynamic imports as chunks of their own. */
 const bundle = (entryPoints, dir, define = {}, splitting = true) =>
   build({
@@ -78,7 +44,7 @@ const bundle = (entryPoints, dir, define = {}, splitting = true) =>
     target: 'node20',
     outdir: dir,
     packages: 'external',
-    plugins: [inlineRxjs, ownUrls(dir)],
+    plugins: [ownUrls(dir)],
     metafile: true,
     logLevel: 'warning',
   });
@@ -102,8 +68,7 @@ const modules = {};
 for (const result of [main, worker]) {
   for (const [file, output] of Object.entries(result.metafile.outputs)) {
     if (!file.endsWith('.js')) continue;
-    const own = Object.keys(output.inputs).map((input) => relative(dist, join(root, input)).split('\\').join('/')).filter((m) => !m.startsWith('../'));
-    modules[relative(out, join(root, file)).split('\\').join('/')] = own;
+    modules[relative(out, join(root, file)).split('\\').join('/')] = Object.keys(output.inputs).map((input) => relative(dist, join(root, input)).split('\\').join('/'));
   }
 }
 await writeFile(join(out, 'modules.json'), `${JSON.stringify(modules, null, 1)}\n`);
