@@ -3,11 +3,11 @@
 // trusted where it does not check, and runs that read it give the same logs.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { chmodSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { cachedPruneWgsl, cachedValue, keptValue, resetStartupCacheForTest, startupCacheDir } from '../dist/kernels/gpu/startup-cache.js';
+import { MAX_ENTRIES, cachedPruneWgsl, cachedValue, keptValue, resetStartupCacheForTest, startupCacheDir } from '../dist/kernels/gpu/startup-cache.js';
 import { pruneWgsl } from '../dist/kernels/gpu/wgsl-prune.js';
 import { composeWgsl, loadWgsl } from '../dist/kernels/gpu/wgsl.js';
 import { goldenClip } from './helpers/golden.mjs';
@@ -92,6 +92,32 @@ describe('start-up cache', function () {
     withCache({ dir: join(file, 'below') }, () => {
       assert.equal(startupCacheDir(), null);
       assert.equal(cachedValue('t', 'k', () => 'v'), 'v');
+    });
+  });
+
+  it('holds at most MAX_ENTRIES: the first new entry of a run removes the oldest written, and side files left behind', () => {
+    const dir = join(tmp, 'bounded');
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    const old = Date.now() / 1000 - 86400;
+    // Entries another release kept, oldest first, and a side file an interrupted write left.
+    for (let i = 0; i < MAX_ENTRIES + 20; i++) {
+      const file = join(dir, `wgsl-old${String(i).padStart(5, '0')}`);
+      writeFileSync(file, 'x');
+      utimesSync(file, old + i, old + i);
+    }
+    writeFileSync(join(dir, 'wgsl-abc.123-0.partial'), 'half');
+    utimesSync(join(dir, 'wgsl-abc.123-0.partial'), old, old);
+    withCache({ dir }, () => {
+      assert.equal(cachedValue('t', 'a new key', () => 'new'), 'new');
+      const names = readdirSync(dir);
+      assert.equal(names.length, Math.floor(MAX_ENTRIES * 0.75) + 1);
+      assert.ok(!names.some((n) => n.endsWith('.partial')), 'the stale side file is gone');
+      const kept = names.filter((n) => n.startsWith('wgsl-old')).sort();
+      assert.equal(kept[0], `wgsl-old${String(MAX_ENTRIES + 20 - Math.floor(MAX_ENTRIES * 0.75)).padStart(5, '0')}`, 'the oldest went first');
+      assert.equal(keptValue('t', 'a new key'), 'new');
+      // Once per run: a second new entry does not list the folder again.
+      cachedValue('t', 'another key', () => 'v');
+      assert.equal(readdirSync(dir).length, Math.floor(MAX_ENTRIES * 0.75) + 2);
     });
   });
 

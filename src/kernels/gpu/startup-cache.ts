@@ -11,10 +11,12 @@
  * or vmaf-stream-cache-<uid> in the temporary folder (as Node's own compile cache), created
  * private (0700); a folder owned by another user, or that others may write to, is not used (a
  * planted entry could change the kernels a run compiles). VMAF_STREAM_CACHE=0 turns it off.
- * Any failure to read or write just computes the value: the cache never fails a run.
+ * Any failure to read or write just computes the value: the cache never fails a run. The
+ * folder holds at most MAX_ENTRIES entries (a few MiB): past that, the first entry a process
+ * keeps removes the oldest written (another release's kernels, mostly).
  */
 import { createHash } from 'node:crypto';
-import { lstatSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { lstatSync, mkdirSync, readdirSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -60,10 +62,54 @@ export function keptValue(kind: string, key: string): string | undefined {
   return undefined;
 }
 
+/** The most entries the folder keeps (an entry is a kernel's text or a verdict: 0.1 to 30 KiB). */
+export const MAX_ENTRIES = 1000;
+/** Whether this thread has bounded the folder yet (once, at its first new entry). */
+let bounded = false;
+
+/**
+ * Removes the oldest-written entries past MAX_ENTRIES (down to three quarters of it), and side
+ * files an interrupted write left behind (over an hour old).
+ */
+function boundFolder(dir: string): void {
+  const now = Date.now();
+  const entries: Array<{ path: string; written: number }> = [];
+  for (const name of readdirSync(dir)) {
+    const path = join(dir, name);
+    try {
+      const written = statSync(path).mtimeMs;
+      if (name.endsWith('.partial')) {
+        if (now - written > 3_600_000) unlinkSync(path);
+      } else {
+        entries.push({ path, written });
+      }
+    } catch {
+      // removed meanwhile by another run
+    }
+  }
+  if (entries.length <= MAX_ENTRIES) return;
+  entries.sort((a, b) => a.written - b.written);
+  for (const { path } of entries.slice(0, entries.length - Math.floor(MAX_ENTRIES * 0.75))) {
+    try {
+      unlinkSync(path);
+    } catch {
+      // removed meanwhile by another run
+    }
+  }
+}
+
 /** Keeps `value` for `key`, for later runs (where there is a cache). */
 export function keepValue(kind: string, key: string, value: string): void {
   const dir = startupCacheDir();
   if (dir === null) return;
+  if (!bounded) {
+    bounded = true;
+    try {
+      boundFolder(dir);
+    } catch {
+      // an unreadable folder: entries are written as before
+    }
+  }
   const file = entryFile(dir, kind, key);
   const partial = `${file}.${process.pid}-${threadId}.partial`;
   try {
@@ -109,4 +155,5 @@ export function cachedPruneWgsl(code: string, entryPoint: string, constants: rea
 /** Forgets the folder looked up (tests change VMAF_STREAM_CACHE and VMAF_STREAM_CACHE_DIR between cases). */
 export function resetStartupCacheForTest(): void {
   folder = undefined;
+  bounded = false;
 }
