@@ -6,8 +6,8 @@
  * kernel's frame).
  *
  * An entry is found by the SHA-256 of everything its value depends on (the key), and its first
- * line is the SHA-256 of key and value together: a truncated, damaged or misplaced file does
- * not match and is computed again, never used. The folder is the user's own: VMAF_STREAM_CACHE_DIR,
+ * line is the SHA-256 of that digest and the value together: a truncated, damaged or misplaced
+ * file does not match and is computed again, never used. The folder is the user's own: VMAF_STREAM_CACHE_DIR,
  * or vmaf-stream-cache-<uid> in the temporary folder (as Node's own compile cache), created
  * private (0700); a folder owned by another user, or that others may write to, is not used (a
  * planted entry could change the kernels a run compiles). VMAF_STREAM_CACHE=0 turns it off.
@@ -45,21 +45,34 @@ export function startupCacheDir(): string | null {
 
 const sha256 = (text: string): string => createHash('sha256').update(text).digest('hex');
 
-/** The file that holds `key`'s entry of `kind` (its name's prefix). */
-const entryFile = (dir: string, kind: string, key: string): string => join(dir, `${kind}-${sha256(key).slice(0, 40)}`);
+/** Where `key`'s entry of `kind` lives (its name's prefix) and the line that checks its value. */
+interface Entry {
+  file: string;
+  check(value: string): string;
+}
 
-/** The value an earlier run kept for `key`, or undefined (none, off, or an entry that does not check). */
-export function keptValue(kind: string, key: string): string | undefined {
-  const dir = startupCacheDir();
-  if (dir === null) return undefined;
+/** `key`'s entry in `dir`: the key, often a kernel's whole source, is hashed once for both. */
+function entryOf(dir: string, kind: string, key: string): Entry {
+  const digest = sha256(key);
+  return { file: join(dir, `${kind}-${digest.slice(0, 40)}`), check: (value) => sha256(`${digest}\0${value}`) };
+}
+
+/** The value kept in `entry`, or undefined (none, or one that does not check). */
+function readEntry(entry: Entry): string | undefined {
   try {
-    const text = readFileSync(entryFile(dir, kind, key), 'utf8');
+    const text = readFileSync(entry.file, 'utf8');
     const value = text.slice(65);
-    if (text[64] === '\n' && text.slice(0, 64) === sha256(`${key}\0${value}`)) return value;
+    if (text[64] === '\n' && text.slice(0, 64) === entry.check(value)) return value;
   } catch {
     // not there yet, or unreadable
   }
   return undefined;
+}
+
+/** The value an earlier run kept for `key`, or undefined (none, off, or an entry that does not check). */
+export function keptValue(kind: string, key: string): string | undefined {
+  const dir = startupCacheDir();
+  return dir === null ? undefined : readEntry(entryOf(dir, kind, key));
 }
 
 /** The most entries the folder keeps (an entry is a kernel's text or a verdict: 0.1 to 30 KiB). */
@@ -101,7 +114,11 @@ function boundFolder(dir: string): void {
 /** Keeps `value` for `key`, for later runs (where there is a cache). */
 export function keepValue(kind: string, key: string, value: string): void {
   const dir = startupCacheDir();
-  if (dir === null) return;
+  if (dir !== null) writeEntry(dir, entryOf(dir, kind, key), value);
+}
+
+/** Writes `value` into `entry` (bounding the folder first, once per thread). */
+function writeEntry(dir: string, entry: Entry, value: string): void {
   if (!bounded) {
     bounded = true;
     try {
@@ -110,12 +127,11 @@ export function keepValue(kind: string, key: string, value: string): void {
       // an unreadable folder: entries are written as before
     }
   }
-  const file = entryFile(dir, kind, key);
-  const partial = `${file}.${process.pid}-${threadId}.partial`;
+  const partial = `${entry.file}.${process.pid}-${threadId}.partial`;
   try {
     // Written aside and renamed: a run reading it meanwhile sees the old entry or the whole new one.
-    writeFileSync(partial, `${sha256(`${key}\0${value}`)}\n${value}`, { mode: 0o600 });
-    renameSync(partial, file);
+    writeFileSync(partial, `${entry.check(value)}\n${value}`, { mode: 0o600 });
+    renameSync(partial, entry.file);
   } catch {
     // kept next time, perhaps
   }
@@ -126,10 +142,13 @@ export function keepValue(kind: string, key: string, value: string): void {
  * must depend on nothing but `key`.
  */
 export function cachedValue(kind: string, key: string, compute: () => string): string {
-  const kept = keptValue(kind, key);
+  const dir = startupCacheDir();
+  if (dir === null) return compute();
+  const entry = entryOf(dir, kind, key);
+  const kept = readEntry(entry);
   if (kept !== undefined) return kept;
   const value = compute();
-  keepValue(kind, key, value);
+  writeEntry(dir, entry, value);
   return value;
 }
 
