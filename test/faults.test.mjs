@@ -445,8 +445,11 @@ describe('faults of the parts around us', function () {
       const { code, stderr } = await run.exited;
       assert.equal(code, 1, stderr);
       const frame = errorFrame(stderr, dis, /.*device lost \(destroyed\)/);
-      assert.equal(frame, 5);
-      assert.equal(assertCompleteLog(log, frame), 5);
+      // The hook destroys the device once frame 4 is out; frames already read back by then
+      // (those submitted in its batch, on the gpu thread) still come out, in order, as in the
+      // library's test below. The error names the first frame that did not.
+      assert.ok(frame >= 5 && frame < 12, stderr);
+      assert.equal(assertCompleteLog(log, frame), frame);
       assert.doesNotMatch(stderr, /ended before/);
       assertGone(run);
     });
