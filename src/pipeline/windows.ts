@@ -218,6 +218,9 @@ export class StreamClock {
  * The frames of a window: their indices, times and one value per column, oldest first,
  * in a ring buffer that grows (doubling) only when a time window needs more room.
  */
+/** Frames a window's ring is made for at first (it grows past them). */
+const INITIAL_RING_FRAMES = 1024;
+
 export class FrameRing {
   private capacity: number;
   private head = 0;
@@ -506,7 +509,8 @@ export function rollingWindows<T = FrameResult | RenditionResult>(spec: RollingW
         select,
         (): WindowStream => ({
           clock: new StreamClock(spec.fps),
-          ring: new FrameRing(metrics.length, 'frames' in window ? window.frames : 16),
+          // Sized for the window where it is small; a longer one grows with the frames it holds.
+          ring: new FrameRing(metrics.length, 'frames' in window ? Math.min(window.frames, INITIAL_RING_FRAMES) : 16),
           emittedAt: 0,
           nextMark: 'seconds' in hop ? hop.seconds : 0,
         }),
