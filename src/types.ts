@@ -46,8 +46,26 @@ export interface Frame {
   chroma?: readonly [Plane, Plane];
   /** Presentation time in seconds, where the source knows it. */
   pts?: number;
+  /**
+   * A located frame's place in its file (decode/located-frames.ts): its planes were not
+   * read, they are empty, and the one stage that needs its samples (the gpu backend's
+   * upload) reads them from there, straight into staging memory. Only a run whose every
+   * reader of samples does so asks a source for located frames.
+   */
+  located?: FrameLocation;
   /** Gives the frame's memory back to its pool; call once, after the last use. */
   release(): void;
+}
+
+/** Where a located frame's samples lie: its planes back to back (luma, then Cb and Cr) from byte `offset` of a regular file. */
+export interface FrameLocation {
+  path: string;
+  /** The input's label, for messages. */
+  label: string;
+  offset: number;
+  /** The file's identity as its reader opened it: a file replaced since is an error, not other samples. */
+  dev: number;
+  ino: number;
 }
 
 /** Yields the frames of one input in order. Ends when the input ends. */

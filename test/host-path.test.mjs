@@ -1,10 +1,11 @@
 // The host path's economies (issue 9): regular files are read by descriptor straight into
 // the pool slots (FileByteReader) and give exactly the frames and errors the stream reader
-// gives, whatever the chunking and wherever the input is cut; a stream's reader stays
-// bounded on an endless input; the drift monitor takes no thumbnail unless alignment (or
-// drift) was asked for.
+// gives, whatever the chunking and wherever the input is cut; a gpu run's file frames come
+// located and their planes are read once, from the file into staging memory, with the same
+// values and errors; a stream's reader stays bounded on an endless input; the drift monitor
+// takes no thumbnail unless alignment (or drift) was asked for.
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -15,6 +16,8 @@ import { Y4mReader } from '../dist/decode/y4m-reader.js';
 import { RawReader } from '../dist/decode/raw-reader.js';
 import { openFrameSource } from '../dist/decode/open-source.js';
 import { RunQc } from '../dist/pipeline/qc.js';
+import { LocatedFileReader, locateFrames } from '../dist/decode/located-frames.js';
+import { backendsUnderTest } from './helpers/env.mjs';
 import { goldenClip } from './helpers/golden.mjs';
 import { range, readY4m, writeY4m } from './helpers/y4m.mjs';
 
@@ -134,6 +137,144 @@ describe('host path: reading files by descriptor', function () {
     await writer;
     assert.deepEqual(fromFifo, await outcome(new Y4mReader(chunked(buf, 64), { label: 'pipe' })));
     assert.equal(fromFifo.frames.length, 5);
+  });
+});
+
+/** Every frame of a located source, each plane read back through LocatedFileReader (hex), and the error: `outcome`'s shape. */
+async function locatedOutcome(source, planes) {
+  const reader = new LocatedFileReader();
+  const frames = [];
+  let error;
+  try {
+    locateFrames(source);
+    for await (const f of source) {
+      assert.ok(f.located, `frame ${f.index} is located`);
+      assert.equal(f.luma.length, 0);
+      assert.equal(f.chroma?.length, planes === 'all' ? 2 : undefined);
+      const bps = f.format.bitDepth > 8 ? 2 : 1;
+      const c = { width: Math.ceil(f.format.width / 2), height: Math.ceil(f.format.height / 2) };
+      const read = async (p, samples) => {
+        const dst = new Uint8Array(samples * bps);
+        await reader.readPlane(f.located, f.format, p, f.index, dst);
+        return Buffer.from(dst).toString('hex');
+      };
+      const luma = await read(0, f.format.width * f.format.height);
+      const chroma = planes === 'all' ? [await read(1, c.width * c.height), await read(2, c.width * c.height)] : undefined;
+      frames.push([f.index, f.pts, luma, chroma]);
+      f.release();
+    }
+  } catch (e) {
+    error = `${e.code}: ${e.message}`;
+  } finally {
+    await source.close();
+    await reader.close();
+  }
+  return { frames, error };
+}
+
+describe('host path: located frames (a gpu run reads the planes once, from the file)', function () {
+  this.timeout(300000);
+
+  it("a y4m file's frames come located, each plane where the reader would have read it: 8 and 16 bits, FRAME parameters, cut anywhere", async () => {
+    for (const bits of [8, 10]) {
+      const whole = y4m({ header: `YUV4MPEG2 W7 H5 F25:1 C420${bits > 8 ? 'p10' : 'jpeg'}`, frames: 4, bits });
+      for (const planes of ['luma', 'all']) {
+        for (let cut = 0; cut <= whole.length; cut += bits > 8 ? 7 : 1) {
+          const file = path.join(tmp, `located-${bits}-${cut}.y4m`);
+          fs.writeFileSync(file, whole.subarray(0, cut));
+          const located = await locatedOutcome(new Y4mReader({ file }, { label: 'clip.y4m', planes }), planes);
+          const read = await outcome(new Y4mReader({ file }, { label: 'clip.y4m', planes }));
+          assert.deepEqual(located, read, `${bits} bits, cut at byte ${cut}, planes ${planes}`);
+          fs.rmSync(file);
+        }
+      }
+    }
+  });
+
+  it('a raw file too; a stream is read as before (its frames carry their planes)', async () => {
+    const whole = Buffer.concat([pattern(59, 1), pattern(59, 2), pattern(59, 3)]);
+    const file = path.join(tmp, 'located.yuv');
+    fs.writeFileSync(file, whole);
+    for (const planes of ['luma', 'all']) {
+      const geometry = { width: 7, height: 5, fps: 10, label: 'clip.yuv', planes };
+      const located = await locatedOutcome(new RawReader({ file }, geometry), planes);
+      assert.equal(located.frames.length, 3);
+      assert.deepEqual(located, await outcome(new RawReader({ file }, geometry)));
+    }
+    const stream = new Y4mReader(chunked(y4m(), 5), { label: 'stream' });
+    locateFrames(stream);
+    const frames = [];
+    for await (const f of stream) {
+      frames.push([f.located, f.luma.length]);
+      f.release();
+    }
+    assert.deepEqual(frames, [[undefined, 35], [undefined, 35], [undefined, 35]]);
+  });
+
+  it('a file cut short or replaced after its frames were located: an error naming the input and the frame', async () => {
+    const file = path.join(tmp, 'changing.y4m');
+    fs.writeFileSync(file, y4m({ frames: 3 }));
+    const source = new Y4mReader({ file }, { label: 'changing.y4m' });
+    locateFrames(source);
+    const frames = [];
+    for await (const f of source) frames.push(f);
+    assert.equal(frames.length, 3);
+    // Its luma (35 bytes), or its Cr plane (the file's last 12 bytes).
+    const read = async (f, p = 0) => {
+      const reader = new LocatedFileReader();
+      try {
+        await reader.readPlane(f.located, f.format, p, f.index, new Uint8Array(p === 0 ? 35 : 12));
+        return 'read';
+      } catch (e) {
+        return `${e.code}: ${e.message}`;
+      } finally {
+        await reader.close();
+      }
+    };
+    assert.equal(await read(frames[2], 2), 'read');
+    fs.truncateSync(file, fs.statSync(file).size - 10);
+    assert.equal(await read(frames[2]), 'read');
+    assert.match(await read(frames[2], 2), /^E_INPUT_TRUNCATED: changing\.y4m: frame 2: truncated: the file ended while this frame was read \(10 bytes missing/);
+    // Another file put in its place (the old one kept linked, so that its inode is not reused).
+    fs.linkSync(file, path.join(tmp, 'changing.old'));
+    fs.writeFileSync(path.join(tmp, 'changing.new'), y4m({ frames: 3 }));
+    fs.renameSync(path.join(tmp, 'changing.new'), file);
+    assert.match(await read(frames[0]), /^E_INPUT_MISMATCH: changing\.y4m: frame 0: is no longer the file the run opened \(replaced during the run\)/);
+    fs.rmSync(file);
+    assert.match(await read(frames[1]), /^E_INPUT_NOT_FOUND: changing\.y4m: frame 1: cannot be opened again to read its frames: ENOENT/);
+  });
+
+  it("the CLI: a gpu run's y4m inputs come located, the values those of the cpu backend; host readers of samples keep them read", function () {
+    if (!backendsUnderTest().includes('gpu')) this.skip();
+    const clip = goldenClip('src01_160x90_8bit');
+    const bin = new URL('../bin/vmaf-stream', import.meta.url).pathname;
+    const run = (args, env = {}) => {
+      const log = path.join(tmp, `located-${args.join('_').replace(/[^a-z0-9]/gi, '')}.json`);
+      const r = spawnSync(process.execPath, [bin, '-r', clip.ref, '-d', clip.dis, '--json', '-o', log, '-q', ...args], {
+        encoding: 'utf8',
+        timeout: 240000,
+        env: { ...process.env, VMAF_STREAM_TRACE: '1', XDG_RUNTIME_DIR: process.env.XDG_RUNTIME_DIR ?? '/tmp/xdg-runtime-0', ...env },
+      });
+      assert.equal(r.status, 0, r.stderr);
+      const located = [...r.stderr.matchAll(/trace [\d.]+ frames located: (.*)$/gm)].map((m) => m[1]);
+      return { located, frames: JSON.parse(fs.readFileSync(log, 'utf8')).frames };
+    };
+    const both = [clip.ref, clip.dis].sort();
+    for (const extra of [[], ['--feature', 'psnr'], ['--feature', 'psnr', '-m', 'version=vmaf_v0.6.1neg']]) {
+      const gpu = run(['--backend', 'gpu', ...extra]);
+      const cpu = run(['--backend', 'cpu', '--threads', '2', ...extra]);
+      assert.deepEqual(gpu.located.sort(), both, extra.join(' '));
+      assert.deepEqual(cpu.located, []);
+      assert.equal(gpu.frames.length, 48);
+      assert.deepEqual(gpu.frames, cpu.frames, extra.join(' '));
+    }
+    // ciede runs on the host's cpu on either backend, alignment reads luma on the host: no
+    // located frames; nor with VMAF_STREAM_LOCATED=0.
+    for (const [extra, env] of [[['--feature', 'ciede']], [['--align', '0']], [[], { VMAF_STREAM_LOCATED: '0' }]]) {
+      const gpu = run(['--backend', 'gpu', ...extra], env);
+      assert.deepEqual(gpu.located, [], extra.join(' '));
+      assert.deepEqual(gpu.frames, run(['--backend', 'cpu', '--threads', '2', ...extra]).frames, extra.join(' '));
+    }
   });
 });
 

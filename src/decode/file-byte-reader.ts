@@ -41,6 +41,9 @@ export class FileByteReader implements PullByteReader {
   private seekable = false;
   /** The file's size as last seen (regular files), to tell a skip past the end. */
   private size = 0;
+  /** The file's identity (device and inode), as opened. */
+  private dev = 0;
+  private ino = 0;
   /** The file offset of the next byte not yet read (regular files). */
   private offset: number;
   private ended = false;
@@ -72,6 +75,8 @@ export class FileByteReader implements PullByteReader {
         const info = await handle.stat();
         this.seekable = info.isFile();
         this.size = info.size;
+        this.dev = info.dev;
+        this.ino = info.ino;
       } catch (err) {
         await handle.close();
         throw err;
@@ -164,6 +169,16 @@ export class FileByteReader implements PullByteReader {
   private consume(n: number): void {
     this.head += n;
     this.position += n;
+  }
+
+  /**
+   * Where the next byte not yet consumed lies in the file, with the file's identity: for a
+   * regular file once it is open (after a first read); undefined for anything else (a
+   * named pipe, a device), whose bytes can be read only once, here.
+   */
+  placeOfNext(): { offset: number; dev: number; ino: number } | undefined {
+    if (!this.handle || !this.seekable) return undefined;
+    return { offset: this.offset - (this.tail - this.head), dev: this.dev, ino: this.ino };
   }
 
   /** Fills `dest` from the input; returns the bytes read (fewer only at the end of the input). */

@@ -31,6 +31,7 @@ import { RawReader, rawFormat, type RawReaderOptions } from './raw-reader.js';
 import { sniffStream, type Sniffed } from './sniff.js';
 import { streamError } from './stream-frame-source.js';
 import { Y4M_MAGIC, Y4mReader } from './y4m-reader.js';
+import { locateFrames } from './located-frames.js';
 
 export interface OpenFrameSourceOptions {
   /** Raw input: width in pixels (libvmaf's -w). */
@@ -130,6 +131,7 @@ function looksLikeProtocol(input: string): boolean {
 class DeferredSource implements FrameSource {
   private closed = false;
   private iterated = false;
+  private locating = false;
 
   constructor(
     readonly label: string,
@@ -143,6 +145,11 @@ class DeferredSource implements FrameSource {
     return (await this.opening).format();
   }
 
+  /** Located frames (decode/located-frames.ts), asked of the source once it is chosen, before its first frame. */
+  locateFrames(): void {
+    this.locating = true;
+  }
+
   [Symbol.asyncIterator](): AsyncIterator<Frame> {
     if (this.iterated) throw new Error(`${this.label}: a FrameSource can be iterated only once`);
     this.iterated = true;
@@ -152,6 +159,7 @@ class DeferredSource implements FrameSource {
         if (!inner) {
           const source = await this.opening;
           if (this.closed) return { done: true, value: undefined };
+          if (this.locating) locateFrames(source);
           inner = source[Symbol.asyncIterator]();
         }
         return inner.next();

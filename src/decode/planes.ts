@@ -38,6 +38,7 @@ export function assertChromaAvailable(label: string, format: FrameFormat, planes
 export function assertFrameChroma(label: string, frame: Frame): void {
   const size = chromaSize(frame.format);
   if (!size) throw noChromaError(label, frame.format);
+  if (frame.located) return; // its planes are read from its file, as its format sizes them
   const chroma = frame.chroma;
   if (!chroma) {
     throw new InputError(

@@ -3,7 +3,8 @@
  * await a pool slot, read the luma plane into it (or, with planes 'all', luma and both
  * chroma planes, which lie back to back in the stream as in the slot: one read), skip the
  * rest of the frame, yield. Subclasses say how the stream starts (readHeader) and what
- * precedes each frame.
+ * precedes each frame. Asked for located frames (locateFrames), a regular file's frames are
+ * skipped instead, and carry their place in the file (decode/located-frames.ts).
  */
 import { constants as bufferConstants } from 'node:buffer';
 import type { Readable } from 'node:stream';
@@ -15,6 +16,8 @@ import { ByteReader, type DirectFeed, type PullByteReader } from './byte-reader.
 import { FileByteReader } from './file-byte-reader.js';
 import { HOST_IS_LITTLE_ENDIAN, swapBytes16, type FrameLayout } from './frame-layout.js';
 import { assertChromaAvailable } from './planes.js';
+import { locatedFrame } from './located-frames.js';
+import { mark } from '../trace.js';
 
 /**
  * A file read by its descriptor rather than as a stream (see FileByteReader): its planes are
@@ -86,6 +89,8 @@ export abstract class StreamFrameSource implements FrameSource {
   protected readonly reader: PullByteReader;
   /** The stream read, when the input is one (undefined for a FileInput). */
   protected readonly stream: Readable | undefined;
+  /** The file read, for a FileInput. */
+  private readonly path: string | undefined;
   private readonly options: StreamFrameSourceOptions;
   private readonly abort = new AbortController();
   private headerTask: Promise<FrameLayout> | undefined;
@@ -93,11 +98,14 @@ export abstract class StreamFrameSource implements FrameSource {
   private closed = false;
   private endChecked = false;
   private framesRead = 0;
+  /** locateFrames() was called: frames of a regular file come located (decode/located-frames.ts). */
+  private locating = false;
 
   protected constructor(input: ByteInput, options: StreamFrameSourceOptions) {
     this.label = options.label;
     this.options = options;
     if (isFileInput(input)) {
+      this.path = input.file;
       this.stream = undefined;
       this.reader = new FileByteReader(input.file, input.start !== undefined ? { start: input.start } : {});
     } else {
@@ -115,6 +123,18 @@ export abstract class StreamFrameSource implements FrameSource {
   /** Presentation time of frame `index`: index / fps when the frame rate is known. */
   protected ptsOf(index: number, format: FrameFormat): number | undefined {
     return format.fps ? index / format.fps : undefined;
+  }
+
+  /**
+   * From now on, where the input is a regular file read by its descriptor, each frame comes
+   * located (Frame.located, its planes empty): its bytes are skipped here, never read, and
+   * the gpu backend's upload reads them from the file itself. A stream, a pipe or a
+   * big-endian host's 16-bit samples (swapped as they are read) are read as before. Called
+   * before the first frame is read, by a run whose every reader of samples reads located
+   * frames; a frame read already is not read again.
+   */
+  locateFrames(): void {
+    this.locating = true;
   }
 
   /** Frames yielded so far. */
@@ -240,8 +260,19 @@ export abstract class StreamFrameSource implements FrameSource {
     const firstIndex = this.options.firstIndex ?? 0;
     let index = firstIndex;
     try {
+      const file = this.locating && !swap && this.reader instanceof FileByteReader ? this.reader : undefined;
       for (;; index++) {
         if (!(await this.readFrameHeader(index, layout))) break;
+        const place = file?.placeOfNext();
+        if (place) {
+          // The bytes stay in the file (and the page cache); the skip checks they are there.
+          const skipped = await file!.skip(layout.frameBytes);
+          if (skipped < layout.frameBytes) throw this.truncated(index, layout, skipped);
+          if (index === firstIndex) mark(`frames located: ${this.label}`);
+          this.framesRead = index + 1 - firstIndex;
+          yield locatedFrame(index, format, this.ptsOf(index, format), { path: this.path!, label: this.label, ...place }, chroma !== undefined);
+          continue;
+        }
         const buffer = await this.slotFor(pool, index, format, keptBytes);
         let handedOut = false;
         try {

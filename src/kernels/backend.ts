@@ -34,6 +34,12 @@ export interface FeatureBackend {
    * Never required, never an error (a failure shows when the frames come).
    */
   prepare?(format: FrameFormat): void;
+  /**
+   * Whether frames of this format may come located (Frame.located, their planes empty):
+   * every part of the backend that reads a frame's samples reads them itself from where a
+   * located frame says (the gpu backend's upload). Absent or false: frames carry their planes.
+   */
+  readsLocatedFrames?(format: FrameFormat): Promise<boolean>;
   close(): Promise<void>;
   /** The GPU device the backend computes on, if any (the fault tests' hooks reach it here). */
   gpuDevice?(): GpuDevice | undefined;

@@ -422,6 +422,13 @@ export class PlanBackend implements FeatureBackend {
     }
   }
 
+  /** Located frames go to the core alone: where it reads them and no instance of this format runs on the host. */
+  async readsLocatedFrames(format: FrameFormat): Promise<boolean> {
+    if (!this.core?.readsLocatedFrames || !(await this.core.readsLocatedFrames(format))) return false;
+    const native = this.plan.outputsFor(format).filter((o) => o.instance.definition.implementation.kind === 'native');
+    return this.#gpuOutputs(native, format).length === native.length;
+  }
+
   async close(): Promise<void> {
     const prepared = this.#prepared;
     this.#prepared = undefined;

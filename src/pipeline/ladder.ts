@@ -29,6 +29,7 @@ import path from 'node:path';
 import { Readable } from 'node:stream';
 import { Observable, catchError, defer, finalize, map, mergeMap, tap, throwError } from '../rx.js';
 import { flatMapSync } from './flat-map-sync.js';
+import { locatedFramesAllowed, locateFrames } from '../decode/located-frames.js';
 import { backendErrorAt, hangDevice, loseDevice, testDeviceHangAt, testDeviceLossAt } from './backend-fault.js';
 import type { FeatureBackend } from '../kernels/backend.js';
 import { createPlanBackend } from '../kernels/create-backend.js';
@@ -287,6 +288,12 @@ export function runLadder(reference: FrameInput, renditions: readonly ResolvedRe
         ({ ref: refSource, dis: disSources, frameSkipRef } = aligned);
         frameSkipDist = aligned.frameSkipDist;
         aligned.reports.forEach((report, k) => report && qc?.alignment(k, report));
+      }
+      // Where nothing on the host looks at the samples and the backend reads them itself,
+      // the file inputs' frames come located: their bytes are read once, by the upload.
+      if (!aligning && qc?.readsSamples !== true && backend?.readsLocatedFrames && locatedFramesAllowed()) {
+        const format = await reference.format();
+        if (await backend.readsLocatedFrames(format).catch(() => false)) for (const source of [refSource, ...disSources]) locateFrames(source);
       }
       for await (const group of groupFrames(refSource, disSources, {
         frameSkipRef,

@@ -268,6 +268,11 @@ export class RunQc {
   }
 
   /** Before the backend: each rendition's pair of the group, to the drift monitors (thumbnails only). */
+  /** Whether observeGroup reads the frames' samples (a drift monitor runs): then they cannot come located. */
+  get readsSamples(): boolean {
+    return this.watching > 0;
+  }
+
   observeGroup(group: FrameGroup): void {
     if (this.watching === 0) return;
     this.decodingAt = group.index;

@@ -100,6 +100,12 @@ class FreeList<S> {
 
 // ---- host -> GPU -------------------------------------------------------------------------
 
+/**
+ * A plane written into a staging slot: its bytes, copied; or a read that fills the slot's
+ * range itself (a located frame's plane, read from its file straight into mapped memory).
+ */
+export type StagedPlane = Uint8Array | { readonly byteLength: number; readInto(dst: Uint8Array): Promise<void> };
+
 /** One staging buffer of an UploadRing, mapped for writing while the host holds it. */
 export class UploadSlot {
   readonly buffer: GPUBuffer;
@@ -126,10 +132,11 @@ export class UploadSlot {
    * copied off the main thread by `copy` (e.g. the addon's copyBytes, on the libuv pool),
    * or with `copyPairs` (copyBytes of several pairs) every such copy of the slot in one
    * call; the slot stays mapped, and must not be released or destroyed, until the promise
-   * settles, and the callers' planes must not change until then.
+   * settles, and the callers' planes must not change until then. A plane that reads itself
+   * (StagedPlane) reads into its range, whatever its size.
    */
   async writeRegionsAsync(
-    regions: ReadonlyArray<{ offset: number; bytes: number; planes: ReadonlyArray<{ bytes: Uint8Array; offset: number }> }>,
+    regions: ReadonlyArray<{ offset: number; bytes: number; planes: ReadonlyArray<{ bytes: StagedPlane; offset: number }> }>,
     copy: ((dst: Uint8Array, src: Uint8Array) => Promise<void>) | undefined,
     copyPairs?: (pairs: Uint8Array[]) => Promise<void>,
   ): Promise<void> {
@@ -154,9 +161,11 @@ export class UploadSlot {
           pads.push(end, at);
           end = at + p.bytes.byteLength;
           const dst = mapped.subarray(at, end);
-          if (!async) dst.set(p.bytes);
-          else if (copyPairs) pairs.push(dst, p.bytes);
-          else copies.push(copy!(dst, p.bytes));
+          const bytes = p.bytes;
+          if (!(bytes instanceof Uint8Array)) copies.push(bytes.readInto(dst));
+          else if (!async) dst.set(bytes);
+          else if (copyPairs) pairs.push(dst, bytes);
+          else copies.push(copy!(dst, bytes));
         }
         pads.push(end, stop);
       }

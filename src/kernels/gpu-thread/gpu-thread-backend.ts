@@ -92,6 +92,9 @@ export class GpuThreadBackend implements FeatureBackend {
   readonly #streams = new Map<number, Stream>();
   #nextFrame = 0;
   #nextStream = 0;
+  /** readsLocatedFrames questions waiting for the thread's answer, by id. */
+  readonly #questions = new Map<number, (reads: boolean) => void>();
+  #nextQuestion = 0;
   #coreRuns: CoreRuns | undefined;
   /** Set once the thread has stopped or failed: every later call fails with it. */
   #broken: Error | undefined;
@@ -183,6 +186,16 @@ export class GpuThreadBackend implements FeatureBackend {
     if (!this.#broken && !this.#closing) this.#post({ type: 'prepare', format });
   }
 
+  /** The thread's backend answers (FeatureBackend.readsLocatedFrames); false once the thread is gone. */
+  readsLocatedFrames(format: FrameFormat): Promise<boolean> {
+    if (this.#broken || this.#closing) return Promise.resolve(false);
+    const id = this.#nextQuestion++;
+    return new Promise<boolean>((resolve) => {
+      this.#questions.set(id, resolve);
+      this.#post({ type: 'locatable', id, format });
+    });
+  }
+
   coreRuns(): CoreRuns | undefined {
     return this.#coreRuns;
   }
@@ -236,6 +249,10 @@ export class GpuThreadBackend implements FeatureBackend {
         else stream.subscriber.error(fromWireError(message.error));
         return;
       }
+      case 'locatable':
+        this.#questions.get(message.id)?.(message.reads);
+        this.#questions.delete(message.id);
+        return;
       case 'warning':
         this.#options.onWarning?.(message.message);
         return;
@@ -254,6 +271,7 @@ export class GpuThreadBackend implements FeatureBackend {
     const wire: WireFrame = { id, index: frame.index, format: frame.format, luma };
     if (chroma) wire.chroma = chroma;
     if (frame.pts !== undefined) wire.pts = frame.pts;
+    if (frame.located) wire.located = frame.located;
     return wire;
   }
 
@@ -276,8 +294,10 @@ export class GpuThreadBackend implements FeatureBackend {
     this.#releaseAll();
   }
 
-  /** The thread is gone: the frames it held are the main thread's to give back. */
+  /** The thread is gone: the frames it held are the main thread's to give back, its questions answered no. */
   #releaseAll(): void {
+    for (const answer of this.#questions.values()) answer(false);
+    this.#questions.clear();
     const frames = [...this.#frames.values()];
     this.#frames.clear();
     for (const frame of frames) frame.release();

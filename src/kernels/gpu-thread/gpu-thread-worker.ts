@@ -86,6 +86,12 @@ function handle(message: ToThread): void {
     case 'prepare':
       open.prepare?.(message.format);
       return;
+    case 'locatable': {
+      const { id } = message;
+      const asked = open.readsLocatedFrames?.(message.format) ?? Promise.resolve(false);
+      void asked.catch(() => false).then((reads) => post({ type: 'locatable', id, reads }));
+      return;
+    }
     case 'fault':
       if (message.fault === 'lose') loseDevice(open);
       else hangDevice(open);

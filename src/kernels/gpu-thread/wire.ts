@@ -7,7 +7,7 @@
  * keyed by an id, until the gpu thread says it has let go of that id.
  */
 import { BackendError, InputError, ModelError, UsageError, VmafError, type VmafErrorCode } from '../../errors.js';
-import type { Frame, FrameFormat, FrameGroup, GroupFeatures, Plane } from '../../types.js';
+import type { Frame, FrameFormat, FrameGroup, FrameLocation, GroupFeatures, Plane } from '../../types.js';
 import type { BackendKind } from '../backend.js';
 import type { CoreRuns } from '../core-parts.js';
 import type { OptionValues } from '../../extractors/option.js';
@@ -41,6 +41,7 @@ export interface WireFrame {
   pts?: number;
   luma: Plane;
   chroma?: readonly [Plane, Plane];
+  located?: FrameLocation;
 }
 
 /** A group with each distinct frame once (`frames`), its places by position in that list. */
@@ -69,6 +70,7 @@ export type ToThread =
   | { type: 'end'; stream: number }
   | { type: 'cancel'; stream: number }
   | { type: 'prepare'; format: FrameFormat }
+  | { type: 'locatable'; id: number; format: FrameFormat }
   | { type: 'fault'; fault: 'lose' | 'hang' }
   | { type: 'close' };
 
@@ -77,6 +79,7 @@ export type FromThread =
   | { type: 'failed'; error: WireError }
   | { type: 'features'; stream: number; group: GroupFeatures }
   | { type: 'release'; ids: number[] }
+  | { type: 'locatable'; id: number; reads: boolean }
   | { type: 'complete'; stream: number; coreRuns: CoreRuns | undefined }
   | { type: 'error'; stream: number; error: WireError; coreRuns: CoreRuns | undefined }
   | { type: 'warning'; message: string }
@@ -137,6 +140,7 @@ export function unwireGroup(wire: WireGroup, release: (id: number) => void): Fra
     };
     if (w.chroma) frame.chroma = w.chroma;
     if (w.pts !== undefined) frame.pts = w.pts;
+    if (w.located) frame.located = w.located;
     return frame;
   });
   const group: FrameGroup = { index: wire.index, ref: frames[wire.ref]!, dis: wire.dis.map((i) => (i === undefined ? undefined : frames[i])) };

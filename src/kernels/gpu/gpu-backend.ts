@@ -324,6 +324,11 @@ export class GpuBackend implements FeatureBackend, StreamBackend {
     t.hostWait += hostWait;
   }
 
+  /** Its uploads read located frames from their files (GpuStream): any format. */
+  async readsLocatedFrames(): Promise<boolean> {
+    return true;
+  }
+
   /** Starts compiling the kernels for frames of this format (FeatureBackend.prepare). */
   prepare(format: FrameFormat): void {
     if (this.#closed) return;

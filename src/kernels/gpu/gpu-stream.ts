@@ -99,14 +99,15 @@ import type { NativeAddon } from '../native.js';
 import { finishGroup, needsSad2, type GroupStats } from '../native-features.js';
 import type { MotionEntry, MotionGroup } from '../../pipeline/motion-finish.js';
 import type { MotionInstance } from '../../extractors/integer_motion/motion-options.js';
-import { StagingPool, type ReadbackSlot, type UploadSlot } from '../../pool/staging-ring.js';
+import { StagingPool, type ReadbackSlot, type StagedPlane, type UploadSlot } from '../../pool/staging-ring.js';
 import type { GpuDevice } from './device.js';
 import type { FrameGeometry, FrameKernel, LumaPlanes, StatsSlot } from './frame-kernel.js';
 import { statsLayout, type StatsLayout } from './stats-layout.js';
 import type { GpuExtractorSet } from './gpu-extractors.js';
 import type { GpuExtractorInputs } from './gpu-extractor.js';
 import type { GroupOwnValues } from './extractor-lookahead.js';
-import { pictureLayout, planesOf, type PictureLayout } from './picture-planes.js';
+import { pictureLayout, stagedPlanesOf, type PictureLayout } from './picture-planes.js';
+import { LocatedFileReader } from '../../decode/located-frames.js';
 import type { CoreParts, CoreRuns } from '../core-parts.js';
 import { mark, tracing } from '../../trace.js';
 
@@ -249,6 +250,8 @@ export class GpuStream {
   #stageChain: Promise<unknown> = Promise.resolve();
   /** Staging copies in flight: the pool must not be destroyed (nor slots unmapped) under them. */
   readonly #copies = new Set<Promise<unknown>>();
+  /** Reads located frames' planes from their files (made by the first one). */
+  #located: LocatedFileReader | undefined;
   #broken: unknown = undefined;
   #cancelled = false;
   #ended: Promise<void> | undefined;
@@ -455,8 +458,9 @@ export class GpuStream {
         throw new VmafError('E_INPUT_MISMATCH', `frame ${group.index}: the reference frame's format changed within the stream`);
       }
       if (!this.#pool) assertFitsDevice(this.#gpu, geometry, picture.bytes);
-      const refPlanes = planesOf(ref, picture, group.index, 'reference');
-      const disPlanes = uploaded.map((dis) => (dis ? planesOf(dis, picture, group.index, 'distorted') : undefined));
+      const located = (): LocatedFileReader => (this.#located ??= new LocatedFileReader());
+      const refPlanes = stagedPlanesOf(ref, picture, group.index, 'reference', located);
+      const disPlanes = uploaded.map((dis) => (dis ? stagedPlanesOf(dis, picture, group.index, 'distorted', located) : undefined));
 
       // The stream's geometry is fixed by its first group (asserted above): its kernels and
       // compiled extractors are looked up once, not per group (a key string and two awaits).
@@ -502,9 +506,9 @@ export class GpuStream {
       const renditions = group.dis.map((dis): Presence => ({ present: dis !== undefined, disPts: scored ? dis?.pts : undefined }));
       const copy = this.#copyBytes;
       // Each slot's pictures in one write: one map, one unmap and one fence for them all.
-      type Region = { offset: number; bytes: number; planes: Array<{ bytes: Uint8Array; offset: number }> };
+      type Region = { offset: number; bytes: number; planes: Array<{ bytes: StagedPlane; offset: number }> };
       const regions: Region[][] = slots.map(() => []);
-      const place = (j: number, planes: Uint8Array[]): void => {
+      const place = (j: number, planes: StagedPlane[]): void => {
         const { slot, offset } = P.uploadPlace(j);
         regions[slot]!.push({ offset, bytes: picture.bytes, planes: planes.map((bytes, p) => ({ bytes, offset: picture.planes[p]!.offset })) });
       };
@@ -808,6 +812,8 @@ export class GpuStream {
   }
 
   #free(): void {
+    void this.#located?.close();
+    this.#located = undefined;
     this.#pool?.destroy();
     this.#extractors?.destroy();
     this.#extractors = undefined;

@@ -6,11 +6,14 @@
  * plane at word `offset / 4 + (i >> 2)` (8 bits) or `offset / 4 + (i >> 1)` (above).
  * A luma-only run's layout is the luma plane alone: the same bytes and copies as before.
  */
-import { chromaSize } from '../../decode/frame-layout.js';
-import { paddedBytes } from '../../pool/staging-ring.js';
+import { chromaSize, frameLayout } from '../../decode/frame-layout.js';
+import type { LocatedFileReader } from '../../decode/located-frames.js';
+import { paddedBytes, type StagedPlane } from '../../pool/staging-ring.js';
 import type { Frame, FrameFormat } from '../../types.js';
 import { bytesOf } from '../../pool/frame-pool.js';
 import { BackendError } from '../../errors.js';
+
+const PLANE_NAMES = ['luma', 'Cb', 'Cr'] as const;
 
 export interface PlaneSpan {
   /** Byte offset in the picture buffer (a multiple of 4). */
@@ -50,7 +53,7 @@ export function pictureLayout(format: FrameFormat, chroma: boolean): PictureLayo
  * against it: a frame that lacks a plane or has one of the wrong size or type is refused,
  * naming the frame.
  */
-export function planesOf(frame: Frame, layout: PictureLayout, index: number, what: string): Uint8Array[] {
+function planesOf(frame: Frame, layout: PictureLayout, index: number, what: string): Uint8Array[] {
   const wide = layout.bitDepth > 8;
   const given = [frame.luma, ...(layout.planes.length > 1 ? (frame.chroma ?? []) : [])];
   if (given.length < layout.planes.length) {
@@ -63,9 +66,26 @@ export function planesOf(frame: Frame, layout: PictureLayout, index: number, wha
     if (!okType || plane.length < samples) {
       throw new BackendError(
         'E_GPU',
-        `frame ${index}: the ${what} ${p === 0 ? 'luma' : p === 1 ? 'Cb' : 'Cr'} plane is a ${plane?.constructor?.name} of ${plane?.length} samples, ${samples} ${wide ? 'u16' : 'u8'} samples expected`,
+        `frame ${index}: the ${what} ${PLANE_NAMES[p]} plane is a ${plane?.constructor?.name} of ${plane?.length} samples, ${samples} ${wide ? 'u16' : 'u8'} samples expected`,
       );
     }
     return bytesOf(plane.subarray(0, samples));
+  });
+}
+
+/**
+ * A frame's planes for its upload: planesOf's bytes, or, for a located frame, reads of each
+ * plane from its file (by `reader`) into the staging slot, checked against the layout.
+ */
+export function stagedPlanesOf(frame: Frame, layout: PictureLayout, index: number, what: string, reader: () => LocatedFileReader): StagedPlane[] {
+  const at = frame.located;
+  if (!at) return planesOf(frame, layout, index, what);
+  const own = frameLayout(frame.format);
+  return layout.planes.map((span, p) => {
+    const bytes = p === 0 ? own.lumaBytes : own.chromaBytes;
+    if (bytes !== span.bytes) {
+      throw new BackendError('E_GPU', `frame ${index}: the ${what} ${PLANE_NAMES[p]} plane takes ${bytes} bytes in its file, ${span.bytes} expected`);
+    }
+    return { byteLength: bytes, readInto: (dst: Uint8Array) => reader().readPlane(at, frame.format, p, frame.index, dst) };
   });
 }
