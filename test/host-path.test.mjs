@@ -191,6 +191,19 @@ describe('host path: located frames (a gpu run reads the planes once, from the f
     }
   });
 
+  it("a segment of a queued run (a reader from a frame's byte offset, its header known): located where it would have read", async () => {
+    const header = 'YUV4MPEG2 W7 H5 F25:1 C420jpeg';
+    const whole = Buffer.concat([Buffer.from(`${header}\n`), ...range(0, 5).map((f) => Buffer.concat([Buffer.from('FRAME\n'), pattern(59, f + 1)]))]);
+    const file = path.join(tmp, 'segment.y4m');
+    fs.writeFileSync(file, whole);
+    for (const planes of ['luma', 'all']) {
+      const at = (frame) => new Y4mReader({ file, start: header.length + 1 + frame * 65 }, { label: 'segment.y4m', planes, firstIndex: frame, knownHeader: `${header}\n` });
+      const located = await locatedOutcome(at(2), planes);
+      assert.deepEqual(located.frames.map((f) => f[0]), [2, 3, 4]);
+      assert.deepEqual(located, await outcome(at(2)), planes);
+    }
+  });
+
   it('a raw file too; a stream is read as before (its frames carry their planes)', async () => {
     const whole = Buffer.concat([pattern(59, 1), pattern(59, 2), pattern(59, 3)]);
     const file = path.join(tmp, 'located.yuv');
