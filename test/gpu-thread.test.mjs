@@ -162,6 +162,24 @@ describe('gpu backend on a thread of its own', function () {
     assert.equal(failed.status, 1, failed.stderr);
     assert.match(failed.stderr, /greater than 1023/);
   });
+
+  it('the inputs are located while the thread compiles its kernels: the question goes ahead of the compile', () => {
+    const clip = goldenClip('src01_160x90_8bit'); // y4m files: located
+    const r = spawnSync(process.execPath, [BIN, '-r', clip.ref, '-d', clip.dis, '--backend', 'gpu', '--json', '-o', join(tmp, 'early.json'), '-q'], {
+      encoding: 'utf8',
+      timeout: 120_000,
+      env: { ...process.env, VMAF_STREAM_GPU_THREAD: '1', VMAF_STREAM_TRACE: '1' },
+    });
+    assert.equal(r.status, 0, r.stderr);
+    const at = (pattern) => Number(r.stderr.match(new RegExp(`trace ([\\d.]+) ${pattern}`))?.[1]);
+    const compiling = at('kernels: compiling \\(gpu thread\\)');
+    const located = at('frames located: ');
+    // Dawn's shader modules are made synchronously, each traced as a 'pipeline call' when made.
+    const calls = [...r.stderr.matchAll(/trace ([\d.]+) pipeline call: /g)].map((m) => Number(m[1]));
+    assert.ok(compiling > 0 && located > 0 && calls.length > 3, r.stderr);
+    // The frames were located while the thread made its modules, not after the last.
+    assert.ok(located < Math.max(...calls), r.stderr);
+  });
 });
 
 describe('when a gpu run takes the thread (short-run.ts)', function () {

@@ -23,6 +23,7 @@ import { takeGpuThread } from './prestart.js';
 import { Observable, type Subscriber } from '../../rx.js';
 import type { Frame, FrameFeatures, FrameFormat, FrameGroup, FramePair, GroupFeatures } from '../../types.js';
 import { BackendError } from '../../errors.js';
+import { sameFormat } from '../../decode/frame-layout.js';
 import { extractPairs, type BackendKind, type FeatureBackend } from '../backend.js';
 import type { CoreRuns } from '../core-parts.js';
 import type { RunPlan } from '../../extractors/plan.js';
@@ -95,6 +96,8 @@ export class GpuThreadBackend implements FeatureBackend {
   /** readsLocatedFrames questions waiting for the thread's answer, by id. */
   readonly #questions = new Map<number, (reads: boolean) => void>();
   #nextQuestion = 0;
+  /** The last question asked, and its answer to come. */
+  #asked: { format: FrameFormat; reads: Promise<boolean> } | undefined;
   #coreRuns: CoreRuns | undefined;
   /** Set once the thread has stopped or failed: every later call fails with it. */
   #broken: Error | undefined;
@@ -183,17 +186,25 @@ export class GpuThreadBackend implements FeatureBackend {
   }
 
   prepare(format: FrameFormat): void {
-    if (!this.#broken && !this.#closing) this.#post({ type: 'prepare', format });
+    if (this.#broken || this.#closing) return;
+    // Asked first: preparing holds the thread in Dawn's synchronous shader compilation, and the
+    // run's first frames wait for this answer (ladder.ts), not for the kernels.
+    void this.readsLocatedFrames(format);
+    this.#post({ type: 'prepare', format });
   }
 
-  /** The thread's backend answers (FeatureBackend.readsLocatedFrames); false once the thread is gone. */
+  /** The thread's backend answers (FeatureBackend.readsLocatedFrames), once per format; false once the thread is gone. */
   readsLocatedFrames(format: FrameFormat): Promise<boolean> {
     if (this.#broken || this.#closing) return Promise.resolve(false);
+    const asked = this.#asked;
+    if (asked && sameFormat(asked.format, format)) return asked.reads;
     const id = this.#nextQuestion++;
-    return new Promise<boolean>((resolve) => {
+    const reads = new Promise<boolean>((resolve) => {
       this.#questions.set(id, resolve);
       this.#post({ type: 'locatable', id, format });
     });
+    this.#asked = { format, reads };
+    return reads;
   }
 
   coreRuns(): CoreRuns | undefined {
