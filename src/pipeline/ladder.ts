@@ -212,8 +212,8 @@ export function runLadder(reference: FrameInput, renditions: readonly ResolvedRe
         if (scale) renditions.forEach((_, k) => kinds[k + 1] !== 'stream' && open(k));
         refFormat = await ref.format();
         mark('reference format');
-        // What the extractors refuse of this format (libvmaf's refusals: CAMBI under 216 pixels,
-        // ...) is the run's error before any frame is read, never a race with the inputs' errors.
+        // What the extractors refuse of this format (libvmaf's refusals, such as CAMBI's minimum
+        // size) is the run's error before any frame is read, never a race with the inputs' errors.
         plan.outputsFor(refFormat);
         options.onFormat?.(refFormat);
         if (scale) {
